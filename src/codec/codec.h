@@ -1,0 +1,148 @@
+/*
+ * codec.h
+ *	  Encoding, checking and decoding of compressed posting lists (raw, EF,
+ *	  LRC), independent of PostgreSQL.
+ *
+ * The layout is defined in include/gpuidx_format.h.  A list is opened into a
+ * pl_view (pointers into the encoded bytes) after its header, its structure
+ * and optionally its checksum were checked; a view that opened is safe to
+ * decode: no decoder reads outside the bytes, whatever they hold.  Whether
+ * the postings themselves are sorted is proven only by pl_validate(), which
+ * decodes everything; untrusted bytes (binary input) must go through it.
+ */
+#ifndef GPUIDX_CODEC_H
+#define GPUIDX_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpuidx_format.h"
+
+typedef enum pl_status
+{
+	PL_OK = 0,
+	PL_ERR_TRUNCATED,			/* fewer bytes than the header or payload needs */
+	PL_ERR_VERSION,				/* unknown format version */
+	PL_ERR_CODEC,				/* unknown codec id */
+	PL_ERR_FLAGS,				/* reserved bits set */
+	PL_ERR_TOO_MANY,			/* count above GPUIDX_MAX_POSTINGS */
+	PL_ERR_LENGTH,				/* byte length does not match the structure */
+	PL_ERR_CHECKSUM,			/* checksum mismatch */
+	PL_ERR_STRUCTURE,			/* skip entries, offsets or widths inconsistent */
+	PL_ERR_ORDER,				/* postings not strictly increasing or out of
+								 * their block's range */
+	PL_ERR_ALIGNMENT			/* bytes not 4-byte aligned */
+} pl_status;
+
+extern const char *pl_status_message(pl_status status);
+
+/* a list opened for reading; pointers into the caller's bytes */
+typedef struct pl_view
+{
+	int			codec;
+	uint32_t	count;
+	uint32_t	last;
+	uint32_t	nblocks;		/* EF blocks, LRC segments, raw: 128-value
+								 * pseudo-blocks */
+	size_t		total_bytes;	/* header + payload */
+	const uint32_t *block_first;	/* EF */
+	const uint32_t *block_bitoff;	/* EF */
+	const gpuidx_lrc_segment *segs; /* LRC */
+	const uint32_t *values;		/* raw */
+	const uint8_t *data;		/* EF/LRC data area */
+	uint64_t	data_bits;		/* bits used in the data area */
+} pl_view;
+
+#define PL_OPEN_VERIFY_CHECKSUM 0x01
+
+/* CRC-32C (Castagnoli), hardware-accelerated where the CPU has it */
+extern uint32_t pl_crc32c(uint32_t crc, const void *data, size_t len);
+
+/* the checksum a list's header must carry (its own field taken as 0) */
+extern uint32_t pl_list_checksum(const void *bytes, size_t len);
+
+/* open: header, length and structure checks; checksum when asked */
+extern pl_status pl_open(pl_view *view, const void *bytes, size_t len, int flags);
+
+/* decode everything and check order and ranges (for untrusted bytes) */
+extern pl_status pl_validate(const pl_view *view);
+
+/* encoded size of n strictly increasing values with codec, in bytes */
+extern size_t pl_encoded_size(int codec, const uint32_t *values, uint32_t n);
+
+/* the codec that gives the fewest bytes (ties go to the faster decoder) */
+extern int	pl_choose_codec(const uint32_t *values, uint32_t n);
+
+/*
+ * Encode n strictly increasing values into out, which has room for
+ * pl_encoded_size(codec, values, n) bytes; returns the bytes written.
+ */
+extern size_t pl_encode(int codec, const uint32_t *values, uint32_t n, void *out);
+
+/* decode the whole list into out[count]; PL_ERR_STRUCTURE on bad bits */
+extern pl_status pl_decode(const pl_view *view, uint32_t *out);
+
+/* blocks: 128 postings (EF, raw) or 256 (LRC) */
+extern uint32_t pl_block_capacity(const pl_view *view);
+extern uint32_t pl_block_len(const pl_view *view, uint32_t block);
+extern uint32_t pl_block_first(const pl_view *view, uint32_t block);
+
+/* decode one block into out (room for pl_block_capacity); returns its length, or -1 on bad bits */
+extern int	pl_decode_block(const pl_view *view, uint32_t block, uint32_t *out);
+
+/* posting i (random access: LRC and raw directly, EF through its block) */
+extern uint32_t pl_get(const pl_view *view, uint32_t i);
+
+/* last block whose first posting is <= x, searching from block lo; -1 if none */
+extern int64_t pl_find_block(const pl_view *view, uint32_t lo, uint32_t x);
+
+/* first k in [from, n) with a[k] >= x, galloping from 'from' */
+extern uint32_t pl_gallop(const uint32_t *a, uint32_t from, uint32_t n, uint32_t x);
+
+/* membership without decoding the list: skip search, then one block */
+extern bool pl_contains(const pl_view *view, uint32_t x);
+
+/*
+ * A forward cursor for next_geq: the first posting >= x at or after the
+ * current position, touching only the blocks that can hold it.
+ */
+typedef struct pl_cursor
+{
+	const pl_view *view;
+	uint32_t	block;			/* current block */
+	uint32_t	pos;			/* position inside the block */
+	uint32_t	decoded;		/* block held in buf, or UINT32_MAX */
+	uint32_t	len;			/* length of the decoded block */
+	uint64_t	blocks_touched; /* blocks whose payload was read */
+	uint32_t	buf[GPUIDX_LRC_SEGMENT];
+} pl_cursor;
+
+extern void pl_cursor_init(pl_cursor *cur, const pl_view *view);
+
+/*
+ * Move to the first posting >= x at or after the cursor; returns false when
+ * there is none (the cursor is then at the end).
+ */
+extern bool pl_cursor_next_geq(pl_cursor *cur, uint32_t x, uint32_t *value);
+
+/* per-codec entry points used by codec.c and the unit tests */
+extern pl_status raw_check(pl_view *view, const uint8_t *payload, size_t len);
+extern size_t raw_encoded_size(uint32_t n);
+extern size_t raw_encode(const uint32_t *values, uint32_t n, uint8_t *payload);
+
+extern pl_status ef_check(pl_view *view, const uint8_t *payload, size_t len);
+extern size_t ef_encoded_size(const uint32_t *values, uint32_t n);
+extern size_t ef_encode(const uint32_t *values, uint32_t n, uint8_t *payload);
+extern int	ef_decode_block(const pl_view *view, uint32_t block, uint32_t *out);
+extern uint32_t ef_block_universe(const pl_view *view, uint32_t block);
+
+extern pl_status lrc_check(pl_view *view, const uint8_t *payload, size_t len);
+extern size_t lrc_encoded_size(const uint32_t *values, uint32_t n);
+extern size_t lrc_encode(const uint32_t *values, uint32_t n, uint8_t *payload);
+extern int	lrc_decode_block(const pl_view *view, uint32_t seg, uint32_t *out);
+extern uint32_t lrc_get(const pl_view *view, uint32_t i);
+extern uint32_t lrc_lower_bound(const pl_view *view, uint32_t seg, uint32_t from, uint32_t x);
+extern pl_status lrc_validate(const pl_view *view);
+
+#endif							/* GPUIDX_CODEC_H */
