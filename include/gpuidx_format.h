@@ -103,15 +103,16 @@ gpuidx_ef_block_len(uint32_t count, uint32_t block)
 GPUIDX_HOSTDEV uint32_t
 gpuidx_ef_low_bits(uint64_t universe, uint32_t n)
 {
-	uint64_t	q = universe / n;
-	uint32_t	l = 0;
+	/* full blocks divide by a power of two */
+	uint64_t	q = n == GPUIDX_EF_BLOCK ? universe / GPUIDX_EF_BLOCK : universe / n;
 
-	while (q > 1)
-	{
-		q >>= 1;
-		l++;
-	}
-	return l;
+	if (q <= 1)
+		return 0;
+#ifdef __CUDA_ARCH__
+	return 63 - (uint32_t) __clzll((long long) q);
+#else
+	return 63 - (uint32_t) __builtin_clzll(q);
+#endif
 }
 
 GPUIDX_HOSTDEV uint64_t

@@ -13,8 +13,10 @@
 #endif
 
 static uint32_t crc_table[8][256];
-static int	crc_table_ready;
+static int	crc_use_sse42;
 
+/* filled when the object is loaded, before any thread can checksum */
+__attribute__((constructor))
 static void
 crc_build_tables(void)
 {
@@ -29,14 +31,15 @@ crc_build_tables(void)
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
 			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
-	crc_table_ready = 1;
+#ifdef HAVE_X86_CRC32C
+	__builtin_cpu_init();
+	crc_use_sse42 = __builtin_cpu_supports("sse4.2");
+#endif
 }
 
 static uint32_t
 crc32c_portable(uint32_t crc, const uint8_t *p, size_t len)
 {
-	if (!crc_table_ready)
-		crc_build_tables();
 	while (len >= 8)
 	{
 		uint64_t	w;
@@ -80,19 +83,10 @@ crc32c_sse42(uint32_t crc, const uint8_t *p, size_t len)
 uint32_t
 pl_crc32c(uint32_t crc, const void *data, size_t len)
 {
-	static int	use_hw = -1;
-
 	crc = ~crc;
 #ifdef HAVE_X86_CRC32C
-	if (use_hw < 0)
-	{
-		__builtin_cpu_init();
-		use_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-	}
-	if (use_hw)
+	if (crc_use_sse42)
 		return ~crc32c_sse42(crc, (const uint8_t *) data, len);
-#else
-	(void) use_hw;
 #endif
 	return ~crc32c_portable(crc, (const uint8_t *) data, len);
 }
