@@ -20,7 +20,7 @@ REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 
 # Only the fmgr entry points and _PG_init leave the shared object.
 PG_CPPFLAGS = -Iinclude -Isrc -DPGDLLEXPORT='__attribute__((visibility("default")))'
-PG_CFLAGS = -fvisibility=hidden -std=gnu99
+PG_CFLAGS = -fvisibility=hidden -std=gnu99 $(if $(WERROR),-Werror)
 
 EXTRA_CLEAN = test/unit/build
 

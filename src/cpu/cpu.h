@@ -36,14 +36,15 @@ typedef struct cpu_stats
 extern cpu_method cpu_pick_method(uint64_t short_len, uint64_t long_len);
 
 /*
- * a[0..na) (sorted, distinct) intersected with list b into out (room: na).
- * out may be a itself.  Stops after limit results (0: no limit).
+ * a[0..na) (sorted, distinct) intersected with list b into out, which may be
+ * a itself.  Stops after limit results (0: no limit); out needs room for
+ * min(na, limit).
  */
 extern uint32_t cpu_intersect_array_list(const uint32_t *a, uint32_t na, const pl_view *b,
 										 uint32_t *out, cpu_method method, uint32_t limit,
 										 cpu_stats *stats);
 
-/* two lists; out has room for min(a->count, b->count) */
+/* two lists; out needs room for min(a->count, b->count, limit) */
 extern uint32_t cpu_intersect_lists(const pl_view *a, const pl_view *b, uint32_t *out,
 									cpu_method method, uint32_t limit, cpu_stats *stats);
 
@@ -64,8 +65,17 @@ extern uint32_t cpu_difference_array_list(const uint32_t *a, uint32_t na, const 
 
 /* plain sorted arrays */
 extern uint32_t cpu_merge_intersect(const uint32_t *a, uint32_t na, const uint32_t *b,
-									uint32_t nb, uint32_t *out);
+									uint32_t nb, uint32_t *out, uint32_t cap);
 extern uint32_t cpu_merge_union(const uint32_t *a, uint32_t na, const uint32_t *b,
 								uint32_t nb, uint32_t *out);
+
+/* sort v[0..n) ascending; tmp has room for n values */
+extern void cpu_sort_u32(uint32_t *v, size_t n, uint32_t *tmp);
+
+/* drop repeats from sorted v; returns the new length */
+extern size_t cpu_unique_u32(uint32_t *v, size_t n);
+
+/* same set of postings, whatever the codecs */
+extern bool cpu_lists_equal(const pl_view *a, const pl_view *b);
 
 #endif							/* GPUIDX_CPU_H */

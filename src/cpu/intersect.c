@@ -9,6 +9,7 @@
  * decodes only the blocks that can hold a match.
  */
 #include "cpu.h"
+#include "reader.h"
 
 cpu_method
 cpu_pick_method(uint64_t short_len, uint64_t long_len)
@@ -16,54 +17,15 @@ cpu_pick_method(uint64_t short_len, uint64_t long_len)
 	return long_len >= short_len * CPU_SKIP_RATIO_DEFAULT ? CPU_METHOD_SKIP : CPU_METHOD_MERGE;
 }
 
-/* a block of a list, decoded */
-typedef struct block_reader
-{
-	const pl_view *view;
-	uint32_t	block;			/* block held in buf; nblocks at the end */
-	uint32_t	len;
-	uint32_t	pos;
-	uint32_t	buf[GPUIDX_LRC_SEGMENT];
-} block_reader;
-
-/*
- * Load block b, or the last block whose first posting is <= floor when that
- * lies further on.  Returns false at the end of the list.
- */
-static bool
-reader_load(block_reader *r, uint32_t b, uint32_t floor, cpu_stats *stats)
-{
-	const pl_view *view = r->view;
-	int			n;
-
-	if (b + 1 < view->nblocks && pl_block_first(view, b + 1) <= floor)
-		b = (uint32_t) pl_find_block(view, b + 1, floor);
-	r->block = b;
-	r->pos = 0;
-	if (b >= view->nblocks)
-		return false;
-	n = pl_decode_block(view, b, r->buf);
-	if (stats)
-		stats->blocks_touched++;
-	if (n < 0)
-	{
-		/* bad bits in a list that opened: treat it as ended */
-		r->block = view->nblocks;
-		return false;
-	}
-	r->len = (uint32_t) n;
-	return true;
-}
-
 uint32_t
 cpu_merge_intersect(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb,
-					uint32_t *out)
+					uint32_t *out, uint32_t cap)
 {
 	uint32_t	i = 0;
 	uint32_t	j = 0;
 	uint32_t	k = 0;
 
-	while (i < na && j < nb)
+	while (i < na && j < nb && k < cap)
 	{
 		uint32_t	x = a[i];
 		uint32_t	y = b[j];
@@ -76,10 +38,11 @@ cpu_merge_intersect(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t 
 	return k;
 }
 
+/* how many more results fit: the limit, or no bound */
 static uint32_t
-apply_limit(uint32_t k, uint32_t limit)
+room_left(uint32_t k, uint32_t limit)
 {
-	return (limit != 0 && k > limit) ? limit : k;
+	return limit == 0 ? UINT32_MAX : limit - k;
 }
 
 static uint32_t
@@ -97,13 +60,13 @@ intersect_array_list_merge(const uint32_t *a, uint32_t na, const pl_view *b,
 	{
 		/* a's postings below this block cannot match */
 		i = pl_gallop(a, i, na, r.buf[0]);
-		k += cpu_merge_intersect(a + i, na - i, r.buf, r.len, out + k);
+		k += cpu_merge_intersect(a + i, na - i, r.buf, r.len, out + k, room_left(k, limit));
 		i = pl_gallop(a, i, na, r.buf[r.len - 1] + 1);
 		if (i >= na || (limit != 0 && k >= limit) ||
 			!reader_load(&r, r.block + 1, a[i], stats))
 			break;
 	}
-	return apply_limit(k, limit);
+	return k;
 }
 
 static uint32_t
@@ -179,8 +142,9 @@ intersect_lists_merge(const pl_view *a, const pl_view *b, uint32_t *out,
 	{
 		uint32_t	i = ra.pos;
 		uint32_t	j = rb.pos;
+		uint32_t	cap = limit == 0 ? UINT32_MAX : limit;
 
-		while (i < ra.len && j < rb.len)
+		while (i < ra.len && j < rb.len && k < cap)
 		{
 			uint32_t	x = ra.buf[i];
 			uint32_t	y = rb.buf[j];
@@ -201,7 +165,7 @@ intersect_lists_merge(const pl_view *a, const pl_view *b, uint32_t *out,
 			!reader_load(&rb, rb.block + 1, ra.buf[ra.pos], stats))
 			break;
 	}
-	return apply_limit(k, limit);
+	return k;
 }
 
 /* walk the shorter list's blocks, next_geq on the longer */

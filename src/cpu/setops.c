@@ -3,6 +3,9 @@
  *	  Union and difference of a sorted array with a compressed list.
  */
 #include "cpu.h"
+#include "reader.h"
+
+#include <string.h>
 
 uint32_t
 cpu_merge_union(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb,
@@ -126,4 +129,34 @@ cpu_difference_array_list(const uint32_t *a, uint32_t na, const pl_view *b,
 	if (method == CPU_METHOD_SKIP)
 		return difference_skip(a, na, b, out, stats);
 	return difference_merge(a, na, b, out, stats);
+}
+
+bool
+cpu_lists_equal(const pl_view *a, const pl_view *b)
+{
+	block_reader ra;
+	block_reader rb;
+	bool		more_a;
+	bool		more_b;
+
+	if (a->count != b->count || a->last != b->last)
+		return false;
+	ra.view = a;
+	rb.view = b;
+	more_a = reader_load(&ra, 0, 0, NULL);
+	more_b = reader_load(&rb, 0, 0, NULL);
+	while (more_a && more_b)
+	{
+		uint32_t	n = ra.len - ra.pos < rb.len - rb.pos ? ra.len - ra.pos : rb.len - rb.pos;
+
+		if (memcmp(ra.buf + ra.pos, rb.buf + rb.pos, n * sizeof(uint32_t)) != 0)
+			return false;
+		ra.pos += n;
+		rb.pos += n;
+		if (ra.pos == ra.len)
+			more_a = reader_load(&ra, ra.block + 1, 0, NULL);
+		if (rb.pos == rb.len)
+			more_b = reader_load(&rb, rb.block + 1, 0, NULL);
+	}
+	return more_a == more_b;
 }

@@ -126,8 +126,15 @@ check_pair(const enc_list *a, const enc_list *b, const char *what)
 
 		CHECK(same(got, n, want, nwant), "%s lists/%s: %u vs %u", what, methods[m], n, nwant);
 		CHECK(stats.blocks_touched <= stats.blocks_total, "%s: touched more blocks than exist", what);
-		n = cpu_intersect_lists(&a->view, &b->view, got, (cpu_method) m, 1, NULL);
-		CHECK(n == (nwant > 0) && (n == 0 || got[0] == want[0]), "%s lists/%s limit 1", what, methods[m]);
+		{
+			uint32_t   *one = unit_alloc(sizeof(uint32_t));
+
+			n = cpu_intersect_lists(&a->view, &b->view, one, (cpu_method) m, 1, NULL);
+			CHECK(n == (nwant > 0) && (n == 0 || one[0] == want[0]), "%s lists/%s limit 1", what, methods[m]);
+			n = cpu_intersect_array_list(a->values, a->n, &b->view, one, (cpu_method) m, 1, NULL);
+			CHECK(n == (nwant > 0) && (n == 0 || one[0] == want[0]), "%s array-list/%s limit 1", what, methods[m]);
+			free(one);
+		}
 		/* array x list, both ways, and in place */
 		n = cpu_intersect_array_list(a->values, a->n, &b->view, got, (cpu_method) m, 0, NULL);
 		CHECK(same(got, n, want, nwant), "%s array-list/%s", what, methods[m]);
@@ -223,6 +230,61 @@ check_k(int k, uint64_t universe, uint32_t longest)
 	free(got);
 }
 
+/* radix sort and unique against qsort, equality across codecs */
+static void
+check_sort_and_equal(void)
+{
+	static const uint32_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 100000, 3000000};
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (int shape = 0; shape < 3; shape++)
+		{
+			uint32_t	n = sizes[s];
+			uint32_t   *v = unit_alloc(((size_t) n + 1) * sizeof(uint32_t));
+			uint32_t   *ref = unit_alloc(((size_t) n + 1) * sizeof(uint32_t));
+			uint32_t   *tmp = unit_alloc(((size_t) n + 1) * sizeof(uint32_t));
+			size_t		nu,
+						nr = 0;
+
+			for (uint32_t i = 0; i < n; i++)
+				v[i] = shape == 0 ? (uint32_t) unit_rand64()
+					: shape == 1 ? unit_rand_below(1000) : 0xABC00000u + unit_rand_below(2048);
+			memcpy(ref, v, (size_t) n * sizeof(uint32_t));
+			qsort(ref, n, sizeof(uint32_t), unit_cmp_u32);
+			cpu_sort_u32(v, n, tmp);
+			CHECK(memcmp(v, ref, (size_t) n * sizeof(uint32_t)) == 0, "radix sort n=%u shape=%d", n, shape);
+			nu = cpu_unique_u32(v, n);
+			for (uint32_t i = 0; i < n; i++)
+				if (nr == 0 || ref[i] != ref[nr - 1])
+					ref[nr++] = ref[i];
+			CHECK(nu == nr && memcmp(v, ref, nr * sizeof(uint32_t)) == 0, "unique n=%u shape=%d", n, shape);
+			if (nu > 0)
+			{
+				enc_list	lists[GPUIDX_NUM_CODECS];
+
+				for (int c = 0; c < GPUIDX_NUM_CODECS; c++)
+					enc_make(&lists[c], v, (uint32_t) nu, c);
+				for (int c = 0; c < GPUIDX_NUM_CODECS; c++)
+					for (int d = 0; d < GPUIDX_NUM_CODECS; d++)
+						CHECK(cpu_lists_equal(&lists[c].view, &lists[d].view), "equal %d %d", c, d);
+				enc_free(&lists[1]);
+				v[nu / 2] ^= 1;
+				if (nu / 2 + 1 < nu && v[nu / 2] >= v[nu / 2 + 1])
+					v[nu / 2] ^= 1;
+				else if (nu / 2 > 0 && v[nu / 2] <= v[nu / 2 - 1])
+					v[nu / 2] ^= 1;
+				enc_make(&lists[1], v, (uint32_t) nu, GPUIDX_CODEC_EF);
+				CHECK(cpu_lists_equal(&lists[0].view, &lists[1].view) ==
+					  (memcmp(v, lists[0].values, nu * sizeof(uint32_t)) == 0), "unequal n=%zu", nu);
+				for (int c = 0; c < GPUIDX_NUM_CODECS; c++)
+					enc_free(&lists[c]);
+			}
+			free(v);
+			free(ref);
+			free(tmp);
+		}
+}
+
 int
 main(void)
 {
@@ -282,6 +344,7 @@ main(void)
 		enc_free(&run);
 		enc_free(&run2);
 	}
+	check_sort_and_equal();
 	/* k-way SvS */
 	for (int rep = 0; rep < 60; rep++)
 		check_k(2 + rep % 7, rep % 2 ? UINT64_C(1) << 16 : UINT64_C(1) << 24, 1 + unit_rand_below(50000));

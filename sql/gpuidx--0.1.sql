@@ -1,0 +1,188 @@
+/* gpuidx--0.1.sql: the postinglist type, its functions, operators and aggregates */
+
+\echo Use "CREATE EXTENSION gpuidx" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- The type: a set of uint32 document ids, stored compressed (EF, LRC or raw)
+
+CREATE TYPE postinglist;
+
+CREATE FUNCTION postinglist_in(cstring) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION postinglist_out(postinglist) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION postinglist_recv(internal) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION postinglist_send(postinglist) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- STORAGE external: the bytes are compressed already, so pglz is not tried
+CREATE TYPE postinglist (
+	INPUT = postinglist_in,
+	OUTPUT = postinglist_out,
+	RECEIVE = postinglist_recv,
+	SEND = postinglist_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = int4,
+	STORAGE = external
+);
+
+COMMENT ON TYPE postinglist IS 'sorted set of uint32 document ids, compressed with Elias-Fano, LRC or raw';
+
+-- ---------------------------------------------------------------------------
+-- Casts
+
+CREATE FUNCTION postinglist(integer[]) RETURNS postinglist
+	AS 'MODULE_PATHNAME', 'postinglist_from_int4_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION postinglist(bigint[]) RETURNS postinglist
+	AS 'MODULE_PATHNAME', 'postinglist_from_int8_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_to_int4_array(postinglist) RETURNS integer[]
+	AS 'MODULE_PATHNAME', 'postinglist_to_int4_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_to_int8_array(postinglist) RETURNS bigint[]
+	AS 'MODULE_PATHNAME', 'postinglist_to_int8_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE CAST (integer[] AS postinglist) WITH FUNCTION postinglist(integer[]) AS ASSIGNMENT;
+CREATE CAST (bigint[] AS postinglist) WITH FUNCTION postinglist(bigint[]) AS ASSIGNMENT;
+CREATE CAST (postinglist AS integer[]) WITH FUNCTION pl_to_int4_array(postinglist);
+CREATE CAST (postinglist AS bigint[]) WITH FUNCTION pl_to_int8_array(postinglist);
+
+-- ---------------------------------------------------------------------------
+-- Functions
+
+CREATE FUNCTION pl_length(postinglist) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pl_length(postinglist) IS 'number of document ids';
+
+CREATE FUNCTION pl_codec(postinglist) RETURNS text
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pl_codec(postinglist) IS 'codec of the stored list: raw, ef or lrc';
+
+CREATE FUNCTION pl_encode(postinglist, codec text) RETURNS postinglist
+	AS 'MODULE_PATHNAME', 'pl_encode_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pl_encode(postinglist, text) IS 're-encode with codec raw, ef, lrc or auto (the smallest)';
+
+CREATE FUNCTION pl_unnest(postinglist) RETURNS SETOF bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 1000;
+COMMENT ON FUNCTION pl_unnest(postinglist) IS 'the document ids in ascending order';
+
+CREATE FUNCTION pl_contains(postinglist, bigint) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'pl_contains_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pl_contains(postinglist, bigint) IS 'membership by skip search and one block, without decoding the list';
+
+CREATE FUNCTION pl_contained(bigint, postinglist) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION pl_range(lo bigint, hi bigint) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pl_range(bigint, bigint) IS 'every document id from lo to hi inclusive';
+
+CREATE FUNCTION pl_intersect(VARIADIC postinglist[]) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pl_intersect(postinglist[]) IS 'ids in every list (shortest first); NULL if any list is NULL';
+
+CREATE FUNCTION pl_union(VARIADIC postinglist[]) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pl_union(postinglist[]) IS 'ids in any list; NULL if any list is NULL';
+
+CREATE FUNCTION pl_stats(postinglist,
+		OUT codec text, OUT count bigint, OUT bytes integer,
+		OUT bits_per_posting double precision, OUT blocks integer)
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION pl_stats(postinglist) IS 'codec, postings, stored bytes, bits per posting and blocks of a list';
+
+-- ---------------------------------------------------------------------------
+-- Operators
+
+CREATE FUNCTION pl_and(postinglist, postinglist) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_or(postinglist, postinglist) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_minus(postinglist, postinglist) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_overlap(postinglist, postinglist) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_eq(postinglist, postinglist) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_ne(postinglist, postinglist) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR & (
+	LEFTARG = postinglist, RIGHTARG = postinglist, FUNCTION = pl_and,
+	COMMUTATOR = &
+);
+CREATE OPERATOR | (
+	LEFTARG = postinglist, RIGHTARG = postinglist, FUNCTION = pl_or,
+	COMMUTATOR = |
+);
+CREATE OPERATOR - (
+	LEFTARG = postinglist, RIGHTARG = postinglist, FUNCTION = pl_minus
+);
+CREATE OPERATOR && (
+	LEFTARG = postinglist, RIGHTARG = postinglist, FUNCTION = pl_overlap,
+	COMMUTATOR = &&, RESTRICT = areasel, JOIN = areajoinsel
+);
+CREATE OPERATOR = (
+	LEFTARG = postinglist, RIGHTARG = postinglist, FUNCTION = pl_eq,
+	COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel
+);
+CREATE OPERATOR <> (
+	LEFTARG = postinglist, RIGHTARG = postinglist, FUNCTION = pl_ne,
+	COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
+);
+CREATE OPERATOR @> (
+	LEFTARG = postinglist, RIGHTARG = bigint, FUNCTION = pl_contains,
+	COMMUTATOR = <@, RESTRICT = contsel, JOIN = contjoinsel
+);
+CREATE OPERATOR <@ (
+	LEFTARG = bigint, RIGHTARG = postinglist, FUNCTION = pl_contained,
+	COMMUTATOR = @>, RESTRICT = contsel, JOIN = contjoinsel
+);
+
+-- ---------------------------------------------------------------------------
+-- Aggregates (parallel: partial states combine and travel serialized)
+
+CREATE FUNCTION pl_agg_transfn(internal, bigint) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION pl_collect_transfn(internal, postinglist) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION pl_collect_combinefn(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION pl_collect_finalfn(internal) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION pl_intersect_transfn(internal, postinglist) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION pl_intersect_combinefn(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION pl_intersect_finalfn(internal) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION pl_state_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_state_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE pl_agg(bigint) (
+	SFUNC = pl_agg_transfn, STYPE = internal,
+	FINALFUNC = pl_collect_finalfn,
+	COMBINEFUNC = pl_collect_combinefn,
+	SERIALFUNC = pl_state_serialize, DESERIALFUNC = pl_state_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE pl_agg(bigint) IS 'posting list of the non-null input ids';
+
+CREATE AGGREGATE pl_union_agg(postinglist) (
+	SFUNC = pl_collect_transfn, STYPE = internal,
+	FINALFUNC = pl_collect_finalfn,
+	COMBINEFUNC = pl_collect_combinefn,
+	SERIALFUNC = pl_state_serialize, DESERIALFUNC = pl_state_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE pl_union_agg(postinglist) IS 'union of the non-null input lists';
+
+CREATE AGGREGATE pl_intersect_agg(postinglist) (
+	SFUNC = pl_intersect_transfn, STYPE = internal,
+	FINALFUNC = pl_intersect_finalfn,
+	COMBINEFUNC = pl_intersect_combinefn,
+	SERIALFUNC = pl_state_serialize, DESERIALFUNC = pl_state_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE pl_intersect_agg(postinglist) IS 'intersection of the non-null input lists';

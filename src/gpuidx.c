@@ -1,0 +1,37 @@
+/*
+ * gpuidx.c
+ *	  Module entry: the magic block, _PG_init and the settings.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "type/postinglist.h"
+
+PG_MODULE_MAGIC;
+
+PGDLLEXPORT void _PG_init(void);
+
+static const struct config_enum_entry codec_options[] = {
+	{"auto", PL_CODEC_AUTO, false},
+	{"ef", GPUIDX_CODEC_EF, false},
+	{"lrc", GPUIDX_CODEC_LRC, false},
+	{"raw", GPUIDX_CODEC_RAW, false},
+	{NULL, 0, false}
+};
+
+void
+_PG_init(void)
+{
+	DefineCustomEnumVariable("gpuidx.codec",
+							 "Codec for new posting lists.",
+							 "\"auto\" stores each list in whichever of ef, lrc and raw is smallest.",
+							 &gpuidx_codec_setting,
+							 PL_CODEC_AUTO,
+							 codec_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("gpuidx");
+}
