@@ -17,6 +17,7 @@ OBJS = $(patsubst %.c,%.o,$(CODEC_SRCS) $(CPU_SRCS) $(PG_SRCS))
 # pg_regress: every sql/NAME.sql but the extension scripts
 REGRESS = $(filter-out gpuidx--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+TAP_TESTS = 1
 
 # Only the fmgr entry points and _PG_init leave the shared object.
 PG_CPPFLAGS = -Iinclude -Isrc -DPGDLLEXPORT='__attribute__((visibility("default")))'
@@ -40,7 +41,7 @@ unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.
 	@mkdir -p test/unit/build
 	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm
 
-.PHONY: unit unit-asan prove
+.PHONY: unit unit-asan prove prove-tap
 unit: $(addprefix unit-build-,$(UNIT_TESTS))
 	@set -e; for t in $(UNIT_TESTS); do ./test/unit/build/$$t$(UNIT_SUFFIX); done
 
@@ -52,3 +53,7 @@ unit-asan:
 # pgTAP: the API contract, against the server the environment points to
 prove:
 	pg_prove --ext .sql test/*.sql
+
+# TAP tests alone (t/*.pl, PostgreSQL::Test::Cluster; must not run as root)
+prove-tap:
+	$(prove_installcheck)

@@ -41,10 +41,18 @@ CREATE FUNCTION pl_to_int4_array(postinglist) RETURNS integer[]
 CREATE FUNCTION pl_to_int8_array(postinglist) RETURNS bigint[]
 	AS 'MODULE_PATHNAME', 'postinglist_to_int8_array' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+CREATE FUNCTION postinglist(bytea) RETURNS postinglist
+	AS 'MODULE_PATHNAME', 'postinglist_from_bytea' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION pl_to_bytea(postinglist) RETURNS bytea
+	AS 'MODULE_PATHNAME', 'postinglist_to_bytea' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE CAST (integer[] AS postinglist) WITH FUNCTION postinglist(integer[]) AS ASSIGNMENT;
 CREATE CAST (bigint[] AS postinglist) WITH FUNCTION postinglist(bigint[]) AS ASSIGNMENT;
 CREATE CAST (postinglist AS integer[]) WITH FUNCTION pl_to_int4_array(postinglist);
 CREATE CAST (postinglist AS bigint[]) WITH FUNCTION pl_to_int8_array(postinglist);
+-- the encoded bytes (docs/FORMAT.md); bytea input is checked in full
+CREATE CAST (bytea AS postinglist) WITH FUNCTION postinglist(bytea);
+CREATE CAST (postinglist AS bytea) WITH FUNCTION pl_to_bytea(postinglist);
 
 -- ---------------------------------------------------------------------------
 -- Functions

@@ -16,27 +16,27 @@ pl_status_message(pl_status status)
 		case PL_OK:
 			return "ok";
 		case PL_ERR_TRUNCATED:
-			return "truncated posting list";
+			return "Truncated posting list";
 		case PL_ERR_VERSION:
-			return "unsupported posting list format version";
+			return "Unsupported posting list format version";
 		case PL_ERR_CODEC:
-			return "unknown posting list codec";
+			return "Unknown posting list codec";
 		case PL_ERR_FLAGS:
-			return "reserved posting list header bits are set";
+			return "Reserved posting list header bits are set";
 		case PL_ERR_TOO_MANY:
-			return "posting list has more postings than allowed";
+			return "Posting list has more postings than allowed";
 		case PL_ERR_LENGTH:
-			return "posting list length does not match its structure";
+			return "Posting list length does not match its structure";
 		case PL_ERR_CHECKSUM:
-			return "posting list checksum mismatch";
+			return "Posting list checksum mismatch";
 		case PL_ERR_STRUCTURE:
-			return "posting list skip entries or offsets are inconsistent";
+			return "Posting list skip entries or offsets are inconsistent";
 		case PL_ERR_ORDER:
-			return "posting list values are not strictly increasing";
+			return "Posting list values are not strictly increasing";
 		case PL_ERR_ALIGNMENT:
-			return "posting list is not 4-byte aligned";
+			return "Posting list is not 4-byte aligned";
 	}
-	return "unknown posting list error";
+	return "Unknown posting list error";
 }
 
 uint32_t

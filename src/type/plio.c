@@ -4,7 +4,8 @@
  *	  itself, fully validated on receipt) and casts from and to int4[]/int8[].
  *
  * Input from text and arrays is a set: it is sorted and duplicates dropped.
- * Binary input must already be a valid encoded list; nothing is normalised.
+ * Binary input (the protocol, or a cast from bytea) must already be a valid
+ * encoded list; it is checked in full and nothing is normalised.
  */
 #include "postgres.h"
 
@@ -26,6 +27,8 @@ GPUIDX_FUNCTION(postinglist_from_int4_array);
 GPUIDX_FUNCTION(postinglist_from_int8_array);
 GPUIDX_FUNCTION(postinglist_to_int4_array);
 GPUIDX_FUNCTION(postinglist_to_int8_array);
+GPUIDX_FUNCTION(postinglist_from_bytea);
+GPUIDX_FUNCTION(postinglist_to_bytea);
 
 /* a growable array of ids that may hold more entries than a list (repeats) */
 typedef struct id_buffer
@@ -189,17 +192,19 @@ postinglist_send(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
-Datum
-postinglist_recv(PG_FUNCTION_ARGS)
+/*
+ * An encoded list from untrusted bytes: checksum, structure and every
+ * posting checked before it becomes a value.
+ */
+static struct varlena *
+list_from_untrusted(const char *bytes, int len)
 {
-	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
-	int			len = buf->len - buf->cursor;
 	struct varlena *result = palloc(len + VARHDRSZ);
 	pl_view		view;
 	pl_status	status;
 
 	SET_VARSIZE(result, len + VARHDRSZ);
-	pq_copymsgbytes(buf, VARDATA(result), len);
+	memcpy(VARDATA(result), bytes, len);
 	status = pl_open(&view, VARDATA(result), len, PL_OPEN_VERIFY_CHECKSUM);
 	if (status == PL_OK)
 		status = pl_validate(&view);
@@ -210,7 +215,35 @@ postinglist_recv(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid binary posting list"),
 				 errdetail("%s.", pl_status_message(status))));
-	PG_RETURN_POINTER(result);
+	return result;
+}
+
+Datum
+postinglist_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	int			len = buf->len - buf->cursor;
+	const char *bytes = pq_getmsgbytes(buf, len);
+
+	PG_RETURN_POINTER(list_from_untrusted(bytes, len));
+}
+
+/* bytea <-> postinglist: the encoded list itself, as in the binary protocol */
+Datum
+postinglist_from_bytea(PG_FUNCTION_ARGS)
+{
+	bytea	   *bytes = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_POINTER(list_from_untrusted(VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes)));
+}
+
+Datum
+postinglist_to_bytea(PG_FUNCTION_ARGS)
+{
+	pl_view		view;
+	struct varlena *v = PG_GETARG_PL_VIEW(0, &view);
+
+	PG_RETURN_BYTEA_P(v);
 }
 
 /* the elements of a one-dimensional array without NULLs */

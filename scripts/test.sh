@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every test of gpuidx on this machine: C unit tests (plain and under
+# AddressSanitizer + UndefinedBehaviorSanitizer), then, against a throwaway
+# PostgreSQL 15 cluster, pg_regress and pgTAP, then the TAP tests (their own
+# clusters).  Exits non-zero on the first failure.  Run as root on Debian 12.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "dependencies"
+bash scripts/deps.sh
+
+step "build and install"
+make -s -j"$jobs" WERROR=1
+make -s install
+
+step "C unit tests"
+make -s unit
+step "C unit tests under ASan + UBSan"
+make -s unit-asan
+
+# PostgreSQL refuses to run as root, so the server-side tests run as the
+# postgres user, in a copy of the tree it owns.
+work=$(mktemp -d /tmp/gpuidx-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp -a "$top/." "$work/"
+as_pg() {
+    if [ "$(id -u)" -eq 0 ]; then
+        chown -R postgres "$work"
+        su postgres -s /bin/bash -c "cd '$work' && $*"
+    else
+        (cd "$work" && bash -c "$*")
+    fi
+}
+
+step "pg_regress and pgTAP on a throwaway cluster"
+as_pg "pg_virtualenv sh -c 'make -s installcheck TAP_TESTS= || { cat regression.diffs 2>/dev/null; exit 1; }; make -s prove'"
+
+step "TAP tests (PostgreSQL::Test::Cluster)"
+as_pg "make -s prove-tap"
+
+step "all tests passed"
