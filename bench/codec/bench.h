@@ -101,6 +101,9 @@ typedef struct query_result
 	uint32_t	rounds_skip;	/* AUTO's choices, over all pairwise rounds */
 	uint32_t	rounds_merge;
 	double		sweep_seconds[NUM_SWEEP_RATIOS];	/* one pass, by sweep_ratios */
+	uint32_t	skew_rounds;	/* (shortest, other) pairs of ratio >= 1000 */
+	uint64_t	skew_touched;	/* the longer lists' blocks that skip read */
+	uint64_t	skew_blocks;	/* the longer lists' blocks */
 } query_result;
 
 #define SYN_NRATIOS 11

@@ -53,12 +53,18 @@ typedef struct size_totals
 	uint64_t	bytes[NUM_ENC];
 } size_totals;
 
+/* list-length buckets for the size breakdown: [bucket_min[i], bucket_min[i+1]) */
+#define NUM_BUCKETS 5
+static const uint32_t bucket_min[NUM_BUCKETS] = {1, 2, 16, 128, BENCH_LONG_LIST};
+static const char *const bucket_names[NUM_BUCKETS] = {"1", "2-15", "16-127", "128-9999", ">= 10000"};
+
 typedef struct corpus_result
 {
 	const char *name;
 	uint32_t	ndocs;
 	size_totals all;
 	size_totals lng;			/* lists of >= BENCH_LONG_LIST postings */
+	size_totals bucket[NUM_BUCKETS];	/* by list length */
 	uint64_t	auto_picks[GPUIDX_NUM_CODECS];
 	uint64_t	auto_over_best; /* lists where auto is larger than the best codec */
 	double		full_mps[3];	/* by timed_codecs; 0 without long lists */
@@ -110,6 +116,12 @@ measure_sizes(const bench_corpus *c, corpus_result *res)
 		add_sizes(&res->all, l->n, bytes);
 		if (l->n >= BENCH_LONG_LIST)
 			add_sizes(&res->lng, l->n, bytes);
+		for (int k = NUM_BUCKETS - 1; k >= 0; k--)
+			if (l->n >= bucket_min[k])
+			{
+				add_sizes(&res->bucket[k], l->n, bytes);
+				break;
+			}
 	}
 	free(items);
 }
@@ -301,6 +313,39 @@ print_size_table(FILE *out, const corpus_result *res, int n)
 	fprintf(out, "\n");
 }
 
+/*
+ * Where the bytes go, by list length: every gpuidx list pays a 16-byte
+ * header with its checksum (EF also skip entries and a guard word), which a
+ * one-posting list feels and a long one does not.
+ */
+static void
+print_bucket_table(FILE *out, const corpus_result *res, int n)
+{
+	fprintf(out, "## Size by list length\n\n");
+	fprintf(out, "Bits per posting of EF, auto and GIN's encoding (real TIDs) over the lists of "
+			"each length; EF and auto as a share of GIN.  Each gpuidx list carries a %d-byte "
+			"header with its CRC-32C; GIN's model counts no per-list header beyond its "
+			"8-byte segment header.\n\n", GPUIDX_HEADER_SIZE);
+	fprintf(out, "| corpus | postings per list | lists | postings | EF bits | auto bits | GIN bits | "
+			"EF of GIN | auto of GIN |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < NUM_BUCKETS; k++)
+		{
+			const size_totals *t = &res[i].bucket[k];
+
+			if (t->postings == 0)
+				continue;
+			fprintf(out, "| %s | %s | %llu | %llu | %.2f | %.2f | %.2f | %.1f%% | %.1f%% |\n",
+					res[i].name, bucket_names[k], (unsigned long long) t->lists,
+					(unsigned long long) t->postings,
+					8.0 * t->bytes[ENC_EF] / t->postings, 8.0 * t->bytes[ENC_AUTO] / t->postings,
+					8.0 * t->bytes[ENC_GIN] / t->postings,
+					100.0 * t->bytes[ENC_EF] / t->bytes[ENC_GIN],
+					100.0 * t->bytes[ENC_AUTO] / t->bytes[ENC_GIN]);
+		}
+	fprintf(out, "\n");
+}
+
 static void
 print_decode_table(FILE *out, const corpus_result *res, int n)
 {
@@ -426,6 +471,14 @@ print_targets(FILE *out, const corpus_result *res, int n, const synth_result *sy
 
 		fprintf(out, "| EF <= 60%% of GIN varbyte bytes | %s, all lists | %.1f%% | %s |\n",
 				res[i].name, 100 * all, verdict(all <= 0.60));
+		if (res[i].bucket[3].postings + res[i].bucket[4].postings > 0)
+		{
+			uint64_t	ef = res[i].bucket[3].bytes[ENC_EF] + res[i].bucket[4].bytes[ENC_EF];
+			uint64_t	gin = res[i].bucket[3].bytes[ENC_GIN] + res[i].bucket[4].bytes[ENC_GIN];
+
+			fprintf(out, "| EF <= 60%% of GIN varbyte bytes | %s, lists of >= 128 postings | %.1f%% | %s |\n",
+					res[i].name, 100.0 * ef / gin, verdict(ef <= 0.60 * gin));
+		}
 		if (res[i].lng.postings > 0)
 		{
 			double		lng = (double) res[i].lng.bytes[ENC_EF] / res[i].lng.bytes[ENC_GIN];
@@ -447,6 +500,12 @@ print_targets(FILE *out, const corpus_result *res, int n, const synth_result *sy
 			fprintf(out, "| skip touches < 5%% of the long list's blocks | ratio %u | %.2f%% | %s |\n",
 					syn[r].ratio, 100 * syn[r].touched[CPU_METHOD_SKIP],
 					verdict(syn[r].touched[CPU_METHOD_SKIP] < 0.05));
+	for (int i = 0; i < n; i++)
+		if (res[i].queries.skew_rounds > 0)
+			fprintf(out, "| skip touches < 5%% of the long list's blocks | %s, %u real rounds of ratio >= 1000 | %.2f%% | %s |\n",
+					res[i].name, res[i].queries.skew_rounds,
+					100.0 * res[i].queries.skew_touched / res[i].queries.skew_blocks,
+					verdict(res[i].queries.skew_touched < 0.05 * res[i].queries.skew_blocks));
 	fprintf(out, "\n");
 }
 
@@ -478,6 +537,7 @@ main(int argc, char **argv)
 	print_header(stdout, argc, argv);
 	print_corpus_table(stdout, res, n);
 	print_size_table(stdout, res, n);
+	print_bucket_table(stdout, res, n);
 	print_decode_table(stdout, res, n);
 	print_synthetic_table(stdout, syn);
 	print_query_table(stdout, res, n);

@@ -368,6 +368,30 @@ bench_real_queries(const bench_corpus *c, const bench_encoded *ef, query_result 
 		job.stats = NULL;
 		res->seconds[m] = res->nrun ? bench_time_per_call(run_all_queries, &job, 0.2, 5) : 0;
 	}
+	/* real skewed pairs: the shortest list against each list 1000+ times longer */
+	for (uint32_t i = 0; i < res->nrun; i++)
+	{
+		const bench_query *q = &c->queries[run[i]];
+		const bench_list *shortest = &c->lists[q->terms[0]];
+
+		for (uint32_t t = 1; t < q->nterms; t++)
+			if (c->lists[q->terms[t]].n < shortest->n)
+				shortest = &c->lists[q->terms[t]];
+		for (uint32_t t = 0; t < q->nterms; t++)
+		{
+			const pl_view *other = &ef->views[q->terms[t]];
+			cpu_stats	stats;
+
+			if ((uint64_t) other->count < (uint64_t) shortest->n * 1000)
+				continue;
+			memset(&stats, 0, sizeof(stats));
+			bench_sink += cpu_intersect_array_list(shortest->docs, shortest->n, other, job.out,
+												   CPU_METHOD_SKIP, 0, &stats);
+			res->skew_rounds++;
+			res->skew_touched += stats.blocks_touched;
+			res->skew_blocks += other->nblocks;
+		}
+	}
 	for (int r = 0; r < NUM_SWEEP_RATIOS; r++)
 	{
 		job.skip_ratio = sweep_ratios[r];

@@ -207,21 +207,18 @@ pl_encoded_size(int codec, const uint32_t *values, uint32_t n)
 int
 pl_choose_codec(const uint32_t *values, uint32_t n)
 {
-	/* in order of preference on equal size: raw and EF decode fastest */
-	static const int order[GPUIDX_NUM_CODECS] = {GPUIDX_CODEC_RAW, GPUIDX_CODEC_EF, GPUIDX_CODEC_LRC};
-	int			best = GPUIDX_CODEC_RAW;
-	size_t		best_size = SIZE_MAX;
+	size_t		raw = pl_encoded_size(GPUIDX_CODEC_RAW, values, n);
+	size_t		ef = pl_encoded_size(GPUIDX_CODEC_EF, values, n);
+	size_t		best_size = raw <= ef ? raw : ef;
+	int			best = raw <= ef ? GPUIDX_CODEC_RAW : GPUIDX_CODEC_EF;
 
-	for (int c = 0; c < GPUIDX_NUM_CODECS; c++)
-	{
-		size_t		size = pl_encoded_size(order[c], values, n);
-
-		if (size < best_size)
-		{
-			best = order[c];
-			best_size = size;
-		}
-	}
+	/*
+	 * LRC costs at least its segment table and guard word; fit its lines only
+	 * when it could still win (ties go to raw and EF, which decode faster).
+	 */
+	if (GPUIDX_HEADER_SIZE + (size_t) gpuidx_lrc_segment_count(n) * GPUIDX_LRC_SEGMENT_SIZE + 8 < best_size &&
+		pl_encoded_size(GPUIDX_CODEC_LRC, values, n) < best_size)
+		best = GPUIDX_CODEC_LRC;
 	return best;
 }
 
@@ -258,8 +255,6 @@ pl_encode(int codec, const uint32_t *values, uint32_t n, void *out)
 uint32_t
 pl_get(const pl_view *view, uint32_t i)
 {
-	uint32_t	buf[GPUIDX_EF_BLOCK];
-
 	switch (view->codec)
 	{
 		case GPUIDX_CODEC_RAW:
@@ -267,8 +262,7 @@ pl_get(const pl_view *view, uint32_t i)
 		case GPUIDX_CODEC_LRC:
 			return lrc_get(view, i);
 		default:
-			ef_decode_block(view, i / GPUIDX_EF_BLOCK, buf);
-			return buf[i % GPUIDX_EF_BLOCK];
+			return ef_get(view, i);
 	}
 }
 
@@ -336,8 +330,8 @@ pl_contains(const pl_view *view, uint32_t x)
 {
 	int64_t		b;
 	uint32_t	n;
-	uint32_t	buf[GPUIDX_EF_BLOCK];
 	uint32_t	k;
+	uint32_t	v;
 
 	if (view->count == 0 || x > view->last)
 		return false;
@@ -356,9 +350,7 @@ pl_contains(const pl_view *view, uint32_t x)
 			k = lrc_lower_bound(view, (uint32_t) b, 0, x);
 			return k < n && lrc_get(view, (uint32_t) b * GPUIDX_LRC_SEGMENT + k) == x;
 		default:
-			if (ef_decode_block(view, (uint32_t) b, buf) < 0)
-				return false;
-			k = pl_gallop(buf, 0, n, x);
-			return k < n && buf[k] == x;
+			k = ef_block_lower_bound(view, (uint32_t) b, 0, x, &v);
+			return k < n && v == x;
 	}
 }

@@ -112,8 +112,8 @@ typedef struct pl_cursor
 	const pl_view *view;
 	uint32_t	block;			/* current block */
 	uint32_t	pos;			/* position inside the block */
-	uint32_t	decoded;		/* block held in buf, or UINT32_MAX */
-	uint32_t	len;			/* length of the decoded block */
+	uint32_t	touched;		/* block whose payload was last read, or UINT32_MAX */
+	uint32_t	decoded;		/* EF block held in buf, or UINT32_MAX */
 	uint64_t	blocks_touched; /* blocks whose payload was read */
 	uint32_t	buf[GPUIDX_LRC_SEGMENT];
 } pl_cursor;
@@ -135,7 +135,15 @@ extern pl_status ef_check(pl_view *view, const uint8_t *payload, size_t len);
 extern size_t ef_encoded_size(const uint32_t *values, uint32_t n);
 extern size_t ef_encode(const uint32_t *values, uint32_t n, uint8_t *payload);
 extern int	ef_decode_block(const pl_view *view, uint32_t block, uint32_t *out);
-extern uint32_t ef_block_universe(const pl_view *view, uint32_t block);
+extern uint32_t ef_get(const pl_view *view, uint32_t i);
+
+/*
+ * First index k >= from in EF block b with posting >= x (x below the next
+ * block's first posting), found by select over the unary field without
+ * decoding the block; sets *value when k < the block's length.
+ */
+extern uint32_t ef_block_lower_bound(const pl_view *view, uint32_t b, uint32_t from,
+									 uint32_t x, uint32_t *value);
 
 extern pl_status lrc_check(pl_view *view, const uint8_t *payload, size_t len);
 extern size_t lrc_encoded_size(const uint32_t *values, uint32_t n);

@@ -3,9 +3,10 @@
  *	  next_geq over a compressed list: skip entries first, then one block.
  *
  * A block's first posting is its skip entry, so an answer that is a block's
- * first posting never reads the block.  EF blocks are decoded once into the
- * cursor's buffer; LRC segments are probed in place by random access with
- * range contraction; raw lists are searched directly.
+ * first posting never reads the block.  An EF block is searched in place by
+ * select on its first probe and decoded into the cursor's buffer only when
+ * probed again (a merge-like walk); LRC segments are probed in place by
+ * random access with range contraction; raw lists are searched directly.
  */
 #include "codec.h"
 
@@ -15,57 +16,54 @@ pl_cursor_init(pl_cursor *cur, const pl_view *view)
 	cur->view = view;
 	cur->block = 0;
 	cur->pos = 0;
+	cur->touched = UINT32_MAX;
 	cur->decoded = UINT32_MAX;
-	cur->len = 0;
 	cur->blocks_touched = 0;
 }
 
-/* first k >= from in the current block with posting >= x (or the block length) */
+/*
+ * First k >= from in the current block with posting >= x, its posting in
+ * *value; the block length when there is none.
+ */
 static uint32_t
-cursor_block_lower_bound(pl_cursor *cur, uint32_t from, uint32_t x)
+cursor_block_lower_bound(pl_cursor *cur, uint32_t from, uint32_t x, uint32_t *value)
 {
 	const pl_view *view = cur->view;
 	uint32_t	b = cur->block;
 	uint32_t	n = pl_block_len(view, b);
+	bool		again = cur->touched == b;
+	uint32_t	k;
 
-	if (cur->decoded != b)
+	if (!again)
 	{
 		cur->blocks_touched++;
-		cur->decoded = b;
-		cur->len = n;
-		if (view->codec == GPUIDX_CODEC_EF && ef_decode_block(view, b, cur->buf) < 0)
-		{
-			/* unreachable for a view that opened with its checksum; end the scan */
-			cur->decoded = UINT32_MAX;
-			return n;
-		}
+		cur->touched = b;
 	}
 	switch (view->codec)
 	{
 		case GPUIDX_CODEC_RAW:
-			return pl_gallop(view->values + (size_t) b * GPUIDX_EF_BLOCK, from, n, x);
+			k = pl_gallop(view->values + (size_t) b * GPUIDX_EF_BLOCK, from, n, x);
+			if (k < n)
+				*value = view->values[(size_t) b * GPUIDX_EF_BLOCK + k];
+			return k;
 		case GPUIDX_CODEC_LRC:
-			return lrc_lower_bound(view, b, from, x);
+			k = lrc_lower_bound(view, b, from, x);
+			if (k < n)
+				*value = lrc_get(view, b * GPUIDX_LRC_SEGMENT + k);
+			return k;
 		default:
-			return pl_gallop(cur->buf, from, n, x);
-	}
-}
-
-static uint32_t
-cursor_value(const pl_cursor *cur)
-{
-	const pl_view *view = cur->view;
-
-	if (cur->pos == 0)
-		return pl_block_first(view, cur->block);
-	switch (view->codec)
-	{
-		case GPUIDX_CODEC_RAW:
-			return view->values[(size_t) cur->block * GPUIDX_EF_BLOCK + cur->pos];
-		case GPUIDX_CODEC_LRC:
-			return lrc_get(view, cur->block * GPUIDX_LRC_SEGMENT + cur->pos);
-		default:
-			return cur->buf[cur->pos];
+			if (!again)
+				return ef_block_lower_bound(view, b, from, x, value);
+			if (cur->decoded != b)
+			{
+				if (ef_decode_block(view, b, cur->buf) < 0)
+					return n;	/* unreachable for a list that opened */
+				cur->decoded = b;
+			}
+			k = pl_gallop(cur->buf, from, n, x);
+			if (k < n)
+				*value = cur->buf[k];
+			return k;
 	}
 }
 
@@ -93,11 +91,10 @@ pl_cursor_next_geq(pl_cursor *cur, uint32_t x, uint32_t *value)
 		*value = pl_block_first(view, cur->block);
 		return true;
 	}
-	k = cursor_block_lower_bound(cur, cur->pos, x);
+	k = cursor_block_lower_bound(cur, cur->pos, x, value);
 	if (k < pl_block_len(view, cur->block))
 	{
 		cur->pos = k;
-		*value = cursor_value(cur);
 		return true;
 	}
 	/* nothing >= x left in this block: the next block's first posting is the answer */

@@ -7,6 +7,7 @@
 #include "codec.h"
 #include "bits.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #ifdef __SSE2__
@@ -23,15 +24,6 @@ ef_universe_of(const uint32_t *values, uint32_t n, uint32_t block)
 	if (start + len < n)
 		return (uint64_t) values[start + len] - values[start];
 	return (uint64_t) values[n - 1] - values[start] + 1;
-}
-
-uint32_t
-ef_block_universe(const pl_view *view, uint32_t block)
-{
-	/* fits uint32 except for a last block spanning all 2^32 values */
-	if (block + 1 < view->nblocks)
-		return view->block_first[block + 1] - view->block_first[block];
-	return (uint32_t) ((uint64_t) view->last - view->block_first[block] + 1);
 }
 
 static inline uint64_t
@@ -358,4 +350,163 @@ ef_decode_block(const pl_view *view, uint32_t block, uint32_t *out)
 		default:
 			return ef_decode_elias_fano(view->data, pos, universe, first, n, out);
 	}
+}
+
+/*
+ * Searching one block without decoding it: select over the unary field.
+ * A next_geq probe into a block reads the high-bit words up to its bucket and
+ * the low bits of the few postings it compares, not all 128 postings.
+ */
+
+/* position of the k-th (0-based) set bit of the field [pos, pos + nbits), or -1 */
+static int64_t
+ef_select1(const uint8_t *data, uint64_t pos, uint64_t nbits, uint32_t k)
+{
+	for (uint64_t base = 0; base < nbits; base += 64)
+	{
+		uint64_t	w = bits_window(data, pos + base);
+		uint32_t	ones;
+
+		if (nbits - base < 64)
+			w &= (UINT64_C(1) << (nbits - base)) - 1;
+		ones = (uint32_t) bits_popcount64(w);
+		if (k < ones)
+		{
+			while (k-- > 0)
+				w &= w - 1;
+			return (int64_t) (base + (uint64_t) bits_ctz64(w));
+		}
+		k -= ones;
+	}
+	return -1;
+}
+
+/* position just after the h-th (1-based) zero of the field, or -1; 0 for h == 0 */
+static int64_t
+ef_after_zeros(const uint8_t *data, uint64_t pos, uint64_t nbits, uint64_t h)
+{
+	if (h == 0)
+		return 0;
+	for (uint64_t base = 0; base < nbits; base += 64)
+	{
+		uint64_t	avail = nbits - base < 64 ? nbits - base : 64;
+		uint64_t	z = ~bits_window(data, pos + base);
+		uint32_t	zeros;
+
+		if (avail < 64)
+			z &= (UINT64_C(1) << avail) - 1;
+		zeros = (uint32_t) bits_popcount64(z);
+		if (h <= zeros)
+		{
+			while (--h > 0)
+				z &= z - 1;
+			return (int64_t) (base + (uint64_t) bits_ctz64(z) + 1);
+		}
+		h -= zeros;
+	}
+	return -1;
+}
+
+uint32_t
+ef_get(const pl_view *view, uint32_t i)
+{
+	uint32_t	b = i / GPUIDX_EF_BLOCK;
+	uint32_t	j = i % GPUIDX_EF_BLOCK;
+	uint32_t	n = gpuidx_ef_block_len(view->count, b);
+	uint32_t	first = view->block_first[b];
+	uint64_t	universe = ef_universe64(view, b);
+	uint64_t	pos = view->block_bitoff[b];
+	uint32_t	l;
+	int64_t		p;
+
+	switch (gpuidx_ef_block_kind(universe, n))
+	{
+		case GPUIDX_EF_RUN:
+			return first + j;
+		case GPUIDX_EF_BITMAP:
+			p = ef_select1(view->data, pos, universe, j);
+			return first + (uint32_t) (p < 0 ? 0 : p);
+		default:
+			l = gpuidx_ef_low_bits(universe, n);
+			p = ef_select1(view->data, pos + (uint64_t) n * l,
+						   gpuidx_ef_high_bits(universe, n, l), j);
+			return first + ((((uint32_t) (p < 0 ? 0 : p) - j) << l) |
+							bits_get(view->data, pos + (uint64_t) j * l, l));
+	}
+}
+
+uint32_t
+ef_block_lower_bound(const pl_view *view, uint32_t b, uint32_t from, uint32_t x,
+					 uint32_t *value)
+{
+	uint32_t	n = gpuidx_ef_block_len(view->count, b);
+	uint32_t	first = view->block_first[b];
+	uint64_t	universe = ef_universe64(view, b);
+	uint64_t	pos = view->block_bitoff[b];
+	uint64_t	rel = x > first ? (uint64_t) x - first : 0;
+	bool		bitmap = false;
+	uint32_t	l = 0;
+	uint64_t	field;
+	uint64_t	nbits;
+	uint64_t	start;
+	uint32_t	j = 0;
+	int64_t		after;
+
+	switch (gpuidx_ef_block_kind(universe, n))
+	{
+		case GPUIDX_EF_RUN:
+			j = rel > from ? (uint32_t) (rel < n ? rel : n) : from;
+			if (j < n)
+				*value = first + j;
+			return j;
+		case GPUIDX_EF_BITMAP:
+			/* postings below x are the set bits before position rel */
+			bitmap = true;
+			field = pos;
+			nbits = universe;
+			start = rel;
+			for (uint64_t base = 0; base < rel; base += 64)
+			{
+				uint64_t	w = bits_window(view->data, pos + base);
+
+				if (rel - base < 64)
+					w &= (UINT64_C(1) << (rel - base)) - 1;
+				j += (uint32_t) bits_popcount64(w);
+			}
+			break;
+		default:
+			/* postings below x's bucket are the set bits before its (rel >> l)-th zero */
+			l = gpuidx_ef_low_bits(universe, n);
+			field = pos + (uint64_t) n * l;
+			nbits = gpuidx_ef_high_bits(universe, n, l);
+			after = ef_after_zeros(view->data, field, nbits, rel >> l);
+			if (after < 0)
+				return n;
+			start = (uint64_t) after;
+			j = (uint32_t) (start - (rel >> l));
+			break;
+	}
+	/* walk the set bits from start, comparing postings, until one reaches x */
+	for (uint64_t base = start; base < nbits && j < n; base += 64)
+	{
+		uint64_t	w = bits_window(view->data, field + base);
+
+		if (nbits - base < 64)
+			w &= (UINT64_C(1) << (nbits - base)) - 1;
+		while (w != 0 && j < n)
+		{
+			uint32_t	p = (uint32_t) (base + (uint64_t) bits_ctz64(w));
+			uint32_t	v = bitmap ? first + p
+				: first + (((p - j) << l) | bits_get(view->data, pos + (uint64_t) j * l, l));
+
+			if (j >= from && v >= x)
+			{
+				*value = v;
+				return j;
+			}
+			j++;
+			w &= w - 1;
+		}
+	}
+	return n;
 }

@@ -22,7 +22,7 @@ typedef enum cpu_method
 } cpu_method;
 
 /* length ratio from which AUTO searches instead of merging (bench/codec) */
-#define CPU_SKIP_RATIO_DEFAULT 16
+#define CPU_SKIP_RATIO_DEFAULT 32
 
 typedef struct cpu_stats
 {
