@@ -55,6 +55,17 @@ state_new(MemoryContext cxt, size_t cap)
 	return st;
 }
 
+static pl_agg_state *
+state_copy(MemoryContext cxt, const pl_agg_state *src)
+{
+	pl_agg_state *st = state_new(cxt, src->n);
+
+	memcpy(st->values, src->values, src->n * sizeof(uint32));
+	st->n = src->n;
+	st->sorted_upto = src->sorted_upto;
+	return st;
+}
+
 /* sort and drop repeats; the state then holds a set */
 static void
 state_compact(pl_agg_state *st)
@@ -127,7 +138,7 @@ pl_collect_combinefn(PG_FUNCTION_ARGS)
 	if (b == NULL)
 		PG_RETURN_POINTER(a);
 	if (a == NULL)
-		a = state_new(cxt, b->n);
+		PG_RETURN_POINTER(state_copy(cxt, b));
 	state_reserve(a, b->n);
 	memcpy(a->values + a->n, b->values, b->n * sizeof(uint32));
 	a->n += b->n;
@@ -184,12 +195,7 @@ pl_intersect_combinefn(PG_FUNCTION_ARGS)
 	if (b == NULL)
 		PG_RETURN_POINTER(a);
 	if (a == NULL)
-	{
-		a = state_new(cxt, b->n);
-		memcpy(a->values, b->values, b->n * sizeof(uint32));
-		a->n = a->sorted_upto = b->n;
-		PG_RETURN_POINTER(a);
-	}
+		PG_RETURN_POINTER(state_copy(cxt, b));
 	a->n = a->sorted_upto = cpu_merge_intersect(a->values, (uint32) a->n, b->values,
 												(uint32) b->n, a->values, PG_UINT32_MAX);
 	PG_RETURN_POINTER(a);
