@@ -9,10 +9,11 @@ DATA = $(wildcard sql/gpuidx--*.sql)
 
 CODEC_SRCS = $(wildcard src/codec/*.c)
 CPU_SRCS = $(wildcard src/cpu/*.c)
+ENGINE_SRCS = $(wildcard src/engine/*.c)
 PG_SRCS = $(wildcard src/type/*.c) $(wildcard src/am/*.c) $(wildcard src/query/*.c) \
 	$(wildcard src/sched/*.c) $(wildcard src/worker/*.c) $(wildcard src/scan/*.c) \
 	$(wildcard src/*.c)
-OBJS = $(patsubst %.c,%.o,$(CODEC_SRCS) $(CPU_SRCS) $(PG_SRCS))
+OBJS = $(patsubst %.c,%.o,$(CODEC_SRCS) $(CPU_SRCS) $(ENGINE_SRCS) $(PG_SRCS))
 
 # pg_regress: every sql/NAME.sql but the extension scripts
 REGRESS = $(filter-out gpuidx--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))
@@ -23,11 +24,17 @@ TAP_TESTS = 1
 PG_CPPFLAGS = -Iinclude -Isrc -DPGDLLEXPORT='__attribute__((visibility("default")))'
 PG_CFLAGS = -fvisibility=hidden -std=gnu99 $(if $(WERROR),-Werror)
 
-EXTRA_CLEAN = test/unit/build
+EXTRA_CLEAN = test/unit/build test/gpu/build
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# the GPU engine, when nvcc is there
+include Makefile.cuda
+all: cuda-engine
+install: install-cuda-engine
+EXTRA_CLEAN += cuda/build
 
 # ---------------------------------------------------------------------------
 # C unit tests: codecs and CPU algorithms, built without PostgreSQL
@@ -35,11 +42,11 @@ include $(PGXS)
 UNIT_CC ?= cc
 UNIT_CFLAGS ?= -std=gnu99 -O2 -g -Wall -Wextra -Wdeclaration-after-statement -Werror
 UNIT_TESTS = $(patsubst test/unit/%.c,%,$(wildcard test/unit/test_*.c))
-UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS)
+UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(ENGINE_SRCS)
 
-unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h include/*.h test/unit/*.h)
+unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/engine/*.h include/*.h test/unit/*.h)
 	@mkdir -p test/unit/build
-	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm
+	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm -lpthread -ldl
 
 .PHONY: unit unit-asan prove prove-tap
 unit: $(addprefix unit-build-,$(UNIT_TESTS))
@@ -57,3 +64,23 @@ prove:
 # TAP tests alone (t/*.pl, PostgreSQL::Test::Cluster; must not run as root)
 prove-tap:
 	$(prove_installcheck)
+
+# ---------------------------------------------------------------------------
+# Engine checks: an engine against a reference, bit for bit (test/gpu/)
+
+ENGINE_CHECK = test/gpu/build/engine_check
+$(ENGINE_CHECK): test/gpu/engine_check.c test/gpu/harness.c test/gpu/harness.h $(UNIT_LIB_SRCS) $(wildcard src/*/*.h include/*.h test/unit/unit.h)
+	@mkdir -p test/gpu/build
+	$(UNIT_CC) -std=gnu99 -O2 -g -Wall -Wextra -Werror $(UNIT_EXTRA) -Iinclude -Isrc -o $@ \
+		test/gpu/engine_check.c test/gpu/harness.c $(UNIT_LIB_SRCS) -lm -lpthread -ldl
+
+# CI: the CPU engine against plain arrays; the CUDA engine where a GPU is
+.PHONY: engine-check gpu-check
+engine-check: $(ENGINE_CHECK)
+	$(ENGINE_CHECK) --engine cpu --reference plain --threads 2 --queries 30000 --max-len 200000
+	@if [ -f $(CUDA_ENGINE) ]; then $(ENGINE_CHECK) --engine $(CUDA_ENGINE) --skip-if-no-device --queries 20000 --max-len 200000; fi
+
+# the GPU machine: >= 10 million random queries plus the real packs given in PACKS
+GPU_CHECK_QUERIES ?= 10000000
+gpu-check: $(ENGINE_CHECK) $(CUDA_ENGINE)
+	$(ENGINE_CHECK) --engine $(CUDA_ENGINE) --reference cpu --queries $(GPU_CHECK_QUERIES) $(foreach p,$(PACKS),--pack $(p))

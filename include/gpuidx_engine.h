@@ -1,0 +1,174 @@
+/*
+ * gpuidx_engine.h
+ *	  The only door between gpuidx and an intersection engine: the CUDA engine
+ *	  (cuda/, built as gpuidx_cuda.so and loaded with dlopen) or the CPU engine
+ *	  (src/engine/cpu_engine.c) that implements the same table on machines
+ *	  without a GPU.
+ *
+ * Plain C types only; no CUDA or PostgreSQL type crosses it.  An engine
+ * object is used by one thread at a time.  Lists are passed in the encoded
+ * format of gpuidx_format.h (header included), either inline for one batch
+ * or uploaded once into the engine's cache under a caller-chosen key.
+ *
+ * Bump GPUIDX_ENGINE_ABI_VERSION on any change to this file's types or
+ * functions; a loader refuses an engine built for another version.
+ */
+#ifndef GPUIDX_ENGINE_H
+#define GPUIDX_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#define GPUIDX_ENGINE_ABI_VERSION 1
+
+/* most lists one query may intersect */
+#define GPUIDX_ENGINE_MAX_TERMS 64
+
+/* the symbol every engine shared object exports */
+#define GPUIDX_ENGINE_ENTRY_SYMBOL "gpuidx_engine_entry"
+
+typedef enum gpuidx_engine_status
+{
+	GPUIDX_ENGINE_OK = 0,
+	GPUIDX_ENGINE_ERR_INVALID,		/* bad argument, or a list whose structure does not check */
+	GPUIDX_ENGINE_ERR_NOT_CACHED,	/* a query names a key the cache does not hold (any more) */
+	GPUIDX_ENGINE_ERR_TOO_LARGE,	/* a list or batch larger than the engine's memory allows */
+	GPUIDX_ENGINE_ERR_NO_DEVICE,	/* no usable device, or no driver or runtime */
+	GPUIDX_ENGINE_ERR_OUT_OF_MEMORY,	/* device or pinned memory exhausted */
+	GPUIDX_ENGINE_ERR_LAUNCH,		/* a kernel failed to launch or to run */
+	GPUIDX_ENGINE_ERR_DEVICE_LOST,	/* the device failed; the engine must be destroyed */
+	GPUIDX_ENGINE_ERR_INTERNAL
+} gpuidx_engine_status;
+
+/* an error travels back as data; the caller decides how to report it */
+typedef struct gpuidx_engine_error
+{
+	int32_t		status;			/* gpuidx_engine_status */
+	int32_t		line;
+	char		file[48];
+	char		message[208];
+} gpuidx_engine_error;
+
+typedef struct gpuidx_engine_config
+{
+	uint32_t	struct_size;	/* sizeof(gpuidx_engine_config) */
+	int32_t		device;			/* device ordinal (CUDA engine) */
+	uint64_t	cache_bytes;	/* memory for cached lists; 0: engine default */
+	uint64_t	batch_bytes;	/* staging and scratch memory for one batch; 0: default */
+	uint32_t	threads;		/* CPU engine: worker threads; 0: one */
+	uint32_t	skip_ratio;		/* length ratio from which a round searches instead of
+								 * merging; 0: engine default */
+} gpuidx_engine_config;
+
+typedef struct gpuidx_engine_info
+{
+	char		kind[16];		/* "cuda" or "cpu" */
+	char		device_name[96];
+	int32_t		device;
+	int32_t		compute_major;
+	int32_t		compute_minor;
+	uint32_t	multiprocessors;
+	uint64_t	device_memory;	/* bytes */
+	uint32_t	abi_version;
+} gpuidx_engine_info;
+
+/* one list of a query: a cache key, or the encoded bytes for this batch only */
+typedef struct gpuidx_term_ref
+{
+	uint64_t	key;			/* used when bytes == NULL */
+	const void *bytes;			/* encoded list (4-byte aligned), or NULL */
+	uint64_t	len;
+} gpuidx_term_ref;
+
+/*
+ * One query: the intersection of its terms' lists (at most
+ * GPUIDX_ENGINE_MAX_TERMS; none when initial is given), and of 'initial' when
+ * given (an intermediate result handed over from an earlier round: sorted,
+ * distinct).  'out' has room for out_capacity ids, which must be at least the
+ * smallest of the terms' counts and ninitial.
+ */
+typedef struct gpuidx_query
+{
+	const gpuidx_term_ref *terms;
+	uint32_t	nterms;
+	const uint32_t *initial;	/* or NULL */
+	uint32_t	ninitial;
+	uint32_t   *out;
+	uint32_t	out_capacity;
+	uint32_t	out_count;		/* set by the engine */
+	int32_t		status;			/* set by the engine: gpuidx_engine_status */
+} gpuidx_query;
+
+typedef struct gpuidx_batch_stats
+{
+	uint32_t	queries;
+	uint32_t	rounds;			/* SvS rounds run for the batch */
+	uint32_t	launches;		/* kernel launches (0 for the CPU engine) */
+	uint32_t	merge_rounds;	/* query rounds merged block by block */
+	uint32_t	search_rounds;	/* query rounds searched element by element */
+	uint64_t	bytes_uploaded;	/* inline lists and initial sets copied to the device */
+	uint64_t	bytes_returned;	/* results copied back */
+	uint64_t	list_bytes;		/* encoded bytes of the lists the batch read */
+	double		seconds;		/* wall time of run_batch */
+} gpuidx_batch_stats;
+
+typedef struct gpuidx_cache_stats
+{
+	uint64_t	entries;
+	uint64_t	bytes_used;
+	uint64_t	bytes_capacity;
+	uint64_t	hits;
+	uint64_t	misses;
+	uint64_t	inserts;
+	uint64_t	evictions;
+} gpuidx_cache_stats;
+
+typedef struct gpuidx_engine gpuidx_engine;
+
+typedef struct gpuidx_engine_api
+{
+	uint32_t	abi_version;	/* GPUIDX_ENGINE_ABI_VERSION */
+	uint32_t	struct_size;	/* sizeof(gpuidx_engine_api) */
+
+	int			(*create) (const gpuidx_engine_config *config, gpuidx_engine **engine,
+						   gpuidx_engine_error *error);
+	void		(*destroy) (gpuidx_engine *engine);
+	int			(*get_info) (gpuidx_engine *engine, gpuidx_engine_info *info);
+
+	/*
+	 * Cache: put uploads (or replaces) a list under key, evicting the least
+	 * recently used entries to make room; a list larger than the whole cache
+	 * is refused (TOO_LARGE).  Every query that names a key refreshes it.
+	 */
+	int			(*cache_put) (gpuidx_engine *engine, uint64_t key, const void *bytes,
+							  uint64_t len, gpuidx_engine_error *error);
+	int			(*cache_contains) (gpuidx_engine *engine, uint64_t key);
+	int			(*cache_remove) (gpuidx_engine *engine, uint64_t key);
+	void		(*cache_get_stats) (gpuidx_engine *engine, gpuidx_cache_stats *stats);
+
+	/*
+	 * Run a batch: every query's status and result are set.  Returns OK when
+	 * the batch ran (individual queries may still carry an error, e.g.
+	 * NOT_CACHED); any other status means no result can be trusted and the
+	 * caller should answer the batch on the CPU.  stats may be NULL.
+	 */
+	int			(*run_batch) (gpuidx_engine *engine, gpuidx_query *queries, uint32_t nqueries,
+							  gpuidx_batch_stats *stats, gpuidx_engine_error *error);
+} gpuidx_engine_api;
+
+/*
+ * The entry point a loadable engine exports under GPUIDX_ENGINE_ENTRY_SYMBOL:
+ * its table, or NULL when it was built for another ABI version.
+ */
+typedef const gpuidx_engine_api *(*gpuidx_engine_entry_fn) (uint32_t abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPUIDX_ENGINE_H */
