@@ -729,7 +729,7 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 												   (const uint32_t *) (e->scratch + at_round + offsets_at),
 												   np, (uint32_t *) (e->scratch + at_counts), e->stream));
 		CUDA_TRY(e, error, cudaMemcpyAsync(e->pinned + at_counts, e->scratch + at_counts,
-										   (uint64_t) np * sizeof(uint32_t) + ALIGN, cudaMemcpyDeviceToHost, e->stream));
+										   (uint64_t) np * sizeof(uint32_t), cudaMemcpyDeviceToHost, e->stream));
 		CUDA_TRY(e, error, cudaStreamSynchronize(e->stream));
 		{
 			const uint32_t *counts = (const uint32_t *) (e->pinned + at_counts);

@@ -351,7 +351,8 @@ cpu_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 		nviews += queries[i].nterms;
 	}
 
-	nthreads = e->threads < nqueries ? e->threads : nqueries;
+	/* a thread costs tens of microseconds to start: one per 4 queries at most */
+	nthreads = e->threads < (nqueries + 3) / 4 ? e->threads : (nqueries + 3) / 4;
 	if (nthreads > 256)
 		nthreads = 256;
 	if (nthreads <= 1)

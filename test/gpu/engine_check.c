@@ -440,13 +440,17 @@ check_pack(check_state *s, batch *b, const char *path)
 	for (int inline_pass = 0; inline_pass < 2; inline_pass++)
 		for (uint32_t qi = 0; qi < p.nqueries; qi++)
 		{
-			uint32_t	i = b->n;
-			gpuidx_query *q = &b->test[i];
+			uint32_t	i;
+			gpuidx_query *q;
 			uint32_t	bound = UINT32_MAX;
 			uint32_t	k = p.query_nterms[qi] <= 8 ? p.query_nterms[qi] : 8;
 			uint32_t   *to,
 					   *ro;
 
+			if (b->n == MAX_BATCH)
+				run_and_compare(s, b, p.name);
+			i = b->n;
+			q = &b->test[i];
 			for (uint32_t t = 0; t < k; t++)
 			{
 				uint32_t	li = p.terms[p.query_first[qi] + t];
@@ -458,7 +462,7 @@ check_pack(check_state *s, batch *b, const char *path)
 				b->values[i][t] = NULL;
 				bound = p.counts[li] < bound ? p.counts[li] : bound;
 			}
-			if (!batch_out(b, bound, &to, &ro) || b->n == MAX_BATCH)
+			if (!batch_out(b, bound, &to, &ro))
 			{
 				if (b->n == 0)
 					harness_fail("%s: query %u needs more output room than a batch has", p.name, qi);

@@ -1,0 +1,377 @@
+/*
+ * gpu_bench.c
+ *	  Throughput of an engine on real queries, batch by batch, against the CPU
+ *	  engine on one core and on every core, with the lists cached on the
+ *	  device or copied with each batch; and long similar-length lists decoded
+ *	  and intersected, for the bytes-per-second figure.  Every answer is
+ *	  compared with the CPU engine's first.  Prints Markdown.
+ *
+ *	  gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]...
+ */
+#include "../../test/gpu/harness.h"
+#include "codec/codec.h"
+#include "engine/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_QUERIES 16384
+
+typedef struct workload
+{
+	uint32_t	nqueries;
+	gpuidx_query *queries;
+	gpuidx_term_ref *refs;		/* 8 per query */
+	uint32_t   *out;
+	uint64_t	out_size;
+	uint64_t	list_bytes;		/* encoded bytes the queries read, all of them */
+} workload;
+
+typedef struct result
+{
+	double		seconds;		/* one pass over the workload */
+	uint64_t	launches;
+	uint64_t	list_bytes;
+} result;
+
+/* the pack's queries as engine queries; inline: terms carry their bytes */
+static void
+workload_from_pack(workload *w, const pack *p, uint64_t key_base, int inline_lists)
+{
+	uint64_t	room = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->nqueries = p->nqueries < MAX_QUERIES ? p->nqueries : MAX_QUERIES;
+	w->queries = harness_alloc(w->nqueries * sizeof(gpuidx_query));
+	w->refs = harness_alloc(w->nqueries * 8 * sizeof(gpuidx_term_ref));
+	for (uint32_t q = 0; q < w->nqueries; q++)
+	{
+		uint32_t	bound = UINT32_MAX;
+		uint32_t	k = p->query_nterms[q] < 8 ? p->query_nterms[q] : 8;
+
+		for (uint32_t t = 0; t < k; t++)
+		{
+			uint32_t	li = p->terms[p->query_first[q] + t];
+			gpuidx_term_ref *r = &w->refs[q * 8 + t];
+
+			r->key = key_base + li;
+			r->bytes = inline_lists ? p->lists[li] : NULL;
+			r->len = p->lens[li];
+			w->list_bytes += p->lens[li];
+			if (p->counts[li] < bound)
+				bound = p->counts[li];
+		}
+		memset(&w->queries[q], 0, sizeof(gpuidx_query));
+		w->queries[q].terms = &w->refs[q * 8];
+		w->queries[q].nterms = k;
+		w->queries[q].out_capacity = bound;
+		room += bound;
+	}
+	w->out = harness_alloc(room * sizeof(uint32_t));
+	w->out_size = room;
+	room = 0;
+	for (uint32_t q = 0; q < w->nqueries; q++)
+	{
+		w->queries[q].out = w->out + room;
+		room += w->queries[q].out_capacity;
+	}
+}
+
+static void
+workload_free(workload *w)
+{
+	free(w->queries);
+	free(w->refs);
+	free(w->out);
+}
+
+/* one pass over the workload in batches of 'batch' queries */
+static void
+run_pass(engine_handle *h, workload *w, uint32_t batch, result *res)
+{
+	double		t0 = harness_now();
+
+	memset(res, 0, sizeof(*res));
+	for (uint32_t i = 0; i < w->nqueries; i += batch)
+	{
+		uint32_t	n = w->nqueries - i < batch ? w->nqueries - i : batch;
+		gpuidx_batch_stats st;
+		gpuidx_engine_error err;
+		int			rc = h->api->run_batch(h->engine, w->queries + i, n, &st, &err);
+
+		if (rc != GPUIDX_ENGINE_OK)
+			harness_fail("run_batch: %s: %s", engine_status_name(rc), err.message);
+		for (uint32_t q = i; q < i + n; q++)
+			if (w->queries[q].status != GPUIDX_ENGINE_OK)
+				harness_fail("query %u: status %s", q, engine_status_name(w->queries[q].status));
+		res->launches += st.launches;
+		res->list_bytes += st.list_bytes;
+	}
+	res->seconds = harness_now() - t0;
+}
+
+/* median of 3 passes after a warm-up pass */
+static void
+measure(engine_handle *h, workload *w, uint32_t batch, result *res)
+{
+	result		r[3];
+
+	run_pass(h, w, batch, &r[0]);
+	for (int i = 0; i < 3; i++)
+		run_pass(h, w, batch, &r[i]);
+	for (int i = 0; i < 2; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (r[j].seconds < r[i].seconds)
+			{
+				result		t = r[i];
+
+				r[i] = r[j];
+				r[j] = t;
+			}
+	*res = r[1];
+}
+
+/* the answers of two engines on the workload, compared */
+static uint64_t
+compare_answers(engine_handle *a, engine_handle *b, workload *w)
+{
+	uint32_t   *copy = harness_alloc(w->out_size * sizeof(uint32_t));
+	uint32_t   *counts = harness_alloc(w->nqueries * sizeof(uint32_t));
+	uint64_t	diffs = 0;
+	result		r;
+
+	run_pass(a, w, 4096, &r);
+	memcpy(copy, w->out, w->out_size * sizeof(uint32_t));
+	for (uint32_t q = 0; q < w->nqueries; q++)
+		counts[q] = w->queries[q].out_count;
+	run_pass(b, w, 4096, &r);
+	for (uint32_t q = 0; q < w->nqueries; q++)
+		if (counts[q] != w->queries[q].out_count ||
+			memcmp(copy + (w->queries[q].out - w->out), w->queries[q].out,
+				   (size_t) counts[q] * sizeof(uint32_t)) != 0)
+			diffs++;
+	free(copy);
+	free(counts);
+	return diffs;
+}
+
+static void
+put_pack(engine_handle *h, const pack *p, uint64_t key_base)
+{
+	for (uint32_t i = 0; i < p->nlists; i++)
+	{
+		gpuidx_engine_error err;
+		int			rc = h->api->cache_put(h->engine, key_base + i, p->lists[i], p->lens[i], &err);
+
+		if (rc != GPUIDX_ENGINE_OK)
+			harness_fail("cache_put: %s: %s", engine_status_name(rc), err.message);
+	}
+}
+
+static void
+bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const char *path,
+		   double copy_gbps)
+{
+	static const uint32_t batches[] = {1, 16, 256, 4096};
+	pack		p;
+	workload	cached,
+				inlined;
+	uint64_t	key_base = UINT64_C(0xBE) << 48;
+	uint64_t	diffs;
+	result		c1,
+				cn;
+
+	pack_load(&p, path);
+	put_pack(gpu, &p, key_base);
+	put_pack(cpu1, &p, key_base);
+	put_pack(cpun, &p, key_base);
+	workload_from_pack(&cached, &p, key_base, 0);
+	workload_from_pack(&inlined, &p, key_base, 1);
+	diffs = compare_answers(gpu, cpun, &cached) + compare_answers(gpu, cpun, &inlined);
+
+	printf("### %s: %u real queries, %u lists, %.1f MB of encoded lists read per pass\n\n",
+		   p.name, cached.nqueries, p.nlists, cached.list_bytes / 1e6);
+	printf("Answers compared with the CPU engine first: %llu differences.\n\n", (unsigned long long) diffs);
+	if (diffs != 0)
+		harness_fail("%s: the GPU engine's answers differ from the CPU engine's", p.name);
+	printf("| batch | engine | lists | queries/s | µs per batch | GB/s of encoded lists | "
+		   "%% of copy bandwidth | launches per batch | vs CPU 1 core | vs CPU %u cores |\n",
+		   cpun->info.multiprocessors);
+	printf("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+	{
+		uint32_t	b = batches[bi];
+		uint32_t	nbatches = (cached.nqueries + b - 1) / b;
+		result		g,
+					gi;
+
+		measure(cpu1, &cached, b, &c1);
+		measure(cpun, &cached, b, &cn);
+		measure(gpu, &cached, b, &g);
+		measure(gpu, &inlined, b, &gi);
+#define ROW(label, kind, r) \
+		printf("| %u | %s | %s | %.0f | %.1f | %.2f | %.2f%% | %.1f | %.2fx | %.2fx |\n", b, label, kind, \
+			   cached.nqueries / (r).seconds, (r).seconds / nbatches * 1e6, \
+			   cached.list_bytes / (r).seconds / 1e9, \
+			   copy_gbps > 0 ? 100.0 * cached.list_bytes / (r).seconds / 1e9 / copy_gbps : 0.0, \
+			   (double) (r).launches / nbatches, c1.seconds / (r).seconds, cn.seconds / (r).seconds)
+		ROW("GPU", "cached", g);
+		ROW("GPU", "copied per batch", gi);
+		ROW("CPU, 1 core", "host", c1);
+		ROW("CPU, all cores", "host", cn);
+#undef ROW
+	}
+	printf("\n");
+	workload_free(&cached);
+	workload_free(&inlined);
+	for (uint32_t i = 0; i < p.nlists; i++)
+	{
+		gpu->api->cache_remove(gpu->engine, key_base + i);
+		cpu1->api->cache_remove(cpu1->engine, key_base + i);
+		cpun->api->cache_remove(cpun->engine, key_base + i);
+	}
+	pack_free(&p);
+}
+
+/*
+ * Long lists of similar lengths (decoded and intersected whole): pairs of
+ * lists of n postings each, density 1/4, sharing half their postings.
+ */
+static void
+bench_long_lists(engine_handle *gpu, engine_handle *cpun, double copy_gbps)
+{
+	static const uint32_t sizes[] = {1000000, 10000000, 50000000};
+	const uint32_t npairs = 16;
+
+	printf("### Long lists: %u pairs of similar length, EF, cached, one batch\n\n", npairs);
+	printf("| postings per list | encoded MB per batch | GPU ms | G postings/s | GB/s of encoded lists | "
+		   "%% of copy bandwidth | CPU all cores ms | GPU vs CPU |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+	{
+		uint32_t	n = sizes[si];
+		uint32_t   *v = harness_alloc((size_t) n * sizeof(uint32_t));
+		uint8_t    *lists[2 * 16];
+		uint64_t	lens[2 * 16];
+		gpuidx_term_ref refs[16][2];
+		gpuidx_query qs[16];
+		uint32_t   *out = harness_alloc((size_t) npairs * n * sizeof(uint32_t));
+		uint64_t	bytes = 0;
+		workload	w;
+		result		g,
+					c;
+		uint64_t	seed = 12345 + si;
+
+		/* list 2q: gaps of 2..7; list 2q+1: the same ids, half of them moved up by one */
+		for (uint32_t l = 0; l < 2 * npairs; l++)
+		{
+			uint32_t	x = 0;
+
+			for (uint32_t i = 0; i < n; i++)
+			{
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				if (l % 2 == 0)
+				{
+					x += 2 + (uint32_t) ((seed >> 33) % 6);
+					v[i] = x;
+				}
+				else
+					v[i] += (uint32_t) ((seed >> 40) & 1);
+			}
+			lens[l] = pl_encoded_size(GPUIDX_CODEC_EF, v, n);
+			lists[l] = harness_alloc(lens[l]);
+			pl_encode(GPUIDX_CODEC_EF, v, n, lists[l]);
+			bytes += lens[l];
+		}
+		for (uint32_t l = 0; l < 2 * npairs; l++)
+		{
+			gpuidx_engine_error err;
+
+			if (gpu->api->cache_put(gpu->engine, 7000 + l, lists[l], lens[l], &err) != GPUIDX_ENGINE_OK ||
+				cpun->api->cache_put(cpun->engine, 7000 + l, lists[l], lens[l], &err) != GPUIDX_ENGINE_OK)
+				harness_fail("cache_put of a long list: %s", err.message);
+		}
+		for (uint32_t q = 0; q < npairs; q++)
+		{
+			refs[q][0].key = 7000 + 2 * q;
+			refs[q][0].bytes = NULL;
+			refs[q][1].key = 7001 + 2 * q;
+			refs[q][1].bytes = NULL;
+			memset(&qs[q], 0, sizeof(qs[q]));
+			qs[q].terms = refs[q];
+			qs[q].nterms = 2;
+			qs[q].out = out + (size_t) q * n;
+			qs[q].out_capacity = n;
+		}
+		memset(&w, 0, sizeof(w));
+		w.nqueries = npairs;
+		w.queries = qs;
+		w.out = out;
+		w.out_size = (uint64_t) npairs * n;
+		w.list_bytes = bytes;
+		if (compare_answers(gpu, cpun, &w) != 0)
+			harness_fail("long lists of %u: the GPU engine's answers differ", n);
+		measure(gpu, &w, npairs, &g);
+		measure(cpun, &w, npairs, &c);
+		printf("| %u | %.1f | %.2f | %.1f | %.1f | %.2f%% | %.1f | %.1fx |\n", n, bytes / 1e6,
+			   g.seconds * 1e3, 2.0 * npairs * n / g.seconds / 1e9, bytes / g.seconds / 1e9,
+			   copy_gbps > 0 ? 100.0 * bytes / g.seconds / 1e9 / copy_gbps : 0.0, c.seconds * 1e3,
+			   c.seconds / g.seconds);
+		for (uint32_t l = 0; l < 2 * npairs; l++)
+		{
+			gpu->api->cache_remove(gpu->engine, 7000 + l);
+			cpun->api->cache_remove(cpun->engine, 7000 + l);
+			free(lists[l]);
+		}
+		free(v);
+		free(out);
+	}
+	printf("\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *engine = NULL;
+	const char *packs[16];
+	int			npacks = 0;
+	double		copy_gbps = 0;
+	uint32_t	cores = (uint32_t) sysconf(_SC_NPROCESSORS_ONLN);
+	gpuidx_engine_config gcfg = {sizeof(gcfg), 0, UINT64_C(16) << 30, UINT64_C(4) << 30, 1, 0};
+	gpuidx_engine_config c1cfg = {sizeof(c1cfg), 0, UINT64_C(16) << 30, 0, 1, 0};
+	gpuidx_engine_config cncfg = {sizeof(cncfg), 0, UINT64_C(16) << 30, 0, cores, 0};
+	engine_handle gpu,
+				cpu1,
+				cpun;
+	char		err[512];
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
+			engine = argv[++i];
+		else if (strcmp(argv[i], "--copy-gbps") == 0 && i + 1 < argc)
+			copy_gbps = atof(argv[++i]);
+		else if (strcmp(argv[i], "--pack") == 0 && i + 1 < argc && npacks < 16)
+			packs[npacks++] = argv[++i];
+		else
+			harness_fail("unknown argument %s", argv[i]);
+	}
+	if (engine == NULL)
+		harness_fail("usage: gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]...");
+	if (engine_open(&gpu, engine, &gcfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
+		engine_open(&cpu1, "cpu", &c1cfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
+		engine_open(&cpun, "cpu", &cncfg, err, sizeof(err)) != GPUIDX_ENGINE_OK)
+		harness_fail("%s", err);
+	printf("## GPU engine benchmark\n\n- engine: %s (%s, %s, %u SMs, %.0f GiB)\n- CPU engine: %u cores\n"
+		   "- device copy bandwidth (measured in the same run, read + write): %.0f GB/s\n\n",
+		   engine, gpu.info.kind, gpu.info.device_name, gpu.info.multiprocessors,
+		   gpu.info.device_memory / 1073741824.0, cores, copy_gbps);
+	for (int i = 0; i < npacks; i++)
+		bench_pack(&gpu, &cpu1, &cpun, packs[i], copy_gbps);
+	bench_long_lists(&gpu, &cpun, copy_gbps);
+	engine_close(&gpu);
+	engine_close(&cpu1);
+	engine_close(&cpun);
+	return 0;
+}
