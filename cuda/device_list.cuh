@@ -12,6 +12,22 @@
 
 #include "gpuidx_format.h"
 
+/*
+ * Everything here also compiles for the host, so that tests without a GPU
+ * (cuda/test_host.cu, run in CI) exercise the same code the kernels run.
+ */
+#define GPUIDX_DEV __host__ __device__ __forceinline__
+
+#ifdef __CUDA_ARCH__
+#define dev_load(p) __ldg(p)
+#define dev_popc64(w) ((uint32_t) __popcll(w))
+#define dev_ctz64(w) ((uint32_t) (__ffsll((long long) (w)) - 1))
+#else
+#define dev_load(p) (*(p))
+#define dev_popc64(w) ((uint32_t) __builtin_popcountll(w))
+#define dev_ctz64(w) ((uint32_t) __builtin_ctzll(w))
+#endif
+
 /* where a list's parts are in device memory; built on the host from its header */
 struct list_desc
 {
@@ -26,54 +42,54 @@ struct list_desc
 };
 
 /* 64 bits from bit position pos (the guard word keeps word + 1 in bounds) */
-__device__ __forceinline__ uint64_t
+GPUIDX_DEV uint64_t
 dev_window(const uint64_t *data, uint64_t pos)
 {
 	uint64_t	word = pos >> 6;
 	unsigned	shift = (unsigned) (pos & 63);
-	uint64_t	lo = __ldg(&data[word]);
+	uint64_t	lo = dev_load(&data[word]);
 
 	if (shift == 0)
 		return lo;
-	return (lo >> shift) | (__ldg(&data[word + 1]) << (64 - shift));
+	return (lo >> shift) | (dev_load(&data[word + 1]) << (64 - shift));
 }
 
-__device__ __forceinline__ uint32_t
+GPUIDX_DEV uint32_t
 dev_bits(const uint64_t *data, uint64_t pos, unsigned width)
 {
 	return (uint32_t) (dev_window(data, pos) & ((UINT64_C(1) << width) - 1));
 }
 
-__device__ __forceinline__ uint32_t
+GPUIDX_DEV uint32_t
 dev_block_len(const list_desc &d, uint32_t b)
 {
 	return d.codec == GPUIDX_CODEC_LRC ? gpuidx_lrc_segment_len(d.count, b)
 		: gpuidx_ef_block_len(d.count, b);
 }
 
-__device__ __forceinline__ uint32_t
+GPUIDX_DEV uint32_t
 dev_block_first(const list_desc &d, uint32_t b)
 {
 	switch (d.codec)
 	{
 		case GPUIDX_CODEC_RAW:
-			return __ldg(&d.block_first[(size_t) b * GPUIDX_EF_BLOCK]);
+			return dev_load(&d.block_first[(size_t) b * GPUIDX_EF_BLOCK]);
 		case GPUIDX_CODEC_EF:
-			return __ldg(&d.block_first[b]);
+			return dev_load(&d.block_first[b]);
 		default:
-			return __ldg(&d.segs[b].first);
+			return dev_load(&d.segs[b].first);
 	}
 }
 
 /* one past the largest posting block b may hold (inclusive bound + 1, 64-bit) */
-__device__ __forceinline__ uint64_t
+GPUIDX_DEV uint64_t
 dev_block_end(const list_desc &d, uint32_t b)
 {
 	return b + 1 < d.nblocks ? (uint64_t) dev_block_first(d, b + 1) : (uint64_t) d.last + 1;
 }
 
 /* last block whose first posting is <= x; -1 if none */
-__device__ __forceinline__ int64_t
+GPUIDX_DEV int64_t
 dev_find_block(const list_desc &d, uint32_t x)
 {
 	uint32_t	lo = 0;
@@ -93,7 +109,7 @@ dev_find_block(const list_desc &d, uint32_t x)
 	return lo;
 }
 
-__device__ __forceinline__ uint32_t
+GPUIDX_DEV uint32_t
 dev_lrc_value(const list_desc &d, const gpuidx_lrc_segment *seg, uint32_t i)
 {
 	int64_t		intercept = gpuidx_lrc_intercept(seg);
@@ -104,7 +120,7 @@ dev_lrc_value(const list_desc &d, const gpuidx_lrc_segment *seg, uint32_t i)
 }
 
 /* first i in [from, n) with line(i) + extra >= x: LRC's bounds on v_i */
-__device__ __forceinline__ uint32_t
+GPUIDX_DEV uint32_t
 dev_line_reaches(int64_t intercept, uint64_t slope, int64_t extra, uint32_t from, uint32_t n,
 				 uint32_t x)
 {
@@ -124,7 +140,7 @@ dev_line_reaches(int64_t intercept, uint64_t slope, int64_t extra, uint32_t from
 }
 
 /* position just after the h-th (1-based) zero of [pos, pos + nbits), 0 for h == 0, or -1 */
-__device__ __forceinline__ int64_t
+GPUIDX_DEV int64_t
 dev_after_zeros(const uint64_t *data, uint64_t pos, uint64_t nbits, uint64_t h)
 {
 	if (h == 0)
@@ -137,12 +153,12 @@ dev_after_zeros(const uint64_t *data, uint64_t pos, uint64_t nbits, uint64_t h)
 
 		if (avail < 64)
 			z &= (UINT64_C(1) << avail) - 1;
-		zeros = (uint32_t) __popcll(z);
+		zeros = dev_popc64(z);
 		if (h <= zeros)
 		{
 			while (--h > 0)
 				z &= z - 1;
-			return (int64_t) (base + (uint64_t) __ffsll((long long) z));
+			return (int64_t) (base + (uint64_t) dev_ctz64(z) + 1);
 		}
 		h -= zeros;
 	}
@@ -156,7 +172,7 @@ dev_after_zeros(const uint64_t *data, uint64_t pos, uint64_t nbits, uint64_t h)
  * the line and the largest deviation give (Ao et al.'s range contraction);
  * raw: binary search.  Reads only what the answer needs.
  */
-__device__ __forceinline__ bool
+GPUIDX_DEV bool
 dev_block_contains(const list_desc &d, uint32_t b, uint32_t x)
 {
 	uint32_t	n = dev_block_len(d, b);
@@ -172,12 +188,12 @@ dev_block_contains(const list_desc &d, uint32_t b, uint32_t x)
 		{
 			uint32_t	mid = (lo + hi) / 2;
 
-			if (__ldg(&v[mid]) < x)
+			if (dev_load(&v[mid]) < x)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		return lo < n && __ldg(&v[lo]) == x;
+		return lo < n && dev_load(&v[lo]) == x;
 	}
 	if (d.codec == GPUIDX_CODEC_LRC)
 	{
@@ -200,7 +216,7 @@ dev_block_contains(const list_desc &d, uint32_t b, uint32_t x)
 	}
 	{
 		uint64_t	universe = dev_block_end(d, b) - first;
-		uint64_t	pos = __ldg(&d.block_bitoff[b]);
+		uint64_t	pos = dev_load(&d.block_bitoff[b]);
 		uint64_t	rel = (uint64_t) x - first;
 		uint32_t	l;
 		uint64_t	field;
@@ -232,7 +248,7 @@ dev_block_contains(const list_desc &d, uint32_t b, uint32_t x)
 				w &= (UINT64_C(1) << (nbits - base)) - 1;
 			while (w != 0 && j < n)
 			{
-				uint32_t	p = (uint32_t) (base + (uint64_t) (__ffsll((long long) w) - 1));
+				uint32_t	p = (uint32_t) (base + (uint64_t) dev_ctz64(w));
 				uint32_t	v = first + (((p - j) << l) | dev_bits(d.data, pos + (uint64_t) j * l, l));
 
 				if (v >= x)

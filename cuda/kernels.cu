@@ -10,6 +10,7 @@
  */
 #include <cub/device/device_scan.cuh>
 
+#include "block_ops.cuh"
 #include "kernels.cuh"
 
 /* the job that work item 'item' belongs to: last j with prefix[j] <= item */
@@ -32,86 +33,40 @@ find_job(const uint64_t *prefix, uint32_t njobs, uint64_t item)
 }
 
 /*
- * Decode block b of d into out[0..n) with one warp; hp is the warp's
- * shared scratch of GPUIDX_EF_BLOCK slots.  Returns false on bad bits (a
- * list that passed the host's structure check cannot have them).
+ * Decode block b of d into out[0..n) with one warp; hp is the warp's shared
+ * scratch of GPUIDX_EF_BLOCK slots.  Returns false on bad bits (a list that
+ * passed the host's structure check cannot have them).
  */
 __device__ bool
 warp_decode_block(const list_desc &d, uint32_t b, uint32_t *out, uint16_t *hp, unsigned lane)
 {
-	uint32_t	n = dev_block_len(d, b);
-	uint32_t	first = dev_block_first(d, b);
+	block_shape s = dev_block_shape(d, b);
 
-	if (d.codec == GPUIDX_CODEC_RAW)
+	if (dev_block_has_field(s))
 	{
-		for (uint32_t j = lane; j < n; j += 32)
-			out[j] = __ldg(&d.block_first[(size_t) b * GPUIDX_EF_BLOCK + j]);
-		return true;
-	}
-	if (d.codec == GPUIDX_CODEC_LRC)
-	{
-		const gpuidx_lrc_segment *seg = &d.segs[b];
-
-		for (uint32_t j = lane; j < n; j += 32)
-			out[j] = dev_lrc_value(d, seg, j);
-		return true;
-	}
-	{
-		uint64_t	universe = dev_block_end(d, b) - first;
-		uint64_t	pos = __ldg(&d.block_bitoff[b]);
-		int			kind = gpuidx_ef_block_kind(universe, n);
-		uint32_t	l = 0;
-		uint64_t	field = pos;
-		uint64_t	nbits = universe;
-		uint64_t	w = 0;
-		uint32_t	ones;
-		uint32_t	before;
+		uint64_t	w = dev_field_word(d, s, lane);
+		uint32_t	ones = dev_popc64(w);
+		uint32_t	before = ones;
 		uint32_t	total;
 
-		if (kind == GPUIDX_EF_RUN)
-		{
-			for (uint32_t j = lane; j < n; j += 32)
-				out[j] = first + j;
-			return true;
-		}
-		if (kind == GPUIDX_EF_ELIAS_FANO)
-		{
-			l = gpuidx_ef_low_bits(universe, n);
-			field = pos + (uint64_t) n * l;
-			nbits = gpuidx_ef_high_bits(universe, n, l);
-		}
-		/* a field of at most 32 words: one each (bitmaps <= 16, EF <= 6) */
-		if ((uint64_t) lane * 64 < nbits)
-		{
-			w = dev_window(d.data, field + (uint64_t) lane * 64);
-			if (nbits - (uint64_t) lane * 64 < 64)
-				w &= (UINT64_C(1) << (nbits - (uint64_t) lane * 64)) - 1;
-		}
-		ones = (uint32_t) __popcll(w);
-		before = ones;
-		for (int delta = 1; delta < 32; delta *= 2)
+		/* inclusive prefix sum of the lanes' popcounts */
+		for (int delta = 1; delta < WARP_LANES; delta *= 2)
 		{
 			uint32_t	v = __shfl_up_sync(0xffffffffu, before, delta);
 
 			if ((int) lane >= delta)
 				before += v;
 		}
-		total = __shfl_sync(0xffffffffu, before, 31);
-		before -= ones;
-		if (total != n || nbits > 64 * 32)
+		total = __shfl_sync(0xffffffffu, before, WARP_LANES - 1);
+		if (total != s.n || s.nbits > 64 * WARP_LANES)
 			return false;
-		for (uint32_t k = before; w != 0; k++)
-		{
-			hp[k] = (uint16_t) (lane * 64 + (__ffsll((long long) w) - 1));
-			w &= w - 1;
-		}
+		dev_field_positions(w, lane, before - ones, hp);
 		__syncwarp();
-		for (uint32_t j = lane; j < n; j += 32)
-			out[j] = kind == GPUIDX_EF_BITMAP ? first + hp[j]
-				: first + ((((uint32_t) hp[j] - j) << l) | dev_bits(d.data, pos + (uint64_t) j * l, l));
-		__syncwarp();
-		return true;
 	}
+	for (uint32_t j = lane; j < s.n; j += WARP_LANES)
+		out[j] = dev_block_posting(d, b, s, hp, j);
+	__syncwarp();
+	return true;
 }
 
 __global__ void
@@ -168,12 +123,6 @@ merge_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t
 	uint32_t	b;
 	uint32_t	s = 0;
 	uint32_t	e = 0;
-	uint32_t	n;
-	const uint32_t *av;
-	uint32_t	m;
-	uint32_t	total;
-	uint32_t	chunk;
-	uint32_t	diag;
 
 	if (item >= l.items)
 		return;
@@ -203,45 +152,8 @@ merge_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t
 	__syncwarp();
 
 	/* merge path: each lane walks its own stretch of the merged order */
-	n = dev_block_len(*d, b);
-	av = a + job.a_offset + s;
-	m = e - s;
-	total = m + n;
-	chunk = (total + 31) / 32;
-	diag = lane * chunk;
-	if (diag < total)
-	{
-		const uint32_t *bv = vals[warp];
-		uint32_t	lo = diag > n ? diag - n : 0;
-		uint32_t	hi = diag < m ? diag : m;
-		uint32_t	i;
-		uint32_t	k;
-		uint32_t	steps = total - diag < chunk ? total - diag : chunk;
-
-		/* ties go to a, so a match is seen when a's element is taken */
-		while (lo < hi)
-		{
-			uint32_t	mid = (lo + hi) / 2;
-
-			if (av[mid] <= bv[diag - mid - 1])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		i = lo;
-		k = diag - lo;
-		for (uint32_t step = 0; step < steps; step++)
-		{
-			if (i < m && (k >= n || av[i] <= bv[k]))
-			{
-				if (k < n && av[i] == bv[k])
-					flags[job.a_offset + s + i] = 1;
-				i++;
-			}
-			else
-				k++;
-		}
-	}
+	dev_merge_path_lane(a + job.a_offset + s, e - s, vals[warp], dev_block_len(*d, b), lane,
+						WARP_LANES, flags + job.a_offset + s);
 }
 
 __global__ void

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of gpuidx on this machine: C unit tests (plain and under
-# AddressSanitizer + UndefinedBehaviorSanitizer), then, against a throwaway
+# AddressSanitizer + UndefinedBehaviorSanitizer), the GPU list logic on the
+# host, the engine checks, then, against a throwaway
 # PostgreSQL 15 cluster, pg_regress and pgTAP, then the TAP tests (their own
 # clusters).  Exits non-zero on the first failure.  Run as root on Debian 12.
 set -euo pipefail
@@ -21,6 +22,12 @@ step "C unit tests"
 make -s unit
 step "C unit tests under ASan + UBSan"
 make -s unit-asan
+
+step "GPU kernels' list logic, on the host (no GPU needed)"
+make -s cuda-host-test
+
+step "engines against a reference: CPU engine vs sorted arrays; CUDA engine without a GPU must refuse cleanly"
+make -s engine-check
 
 # PostgreSQL refuses to run as root, so the server-side tests run as the
 # postgres user, in a copy of the tree it owns.

@@ -1,0 +1,160 @@
+/*
+ * block_ops.cuh
+ *	  The per-lane steps of the kernels' block work: decoding a block as a
+ *	  warp does it (Para-EF), and one lane's stretch of a merge-path
+ *	  intersection.  The kernels glue the steps with warp shuffles; the host
+ *	  test (cuda/test_host.cu) glues them with loops over 32 lanes, so the
+ *	  same steps are checked on machines without a GPU.
+ */
+#ifndef GPUIDX_BLOCK_OPS_CUH
+#define GPUIDX_BLOCK_OPS_CUH
+
+#include "device_list.cuh"
+
+#define WARP_LANES 32
+
+/* what every lane needs to know about the block it decodes */
+struct block_shape
+{
+	uint32_t	n;				/* postings */
+	uint32_t	first;
+	uint32_t	l;				/* EF low bits */
+	int			kind;			/* GPUIDX_EF_* for EF lists; -1 for raw and LRC */
+	uint64_t	pos;			/* bit offset of the block's data */
+	uint64_t	field;			/* unary field (EF) or bitmap, bit offset */
+	uint64_t	nbits;			/* its length; at most 64 * WARP_LANES for a valid list */
+};
+
+GPUIDX_DEV block_shape
+dev_block_shape(const list_desc &d, uint32_t b)
+{
+	block_shape s;
+
+	s.n = dev_block_len(d, b);
+	s.first = dev_block_first(d, b);
+	s.l = 0;
+	s.kind = -1;
+	s.pos = s.field = s.nbits = 0;
+	if (d.codec == GPUIDX_CODEC_EF)
+	{
+		uint64_t	universe = dev_block_end(d, b) - s.first;
+
+		s.kind = gpuidx_ef_block_kind(universe, s.n);
+		s.pos = s.field = dev_load(&d.block_bitoff[b]);
+		s.nbits = universe;
+		if (s.kind == GPUIDX_EF_ELIAS_FANO)
+		{
+			s.l = gpuidx_ef_low_bits(universe, s.n);
+			s.field = s.pos + (uint64_t) s.n * s.l;
+			s.nbits = gpuidx_ef_high_bits(universe, s.n, s.l);
+		}
+	}
+	return s;
+}
+
+/* does the block need the unary-field steps (EF and bitmap blocks)? */
+GPUIDX_DEV bool
+dev_block_has_field(const block_shape &s)
+{
+	return s.kind == GPUIDX_EF_ELIAS_FANO || s.kind == GPUIDX_EF_BITMAP;
+}
+
+/* step 1: the lane's 64-bit word of the field; 0 past its end */
+GPUIDX_DEV uint64_t
+dev_field_word(const list_desc &d, const block_shape &s, unsigned lane)
+{
+	uint64_t	base = (uint64_t) lane * 64;
+	uint64_t	w;
+
+	if (base >= s.nbits)
+		return 0;
+	w = dev_window(d.data, s.field + base);
+	if (s.nbits - base < 64)
+		w &= (UINT64_C(1) << (s.nbits - base)) - 1;
+	return w;
+}
+
+/*
+ * step 2: once the lanes know how many set bits come before their word (a
+ * prefix sum over the lanes), each writes its bits' positions to hp
+ */
+GPUIDX_DEV void
+dev_field_positions(uint64_t w, unsigned lane, uint32_t before, uint16_t *hp)
+{
+	for (uint32_t k = before; w != 0; k++)
+	{
+		hp[k] = (uint16_t) (lane * 64 + dev_ctz64(w));
+		w &= w - 1;
+	}
+}
+
+/* step 3: posting j of the block, from hp for EF and bitmap blocks */
+GPUIDX_DEV uint32_t
+dev_block_posting(const list_desc &d, uint32_t b, const block_shape &s, const uint16_t *hp,
+				  uint32_t j)
+{
+	switch (s.kind)
+	{
+		case GPUIDX_EF_RUN:
+			return s.first + j;
+		case GPUIDX_EF_BITMAP:
+			return s.first + hp[j];
+		case GPUIDX_EF_ELIAS_FANO:
+			return s.first + ((((uint32_t) hp[j] - j) << s.l) |
+							  dev_bits(d.data, s.pos + (uint64_t) j * s.l, s.l));
+		default:
+			if (d.codec == GPUIDX_CODEC_RAW)
+				return dev_load(&d.block_first[(size_t) b * GPUIDX_EF_BLOCK + j]);
+			return dev_lrc_value(d, &d.segs[b], j);
+	}
+}
+
+/*
+ * One lane's stretch of the merge path of a[0..m) and b[0..n): the merged
+ * order is cut into lanes equal stretches; the lane finds where its stretch
+ * starts by binary search on its diagonal, then walks it.  Ties go to a, so a
+ * match is seen exactly once, when a's element is taken: flags[i] = 1.
+ */
+GPUIDX_DEV void
+dev_merge_path_lane(const uint32_t *a, uint32_t m, const uint32_t *bv, uint32_t n,
+					unsigned lane, unsigned lanes, uint32_t *flags)
+{
+	uint32_t	total = m + n;
+	uint32_t	chunk = (total + lanes - 1) / lanes;
+	uint32_t	diag = lane * chunk;
+	uint32_t	lo,
+				hi,
+				i,
+				k,
+				steps;
+
+	if (diag >= total)
+		return;
+	lo = diag > n ? diag - n : 0;
+	hi = diag < m ? diag : m;
+	while (lo < hi)
+	{
+		uint32_t	mid = (lo + hi) / 2;
+
+		if (a[mid] <= bv[diag - mid - 1])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	k = diag - lo;
+	steps = total - diag < chunk ? total - diag : chunk;
+	for (uint32_t step = 0; step < steps; step++)
+	{
+		if (i < m && (k >= n || a[i] <= bv[k]))
+		{
+			if (k < n && a[i] == bv[k])
+				flags[i] = 1;
+			i++;
+		}
+		else
+			k++;
+	}
+}
+
+#endif							/* GPUIDX_BLOCK_OPS_CUH */

@@ -1,0 +1,197 @@
+/*
+ * test_host.cu
+ *	  The GPU kernels' list logic, run on the host: no GPU needed, so CI runs
+ *	  it.  Every block of lists of every shape and codec is decoded the way a
+ *	  warp does it (32 lanes simulated in turn), searched the way a search
+ *	  thread does, and merged the way a warp's lanes walk the merge path, and
+ *	  each is compared with the CPU codecs (src/codec).
+ */
+#include "block_ops.cuh"
+
+extern "C"
+{
+#include "codec/codec.h"
+}
+#include "../test/unit/unit.h"
+
+/* a list's device descriptor, pointing into host memory */
+static list_desc
+host_desc(const pl_view *v)
+{
+	list_desc	d;
+
+	memset(&d, 0, sizeof(d));
+	d.count = v->count;
+	d.last = v->last;
+	d.nblocks = v->nblocks;
+	d.codec = (uint32_t) v->codec;
+	d.block_first = v->codec == GPUIDX_CODEC_RAW ? v->values : v->block_first;
+	d.block_bitoff = v->block_bitoff;
+	d.segs = v->segs;
+	d.data = (const uint64_t *) v->data;
+	return d;
+}
+
+/* decode block b as a warp does: returns false where the warp would */
+static bool
+simulate_warp_decode(const list_desc &d, uint32_t b, uint32_t *out)
+{
+	block_shape s = dev_block_shape(d, b);
+	uint16_t	hp[GPUIDX_EF_BLOCK + 32];
+
+	if (dev_block_has_field(s))
+	{
+		uint64_t	words[WARP_LANES];
+		uint32_t	before[WARP_LANES];
+		uint32_t	total = 0;
+
+		for (unsigned lane = 0; lane < WARP_LANES; lane++)
+		{
+			words[lane] = dev_field_word(d, s, lane);
+			before[lane] = total;
+			total += dev_popc64(words[lane]);
+		}
+		if (total != s.n || s.nbits > 64 * WARP_LANES)
+			return false;
+		for (unsigned lane = 0; lane < WARP_LANES; lane++)
+			dev_field_positions(words[lane], lane, before[lane], hp);
+	}
+	for (unsigned lane = 0; lane < WARP_LANES; lane++)
+		for (uint32_t j = lane; j < s.n; j += WARP_LANES)
+			out[j] = dev_block_posting(d, b, s, hp, j);
+	return true;
+}
+
+/* the search kernel's test for one element */
+static bool
+simulate_search(const list_desc &d, uint32_t x)
+{
+	int64_t		b;
+
+	if (d.count == 0 || x > d.last || (b = dev_find_block(d, x)) < 0)
+		return false;
+	if (dev_block_first(d, (uint32_t) b) == x)
+		return true;
+	return dev_block_contains(d, (uint32_t) b, x);
+}
+
+static void
+check_list(const uint32_t *v, uint32_t n, const char *shape)
+{
+	for (int codec = 0; codec < GPUIDX_NUM_CODECS; codec++)
+	{
+		size_t		len = pl_encoded_size(codec, v, n);
+		uint8_t    *bytes = (uint8_t *) unit_alloc(len);
+		pl_view		view;
+		list_desc	d;
+		uint32_t	got[GPUIDX_LRC_SEGMENT];
+		uint32_t	want[GPUIDX_LRC_SEGMENT];
+		uint32_t	flags[4 * GPUIDX_LRC_SEGMENT];
+		uint32_t	a[4 * GPUIDX_LRC_SEGMENT];
+
+		pl_encode(codec, v, n, bytes);
+		CHECK(pl_open(&view, bytes, len, PL_OPEN_VERIFY_CHECKSUM) == PL_OK, "%s: open", shape);
+		d = host_desc(&view);
+		for (uint32_t b = 0; b < view.nblocks; b++)
+		{
+			int			nb = pl_decode_block(&view, b, want);
+			uint64_t	end = dev_block_end(d, b);
+			uint32_t	first = dev_block_first(d, b);
+			uint32_t	m = 0;
+
+			CHECK(simulate_warp_decode(d, b, got), "%s/%d block %u: warp decode refused", shape, codec, b);
+			CHECK(memcmp(got, want, (size_t) nb * sizeof(uint32_t)) == 0,
+				  "%s/%d block %u: warp decode differs", shape, codec, b);
+
+			/* merge path: a sorted set inside the block's range, half of it hits */
+			for (int i = 0; i < nb && m < 4 * GPUIDX_LRC_SEGMENT - 2; i++)
+			{
+				if (unit_rand_below(2))
+					a[m++] = want[i];
+				if (unit_rand_below(3) == 0)
+					a[m++] = first + (uint32_t) (unit_rand64() % (end - first));
+			}
+			qsort(a, m, sizeof(uint32_t), unit_cmp_u32);
+			{
+				uint32_t	k = 0;
+
+				for (uint32_t i = 0; i < m; i++)
+					if (k == 0 || a[i] != a[k - 1])
+						a[k++] = a[i];
+				m = k;
+			}
+			static const unsigned lane_counts[] = {1, 7, WARP_LANES};
+
+			for (unsigned lc = 0; lc < 3; lc++)
+			{
+				unsigned	lanes = lane_counts[lc];
+
+				memset(flags, 0, sizeof(flags));
+				for (unsigned lane = 0; lane < lanes; lane++)
+					dev_merge_path_lane(a, m, got, (uint32_t) nb, lane, lanes, flags);
+				for (uint32_t i = 0; i < m; i++)
+				{
+					bool		in = bsearch(&a[i], want, nb, sizeof(uint32_t), unit_cmp_u32) != NULL;
+
+					CHECK(flags[i] == (in ? 1u : 0u), "%s/%d block %u: merge path (%u lanes) flag %u of %u",
+						  shape, codec, b, lanes, i, m);
+				}
+			}
+		}
+		/* search: every posting, its neighbours, and random ids */
+		for (uint32_t i = 0; i < n; i++)
+		{
+			CHECK(simulate_search(d, v[i]), "%s/%d: search misses %u", shape, codec, v[i]);
+			if (v[i] < UINT32_MAX)
+				CHECK(simulate_search(d, v[i] + 1) == pl_contains(&view, v[i] + 1),
+					  "%s/%d: search %u", shape, codec, v[i] + 1);
+		}
+		for (int r = 0; r < 2000; r++)
+		{
+			uint32_t	x = n > 0 && r % 2 ? v[unit_rand_below(n)] - unit_rand_below(5) : (uint32_t) unit_rand64();
+
+			CHECK(simulate_search(d, x) == pl_contains(&view, x), "%s/%d: search %u", shape, codec, x);
+		}
+		free(bytes);
+	}
+}
+
+int
+main(void)
+{
+	static const uint32_t lengths[] = {0, 1, 2, 5, 127, 128, 129, 255, 256, 257, 1000, 3000, 20000};
+	uint32_t   *v = (uint32_t *) unit_alloc(200000 * sizeof(uint32_t));
+
+	for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
+	{
+		uint32_t	len = lengths[li];
+		uint32_t	n;
+
+		n = unit_gen_gaps(v, len, unit_rand_below(1000), 1);
+		check_list(v, n, "run");
+		n = unit_gen_gaps(v, len, 0, 3);
+		check_list(v, n, "dense");
+		n = unit_gen_gaps(v, len, unit_rand_below(100000), 100);
+		check_list(v, n, "gaps-100");
+		n = unit_gen_gaps(v, len, 0, 1u << 20);
+		check_list(v, n, "gaps-1M");
+		n = unit_gen_uniform(v, len, UINT64_C(1) << 32);
+		if (n >= 2)
+		{
+			v[0] = 0;
+			v[n - 1] = UINT32_MAX;
+		}
+		check_list(v, n, "uniform-0-max");
+		n = unit_gen_gaps(v, len, UINT32_MAX - len + 1, 1);
+		check_list(v, n, "run-to-max");
+	}
+	for (int r = 0; r < 150; r++)
+	{
+		uint32_t	n = unit_gen_gaps(v, unit_rand_below(5000), unit_rand_below(1u << 31),
+									  1 + unit_rand_below(1u << unit_rand_below(28)));
+
+		check_list(v, n, "random");
+	}
+	free(v);
+	return unit_report("test_host (GPU list logic on the host)");
+}
