@@ -194,3 +194,15 @@ CREATE AGGREGATE pl_intersect_agg(postinglist) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE pl_intersect_agg(postinglist) IS 'intersection of the non-null input lists';
+
+-- ---------------------------------------------------------------------------
+-- The intersection engine (GPU when available, else CPU; include/gpuidx_engine.h)
+
+CREATE FUNCTION gpuidx_engine_info(OUT engine text, OUT device text, OUT library text,
+		OUT fallback_reason text)
+	AS 'MODULE_PATHNAME', 'gpuidx_engine_info_sql' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuidx_engine_info() IS 'the engine this session uses (cuda or cpu) and, for cpu, why';
+
+CREATE FUNCTION gpuidx_engine_intersect(VARIADIC postinglist[]) RETURNS postinglist
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuidx_engine_intersect(postinglist[]) IS 'pl_intersect through the engine (the GPU when there is one); falls back to the CPU on any engine error';

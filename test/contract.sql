@@ -5,7 +5,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS gpuidx;
 SET client_min_messages = warning;
 
-SELECT plan(83);
+SELECT plan(87);
 
 -- the type
 SELECT has_type('postinglist');
@@ -33,13 +33,15 @@ SELECT is((SELECT array_agg(a ORDER BY a COLLATE "C") FROM pg_proc, unnest(proar
 		  ARRAY['', 'bits_per_posting', 'blocks', 'bytes', 'codec', 'count'],
 		  'pl_stats columns');
 
--- every SQL-callable function of the extension is immutable and parallel safe;
--- all but the aggregate support functions are strict
-SELECT is(count(*)::int, 0, 'no function of gpuidx is volatile or stable')
+-- every posting-list function is immutable and parallel safe; only the
+-- engine functions (which load a library into the session) are not
+SELECT is(array_agg(p.proname::text ORDER BY p.proname), ARRAY['gpuidx_engine_info', 'gpuidx_engine_intersect'],
+		  'only the engine functions are volatile')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'gpuidx'
 WHERE p.provolatile <> 'i';
-SELECT is(count(*)::int, 0, 'no function of gpuidx is parallel restricted or unsafe')
+SELECT is(array_agg(p.proname::text ORDER BY p.proname), ARRAY['gpuidx_engine_info', 'gpuidx_engine_intersect'],
+		  'only the engine functions are parallel restricted (one engine per session)')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'gpuidx'
 WHERE p.proparallel <> 's';
@@ -104,6 +106,11 @@ SELECT cast_context_is('postinglist', 'integer[]', 'explicit');
 
 -- settings
 SELECT is(current_setting('gpuidx.codec'), 'auto', 'gpuidx.codec defaults to auto');
+SELECT is(current_setting('gpuidx.engine_library'), '$libdir/gpuidx_cuda', 'gpuidx.engine_library default');
+SELECT is((SELECT context FROM pg_settings WHERE name = 'gpuidx.engine_library'), 'superuser',
+		  'only a superuser picks the library loaded into sessions');
+SELECT function_returns('gpuidx_engine_intersect', ARRAY['postinglist[]'], 'postinglist');
+SELECT ok((SELECT engine IN ('cpu', 'cuda') FROM gpuidx_engine_info()), 'an engine is always there');
 
 -- results of the basic operations
 SELECT is(('{3,9,27,81}'::postinglist & '{1,3,9}')::text, '{3,9}', 'intersection');

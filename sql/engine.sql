@@ -1,0 +1,29 @@
+-- the intersection engine: the GPU when one is there, else the CPU, and
+-- always the same answers; a missing or broken engine library is no error
+SELECT engine IN ('cpu', 'cuda') AS known_engine,
+       engine = 'cuda' OR fallback_reason ~ '(did not start|could not load|not a gpuidx engine)' AS explained
+FROM gpuidx_engine_info();
+
+-- same answers as pl_intersect, every codec, skewed and similar lengths
+SELECT gpuidx_engine_intersect(pl_range(0, 100), '{5,50,500}') = pl_intersect(pl_range(0, 100), '{5,50,500}') AS same;
+SELECT c, gpuidx_engine_intersect(pl_encode(a, c), b, pl_range(0, 900000)) = pl_intersect(a, b, pl_range(0, 900000)) AS same,
+       pl_length(gpuidx_engine_intersect(pl_encode(a, c), b)) AS n
+FROM (SELECT pl_agg(g * 3) AS a, pl_agg(g * 5) FILTER (WHERE g % 2 = 0) AS b FROM generate_series(0, 300000) g) s,
+     unnest(ARRAY['raw', 'ef', 'lrc']) c
+ORDER BY c;
+SELECT gpuidx_engine_intersect('{}', '{1}'), gpuidx_engine_intersect('{1,2}', NULL), gpuidx_engine_intersect(VARIADIC ARRAY[]::postinglist[]);
+
+-- a library that does not exist: the CPU engine, with the reason
+SET gpuidx.engine_library = '/nonexistent/gpuidx_cuda.so';
+SELECT engine, fallback_reason FROM gpuidx_engine_info();
+SELECT gpuidx_engine_intersect('{1,2,3}', '{2,3,4}');
+
+-- a library that is no engine (the extension itself)
+SET gpuidx.engine_library = '$libdir/gpuidx';
+SELECT engine, fallback_reason ~ 'is not a gpuidx engine' AS refused FROM gpuidx_engine_info();
+SELECT gpuidx_engine_intersect('{1,2,3}', '{2,3,4}');
+
+-- no library at all
+SET gpuidx.engine_library = '';
+SELECT engine, fallback_reason FROM gpuidx_engine_info();
+RESET gpuidx.engine_library;
