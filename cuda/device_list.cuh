@@ -41,6 +41,48 @@ struct list_desc
 	uint32_t	codec;
 };
 
+#ifdef GPUIDX_CODEC_H
+/*
+ * Host side: where an opened list's parts are, relative to its first byte;
+ * then, for a copy of the list at base (device or host memory), absolute.
+ */
+static inline list_desc
+relative_desc(const pl_view *v, const uint8_t *bytes)
+{
+	list_desc	d;
+
+	memset(&d, 0, sizeof(d));
+	d.count = v->count;
+	d.last = v->last;
+	d.nblocks = v->nblocks;
+	d.codec = (uint32_t) v->codec;
+	if (v->codec == GPUIDX_CODEC_RAW)
+		d.block_first = (const uint32_t *) ((const uint8_t *) v->values - bytes);
+	else if (v->codec == GPUIDX_CODEC_EF)
+	{
+		d.block_first = (const uint32_t *) ((const uint8_t *) v->block_first - bytes);
+		d.block_bitoff = (const uint32_t *) ((const uint8_t *) v->block_bitoff - bytes);
+	}
+	else
+		d.segs = (const gpuidx_lrc_segment *) ((const uint8_t *) v->segs - bytes);
+	if (v->codec != GPUIDX_CODEC_RAW)
+		d.data = (const uint64_t *) (v->data - bytes);
+	return d;
+}
+
+static inline list_desc
+absolute_desc(const list_desc &rel, const uint8_t *base)
+{
+	list_desc	d = rel;
+
+	d.block_first = rel.block_first ? (const uint32_t *) (base + (uintptr_t) rel.block_first) : NULL;
+	d.block_bitoff = rel.block_bitoff ? (const uint32_t *) (base + (uintptr_t) rel.block_bitoff) : NULL;
+	d.segs = rel.segs ? (const gpuidx_lrc_segment *) (base + (uintptr_t) rel.segs) : NULL;
+	d.data = rel.data ? (const uint64_t *) (base + (uintptr_t) rel.data) : NULL;
+	return d;
+}
+#endif
+
 /* 64 bits from bit position pos (the guard word keeps word + 1 in bounds) */
 GPUIDX_DEV uint64_t
 dev_window(const uint64_t *data, uint64_t pos)

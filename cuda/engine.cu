@@ -172,43 +172,6 @@ cache_drop(gpuidx_engine *e, lru_entry *entry, int evicted)
 
 /* ----------------------------------------------------------- lists */
 
-/* the device-side parts of an opened list, relative to its first byte */
-static list_desc
-relative_desc(const pl_view *v, const uint8_t *bytes)
-{
-	list_desc	d;
-
-	memset(&d, 0, sizeof(d));
-	d.count = v->count;
-	d.last = v->last;
-	d.nblocks = v->nblocks;
-	d.codec = (uint32_t) v->codec;
-	if (v->codec == GPUIDX_CODEC_RAW)
-		d.block_first = (const uint32_t *) ((const uint8_t *) v->values - bytes);
-	else if (v->codec == GPUIDX_CODEC_EF)
-	{
-		d.block_first = (const uint32_t *) ((const uint8_t *) v->block_first - bytes);
-		d.block_bitoff = (const uint32_t *) ((const uint8_t *) v->block_bitoff - bytes);
-	}
-	else
-		d.segs = (const gpuidx_lrc_segment *) ((const uint8_t *) v->segs - bytes);
-	if (v->codec != GPUIDX_CODEC_RAW)
-		d.data = (const uint64_t *) (v->data - bytes);
-	return d;
-}
-
-static list_desc
-absolute_desc(const list_desc &rel, const uint8_t *base)
-{
-	list_desc	d = rel;
-
-	d.block_first = rel.block_first ? (const uint32_t *) (base + (uintptr_t) rel.block_first) : NULL;
-	d.block_bitoff = rel.block_bitoff ? (const uint32_t *) (base + (uintptr_t) rel.block_bitoff) : NULL;
-	d.segs = rel.segs ? (const gpuidx_lrc_segment *) (base + (uintptr_t) rel.segs) : NULL;
-	d.data = rel.data ? (const uint64_t *) (base + (uintptr_t) rel.data) : NULL;
-	return d;
-}
-
 /* the payload's 64-bit data area needs 8-byte alignment on the device */
 static bool
 list_layout_ok(const pl_view *v, const uint8_t *bytes)

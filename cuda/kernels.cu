@@ -32,6 +32,16 @@ find_job(const uint64_t *prefix, uint32_t njobs, uint64_t item)
 	return lo;
 }
 
+/* the job of work item 'item' and the item's index inside the job */
+__device__ __forceinline__ round_job
+locate_item(const round_launch &l, uint64_t item, uint32_t *index)
+{
+	uint32_t	j = find_job(l.prefix, l.njobs, item);
+
+	*index = (uint32_t) (item - l.prefix[j]);
+	return l.jobs[j];
+}
+
 /*
  * Decode block b of d into out[0..n) with one warp; hp is the warp's shared
  * scratch of GPUIDX_EF_BLOCK slots.  Returns false on bad bits (a list that
@@ -76,7 +86,6 @@ decode_kernel(round_launch l, const list_desc *descs, uint32_t *a, int *bad)
 	unsigned	lane = threadIdx.x & 31;
 	unsigned	warp = threadIdx.x / 32;
 	uint64_t	item = (uint64_t) blockIdx.x * WARPS_PER_BLOCK + warp;
-	uint32_t	j;
 	round_job	job;
 	const list_desc *d;
 	uint32_t	b;
@@ -84,10 +93,8 @@ decode_kernel(round_launch l, const list_desc *descs, uint32_t *a, int *bad)
 
 	if (item >= l.items)
 		return;
-	j = find_job(l.prefix, l.njobs, item);
-	job = l.jobs[j];
+	job = locate_item(l, item, &b);
 	d = &descs[job.desc];
-	b = (uint32_t) (item - l.prefix[j]);
 	cap = d->codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
 	if (!warp_decode_block(*d, b, a + job.out_offset + (size_t) b * cap, hp[warp], lane) && lane == 0)
 		*bad = 1;
@@ -117,7 +124,6 @@ merge_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t
 	unsigned	lane = threadIdx.x & 31;
 	unsigned	warp = threadIdx.x / 32;
 	uint64_t	item = (uint64_t) blockIdx.x * WARPS_PER_BLOCK + warp;
-	uint32_t	j;
 	round_job	job;
 	const list_desc *d;
 	uint32_t	b;
@@ -126,10 +132,8 @@ merge_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t
 
 	if (item >= l.items)
 		return;
-	j = find_job(l.prefix, l.njobs, item);
-	job = l.jobs[j];
+	job = locate_item(l, item, &b);
 	d = &descs[job.desc];
-	b = (uint32_t) (item - l.prefix[j]);
 
 	/* the current elements inside this block's range [first, end) */
 	if (lane == 0)
@@ -160,7 +164,6 @@ __global__ void
 search_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t *flags)
 {
 	uint64_t	item = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
-	uint32_t	j;
 	round_job	job;
 	uint32_t	i;
 	uint32_t	x;
@@ -170,9 +173,8 @@ search_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_
 
 	if (item >= l.items)
 		return;
-	j = find_job(l.prefix, l.njobs, item);
-	job = l.jobs[j];
-	i = job.a_offset + (uint32_t) (item - l.prefix[j]);
+	job = locate_item(l, item, &i);
+	i += job.a_offset;
 	if (job.desc < 0)
 	{
 		flags[i] = 1;

@@ -6,30 +6,18 @@
  *	  thread does, and merged the way a warp's lanes walk the merge path, and
  *	  each is compared with the CPU codecs (src/codec).
  */
-#include "block_ops.cuh"
-
 extern "C"
 {
 #include "codec/codec.h"
 }
+#include "block_ops.cuh"
 #include "../test/unit/unit.h"
 
 /* a list's device descriptor, pointing into host memory */
 static list_desc
-host_desc(const pl_view *v)
+host_desc(const pl_view *v, const uint8_t *bytes)
 {
-	list_desc	d;
-
-	memset(&d, 0, sizeof(d));
-	d.count = v->count;
-	d.last = v->last;
-	d.nblocks = v->nblocks;
-	d.codec = (uint32_t) v->codec;
-	d.block_first = v->codec == GPUIDX_CODEC_RAW ? v->values : v->block_first;
-	d.block_bitoff = v->block_bitoff;
-	d.segs = v->segs;
-	d.data = (const uint64_t *) v->data;
-	return d;
+	return absolute_desc(relative_desc(v, bytes), bytes);
 }
 
 /* decode block b as a warp does: returns false where the warp would */
@@ -91,7 +79,7 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 
 		pl_encode(codec, v, n, bytes);
 		CHECK(pl_open(&view, bytes, len, PL_OPEN_VERIFY_CHECKSUM) == PL_OK, "%s: open", shape);
-		d = host_desc(&view);
+		d = host_desc(&view, bytes);
 		for (uint32_t b = 0; b < view.nblocks; b++)
 		{
 			int			nb = pl_decode_block(&view, b, want);
