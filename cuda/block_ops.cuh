@@ -157,4 +157,120 @@ dev_merge_path_lane(const uint32_t *a, uint32_t m, const uint32_t *bv, uint32_t 
 	}
 }
 
+/*
+ * A unit of a round for one query.  Decode and merge jobs walk the blocks of
+ * list 'desc'; search and keep jobs walk the query's current elements.
+ */
+struct round_job
+{
+	uint32_t	a_offset;		/* the query's current elements in A */
+	uint32_t	a_count;
+	int32_t		desc;			/* index into the batch's list_desc array; -1: keep all */
+	uint32_t	out_offset;		/* decode jobs: where the list's postings go */
+};
+
+/* per-launch arrays, device pointers */
+struct round_launch
+{
+	const round_job *jobs;
+	const uint64_t *prefix;		/* work items before each job; njobs + 1 entries */
+	uint32_t	njobs;
+	uint64_t	items;			/* prefix[njobs] */
+};
+
+/* the job that work item 'item' belongs to: last j with prefix[j] <= item */
+GPUIDX_DEV uint32_t
+find_job(const uint64_t *prefix, uint32_t njobs, uint64_t item)
+{
+	uint32_t	lo = 0;
+	uint32_t	hi = njobs;
+
+	while (hi - lo > 1)
+	{
+		uint32_t	mid = (lo + hi) / 2;
+
+		if (dev_load(&prefix[mid]) <= item)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* the job of work item 'item' and the item's index inside the job */
+GPUIDX_DEV round_job
+locate_item(const round_launch &l, uint64_t item, uint32_t *index)
+{
+	uint32_t	j = find_job(l.prefix, l.njobs, item);
+
+	*index = (uint32_t) (item - l.prefix[j]);
+	return l.jobs[j];
+}
+
+/* first index in a[lo, hi) with a[i] >= x (64-bit x: a block's end may be 2^32) */
+GPUIDX_DEV uint32_t
+lower_bound64(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x)
+{
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if ((uint64_t) a[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The search kernel's test for one element: is x in list d?  Skip entries
+ * first; a block's first posting is answered by them alone.
+ */
+GPUIDX_DEV bool
+dev_search_one(const list_desc &d, uint32_t x)
+{
+	int64_t		b;
+
+	if (d.count == 0 || x > d.last || (b = dev_find_block(d, x)) < 0)
+		return false;
+	if (dev_block_first(d, (uint32_t) b) == x)
+		return true;
+	return dev_block_contains(d, (uint32_t) b, x);
+}
+
+/*
+ * Host only: decode block b as a warp does, its 32 lanes taken in turn (the
+ * host test and the host-emulated device use it).  False where the warp
+ * would report bad bits.
+ */
+static inline bool
+host_warp_decode_block(const list_desc &d, uint32_t b, uint32_t *out)
+{
+	block_shape s = dev_block_shape(d, b);
+	uint16_t	hp[GPUIDX_EF_BLOCK + 32];
+
+	if (dev_block_has_field(s))
+	{
+		uint64_t	words[WARP_LANES];
+		uint32_t	before[WARP_LANES];
+		uint32_t	total = 0;
+
+		for (unsigned lane = 0; lane < WARP_LANES; lane++)
+		{
+			words[lane] = dev_field_word(d, s, lane);
+			before[lane] = total;
+			total += dev_popc64(words[lane]);
+		}
+		if (total != s.n || s.nbits > 64 * WARP_LANES)
+			return false;
+		for (unsigned lane = 0; lane < WARP_LANES; lane++)
+			dev_field_positions(words[lane], lane, before[lane], hp);
+	}
+	for (unsigned lane = 0; lane < WARP_LANES; lane++)
+		for (uint32_t j = lane; j < s.n; j += WARP_LANES)
+			out[j] = dev_block_posting(d, b, s, hp, j);
+	return true;
+}
+
 #endif							/* GPUIDX_BLOCK_OPS_CUH */

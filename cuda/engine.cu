@@ -31,7 +31,10 @@ extern "C"
 #include "engine/lru.h"
 }
 
-#include "kernels.cuh"
+#include "device_ops.h"
+
+/* the device the engine was linked with: CUDA, or the host emulation */
+#define OPS (&engine_device_ops)
 
 #define ERR(error, status, ...) engine_set_error((error), (status), __FILE__, __LINE__, __VA_ARGS__)
 
@@ -101,7 +104,7 @@ cuda_status(gpuidx_engine *e, cudaError_t err)
 		if (cuda_err_ != cudaSuccess) \
 		{ \
 			int st_ = cuda_status((e), cuda_err_); \
-			ERR((error), st_, "%s: %s", #call, cudaGetErrorString(cuda_err_)); \
+			ERR((error), st_, "%s: %s", #call, OPS->error_string(cuda_err_)); \
 			return st_; \
 		} \
 	} while (0)
@@ -185,29 +188,21 @@ static int
 cuda_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engine_error *error)
 {
 	gpuidx_engine *e;
-	cudaDeviceProp prop;
-	int			ndev = 0;
+	device_props props;
 	cudaError_t err;
-	size_t		free_mem = 0,
-				total_mem = 0;
+	int			st;
 
 	if (config == NULL || config->struct_size < sizeof(gpuidx_engine_config))
 	{
 		ERR(error, GPUIDX_ENGINE_ERR_INVALID, "engine configuration of an unknown size");
 		return GPUIDX_ENGINE_ERR_INVALID;
 	}
-	err = cudaGetDeviceCount(&ndev);
-	if (err != cudaSuccess || ndev == 0)
+	err = OPS->open(config->device, &props);
+	if (err != cudaSuccess)
 	{
-		ERR(error, GPUIDX_ENGINE_ERR_NO_DEVICE, "no CUDA device: %s",
-			err != cudaSuccess ? cudaGetErrorString(err) : "none visible");
-		return GPUIDX_ENGINE_ERR_NO_DEVICE;
-	}
-	if (config->device < 0 || config->device >= ndev)
-	{
-		ERR(error, GPUIDX_ENGINE_ERR_NO_DEVICE, "CUDA device %d does not exist (%d visible)",
-			config->device, ndev);
-		return GPUIDX_ENGINE_ERR_NO_DEVICE;
+		st = cuda_status(NULL, err);
+		ERR(error, st, "no usable CUDA device %d: %s", config->device, OPS->error_string(err));
+		return st;
 	}
 	e = new(std::nothrow) gpuidx_engine();
 	if (e == NULL)
@@ -218,52 +213,38 @@ cuda_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engi
 	e->device = config->device;
 	e->skip_ratio = config->skip_ratio ? config->skip_ratio : 32;
 	e->batch_budget = config->batch_bytes ? config->batch_bytes : DEFAULT_BATCH_BYTES;
+	/* default cache: a quarter of the device, within half of what is free */
+	e->arena_bytes = config->cache_bytes ? config->cache_bytes
+		: std::min((uint64_t) props.total_memory / 4, (uint64_t) props.free_memory / 2);
+	e->arena_bytes = ALIGN_UP(e->arena_bytes);
+	err = OPS->stream_create(&e->stream);
+	if (err == cudaSuccess)
+		err = OPS->dev_alloc((void **) &e->arena, e->arena_bytes);
+	if (err != cudaSuccess)
 	{
-		int			st = GPUIDX_ENGINE_OK;
-
-		err = cudaSetDevice(e->device);
-		if (err == cudaSuccess)
-			err = cudaGetDeviceProperties(&prop, e->device);
-		if (err == cudaSuccess)
-			err = cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking);
-		if (err == cudaSuccess)
-			err = cudaMemGetInfo(&free_mem, &total_mem);
-		if (err == cudaSuccess)
-		{
-			/* default cache: a quarter of the device, within what is free */
-			e->arena_bytes = config->cache_bytes ? config->cache_bytes : total_mem / 4;
-			if (e->arena_bytes > free_mem / 2 && config->cache_bytes == 0)
-				e->arena_bytes = free_mem / 2;
-			e->arena_bytes = ALIGN_UP(e->arena_bytes);
-			err = cudaMalloc(&e->arena, e->arena_bytes);
-		}
-		if (err != cudaSuccess)
-		{
-			st = cuda_status(NULL, err);
-			ERR(error, st, "initializing CUDA device %d: %s", e->device, cudaGetErrorString(err));
-			if (e->stream)
-				cudaStreamDestroy(e->stream);
-			delete e;
-			return st;
-		}
+		st = cuda_status(NULL, err);
+		ERR(error, st, "initializing CUDA device %d: %s", e->device, OPS->error_string(err));
+		OPS->stream_destroy(e->stream);
+		delete e;
+		return st;
 	}
 	if (!lru_init(&e->cache, e->arena_bytes))
 	{
-		cudaFree(e->arena);
-		cudaStreamDestroy(e->stream);
+		OPS->dev_free(e->arena);
+		OPS->stream_destroy(e->stream);
 		delete e;
 		ERR(error, GPUIDX_ENGINE_ERR_OUT_OF_MEMORY, "out of host memory");
 		return GPUIDX_ENGINE_ERR_OUT_OF_MEMORY;
 	}
 	e->free_space[0] = e->arena_bytes;
 	memset(&e->info, 0, sizeof(e->info));
-	strcpy(e->info.kind, "cuda");
-	snprintf(e->info.device_name, sizeof(e->info.device_name), "%.95s", prop.name);
+	snprintf(e->info.kind, sizeof(e->info.kind), "%s", OPS->kind);
+	snprintf(e->info.device_name, sizeof(e->info.device_name), "%.95s", props.name);
 	e->info.device = e->device;
-	e->info.compute_major = prop.major;
-	e->info.compute_minor = prop.minor;
-	e->info.multiprocessors = (uint32_t) prop.multiProcessorCount;
-	e->info.device_memory = total_mem;
+	e->info.compute_major = props.major;
+	e->info.compute_minor = props.minor;
+	e->info.multiprocessors = props.multiprocessors;
+	e->info.device_memory = props.total_memory;
 	e->info.abi_version = GPUIDX_ENGINE_ABI_VERSION;
 	*out = e;
 	return GPUIDX_ENGINE_OK;
@@ -276,14 +257,14 @@ cuda_destroy(gpuidx_engine *e)
 
 	if (e == NULL)
 		return;
-	cudaSetDevice(e->device);
+	OPS->set_device(e->device);
 	while ((entry = lru_oldest(&e->cache)) != NULL)
 		cache_drop(e, entry, 0);
 	lru_free(&e->cache);
-	cudaFree(e->arena);
-	cudaFree(e->scratch);
-	cudaFreeHost(e->pinned);
-	cudaStreamDestroy(e->stream);
+	OPS->dev_free(e->arena);
+	OPS->dev_free(e->scratch);
+	OPS->host_free(e->pinned);
+	OPS->stream_destroy(e->stream);
 	delete e;
 }
 
@@ -337,16 +318,16 @@ cuda_cache_put(gpuidx_engine *e, uint64_t key, const void *bytes, uint64_t len,
 		}
 		cache_drop(e, victim, 1);
 	}
-	CUDA_TRY(e, error, cudaSetDevice(e->device));
+	CUDA_TRY(e, error, OPS->set_device(e->device));
 	{
-		cudaError_t err = cudaMemcpy(e->arena + offset, bytes, len, cudaMemcpyHostToDevice);
+		cudaError_t err = OPS->copy(e->arena + offset, bytes, len);
 
 		if (err != cudaSuccess)
 		{
 			int			s = cuda_status(e, err);
 
 			arena_free(e, offset, ALIGN_UP(len));
-			ERR(error, s, "copying a list to the GPU: %s", cudaGetErrorString(err));
+			ERR(error, s, "copying a list to the GPU: %s", OPS->error_string(err));
 			return s;
 		}
 	}
@@ -438,18 +419,18 @@ ensure_buffers(gpuidx_engine *e, uint64_t device_bytes, uint64_t host_bytes, gpu
 {
 	if (device_bytes > e->scratch_bytes)
 	{
-		cudaFree(e->scratch);
+		OPS->dev_free(e->scratch);
 		e->scratch = NULL;
 		e->scratch_bytes = 0;
-		CUDA_TRY(e, error, cudaMalloc(&e->scratch, device_bytes));
+		CUDA_TRY(e, error, OPS->dev_alloc((void **) &e->scratch, device_bytes));
 		e->scratch_bytes = device_bytes;
 	}
 	if (host_bytes > e->pinned_bytes)
 	{
-		cudaFreeHost(e->pinned);
+		OPS->host_free(e->pinned);
 		e->pinned = NULL;
 		e->pinned_bytes = 0;
-		CUDA_TRY(e, error, cudaHostAlloc(&e->pinned, host_bytes, cudaHostAllocDefault));
+		CUDA_TRY(e, error, OPS->host_alloc((void **) &e->pinned, host_bytes));
 		e->pinned_bytes = host_bytes;
 	}
 	return GPUIDX_ENGINE_OK;
@@ -546,7 +527,7 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		max_rounds = std::max(max_rounds, p.has_initial ? p.nterms : p.nterms - 1);
 		any_initial |= p.has_initial;
 	}
-	CUDA_TRY(e, error, scan_flags(NULL, &temp_bytes, NULL, NULL, total, e->stream));
+	CUDA_TRY(e, error, OPS->scan(NULL, &temp_bytes, NULL, NULL, total, e->stream));
 	/* jobs of a round: at most one per query in each set, plus prefixes */
 	round_bytes = 3 * ALIGN_UP(((uint64_t) np + 1) * (sizeof(round_job) + sizeof(uint64_t)) + 2 * ALIGN)
 		+ ALIGN_UP(((uint64_t) np + 1) * sizeof(uint32_t));
@@ -585,8 +566,8 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		if (p.has_initial)
 			memcpy(e->pinned + at_a + (uint64_t) p.offset * sizeof(uint32_t), queries[p.qi].initial,
 				   (uint64_t) p.cap * sizeof(uint32_t));
-	CUDA_TRY(e, error, cudaMemcpyAsync(e->scratch, e->pinned, upload_end, cudaMemcpyHostToDevice, e->stream));
-	CUDA_TRY(e, error, cudaMemsetAsync(e->scratch + at_bad, 0, sizeof(int), e->stream));
+	CUDA_TRY(e, error, OPS->copy_async(e->scratch, e->pinned, upload_end, e->stream));
+	CUDA_TRY(e, error, OPS->fill_async(e->scratch + at_bad, 0, sizeof(int), e->stream));
 	if (stats)
 		stats->bytes_uploaded += upload_end;
 
@@ -607,13 +588,12 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		uint64_t	at = 0;
 		round_launch l = stage_jobs(e, decode, at_round, &at);
 
-		CUDA_TRY(e, error, cudaMemcpyAsync(e->scratch + at_round, e->pinned + at_round, at,
-										   cudaMemcpyHostToDevice, e->stream));
+		CUDA_TRY(e, error, OPS->copy_async(e->scratch + at_round, e->pinned + at_round, at, e->stream));
 		if (l.items > 0)
-			LAUNCH_TRY(e, error, stats, launch_decode(&l, (const list_desc *) (e->scratch + at_descs), a,
+			LAUNCH_TRY(e, error, stats, OPS->decode(&l, (const list_desc *) (e->scratch + at_descs), a,
 													  (int *) (e->scratch + at_bad), e->stream));
 		/* the round area of pinned memory is rewritten next: let this copy finish */
-		CUDA_TRY(e, error, cudaStreamSynchronize(e->stream));
+		CUDA_TRY(e, error, OPS->sync(e->stream));
 	}
 
 	for (uint32_t r = 1; r <= max_rounds; r++)
@@ -674,26 +654,25 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 			q_offsets[i] = plans[i].offset;
 		q_offsets[np] = (uint32_t) cur_total;
 		at = ALIGN_UP(at + ((uint64_t) np + 1) * sizeof(uint32_t));
-		CUDA_TRY(e, error, cudaMemcpyAsync(e->scratch + at_round, e->pinned + at_round, at,
-										   cudaMemcpyHostToDevice, e->stream));
-		CUDA_TRY(e, error, cudaMemsetAsync(e->scratch + at_flags, 0, (cur_total + 1) * sizeof(uint32_t), e->stream));
+		CUDA_TRY(e, error, OPS->copy_async(e->scratch + at_round, e->pinned + at_round, at, e->stream));
+		CUDA_TRY(e, error, OPS->fill_async(e->scratch + at_flags, 0, (cur_total + 1) * sizeof(uint32_t), e->stream));
 		if (ls.items > 0)
-			LAUNCH_TRY(e, error, stats, launch_search(&ls, (const list_desc *) (e->scratch + at_descs), a,
+			LAUNCH_TRY(e, error, stats, OPS->search(&ls, (const list_desc *) (e->scratch + at_descs), a,
 													  (uint32_t *) (e->scratch + at_flags), e->stream));
 		if (lm.items > 0)
-			LAUNCH_TRY(e, error, stats, launch_merge(&lm, (const list_desc *) (e->scratch + at_descs), a,
+			LAUNCH_TRY(e, error, stats, OPS->merge(&lm, (const list_desc *) (e->scratch + at_descs), a,
 													 (uint32_t *) (e->scratch + at_flags),
 													 (int *) (e->scratch + at_bad), e->stream));
-		LAUNCH_TRY(e, error, stats, scan_flags(e->scratch + at_temp, &temp_bytes,
+		LAUNCH_TRY(e, error, stats, OPS->scan(e->scratch + at_temp, &temp_bytes,
 											   (const uint32_t *) (e->scratch + at_flags),
 											   (uint32_t *) (e->scratch + at_pos), cur_total, e->stream));
-		LAUNCH_TRY(e, error, stats, launch_compact(a, (const uint32_t *) (e->scratch + at_flags),
+		LAUNCH_TRY(e, error, stats, OPS->compact(a, (const uint32_t *) (e->scratch + at_flags),
 												   (const uint32_t *) (e->scratch + at_pos), cur_total, a2,
 												   (const uint32_t *) (e->scratch + at_round + offsets_at),
 												   np, (uint32_t *) (e->scratch + at_counts), e->stream));
-		CUDA_TRY(e, error, cudaMemcpyAsync(e->pinned + at_counts, e->scratch + at_counts,
-										   (uint64_t) np * sizeof(uint32_t), cudaMemcpyDeviceToHost, e->stream));
-		CUDA_TRY(e, error, cudaStreamSynchronize(e->stream));
+		CUDA_TRY(e, error, OPS->copy_async(e->pinned + at_counts, e->scratch + at_counts,
+										   (uint64_t) np * sizeof(uint32_t), e->stream));
+		CUDA_TRY(e, error, OPS->sync(e->stream));
 		{
 			const uint32_t *counts = (const uint32_t *) (e->pinned + at_counts);
 			uint32_t	off = 0;
@@ -715,11 +694,10 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 
 		for (auto &p : plans)
 			n = std::max(n, (uint64_t) p.offset + p.count);
-		CUDA_TRY(e, error, cudaMemcpyAsync(e->pinned + at_bad, e->scratch + at_bad, sizeof(int),
-										   cudaMemcpyDeviceToHost, e->stream));
+		CUDA_TRY(e, error, OPS->copy_async(e->pinned + at_bad, e->scratch + at_bad, sizeof(int), e->stream));
 		if (n > 0)
-			CUDA_TRY(e, error, cudaMemcpyAsync(e->pinned, a, n * sizeof(uint32_t), cudaMemcpyDeviceToHost, e->stream));
-		CUDA_TRY(e, error, cudaStreamSynchronize(e->stream));
+			CUDA_TRY(e, error, OPS->copy_async(e->pinned, a, n * sizeof(uint32_t), e->stream));
+		CUDA_TRY(e, error, OPS->sync(e->stream));
 		memcpy(&bad, e->pinned + at_bad, sizeof(int));
 		if (bad)
 		{
@@ -874,7 +852,7 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 		ERR(error, GPUIDX_ENGINE_ERR_DEVICE_LOST, "the device failed earlier");
 		return GPUIDX_ENGINE_ERR_DEVICE_LOST;
 	}
-	CUDA_TRY(e, error, cudaSetDevice(e->device));
+	CUDA_TRY(e, error, OPS->set_device(e->device));
 	try
 	{
 		std::vector<query_plan> plans;

@@ -13,35 +13,6 @@
 #include "block_ops.cuh"
 #include "kernels.cuh"
 
-/* the job that work item 'item' belongs to: last j with prefix[j] <= item */
-__device__ __forceinline__ uint32_t
-find_job(const uint64_t *prefix, uint32_t njobs, uint64_t item)
-{
-	uint32_t	lo = 0;
-	uint32_t	hi = njobs;
-
-	while (hi - lo > 1)
-	{
-		uint32_t	mid = (lo + hi) / 2;
-
-		if (__ldg(&prefix[mid]) <= item)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* the job of work item 'item' and the item's index inside the job */
-__device__ __forceinline__ round_job
-locate_item(const round_launch &l, uint64_t item, uint32_t *index)
-{
-	uint32_t	j = find_job(l.prefix, l.njobs, item);
-
-	*index = (uint32_t) (item - l.prefix[j]);
-	return l.jobs[j];
-}
-
 /*
  * Decode block b of d into out[0..n) with one warp; hp is the warp's shared
  * scratch of GPUIDX_EF_BLOCK slots.  Returns false on bad bits (a list that
@@ -100,22 +71,6 @@ decode_kernel(round_launch l, const list_desc *descs, uint32_t *a, int *bad)
 		*bad = 1;
 }
 
-/* first index in a[lo, hi) with a[i] >= x (64-bit x: a block's end may be 2^32) */
-__device__ __forceinline__ uint32_t
-lower_bound64(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x)
-{
-	while (lo < hi)
-	{
-		uint32_t	mid = lo + (hi - lo) / 2;
-
-		if ((uint64_t) a[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 __global__ void
 merge_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t *flags, int *bad)
 {
@@ -166,10 +121,6 @@ search_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_
 	uint64_t	item = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
 	round_job	job;
 	uint32_t	i;
-	uint32_t	x;
-	const list_desc *d;
-	int64_t		b;
-	uint32_t	hit;
 
 	if (item >= l.items)
 		return;
@@ -180,15 +131,7 @@ search_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_
 		flags[i] = 1;
 		return;
 	}
-	d = &descs[job.desc];
-	x = a[i];
-	if (d->count == 0 || x > d->last || (b = dev_find_block(*d, x)) < 0)
-		hit = 0;
-	else if (dev_block_first(*d, (uint32_t) b) == x)
-		hit = 1;
-	else
-		hit = dev_block_contains(*d, (uint32_t) b, x) ? 1 : 0;
-	flags[i] = hit;
+	flags[i] = dev_search_one(descs[job.desc], a[i]) ? 1 : 0;
 }
 
 __global__ void

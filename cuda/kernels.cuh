@@ -11,28 +11,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "device_list.cuh"
-
-/*
- * A unit of a round for one query.  Decode and merge jobs walk the blocks of
- * list 'desc'; search and keep jobs walk the query's current elements.
- */
-struct round_job
-{
-	uint32_t	a_offset;		/* the query's current elements in A */
-	uint32_t	a_count;
-	int32_t		desc;			/* index into the batch's list_desc array; -1: keep all */
-	uint32_t	out_offset;		/* decode jobs: where the list's postings go */
-};
-
-/* per-launch arrays, device pointers */
-struct round_launch
-{
-	const round_job *jobs;
-	const uint64_t *prefix;		/* work items before each job; njobs + 1 entries */
-	uint32_t	njobs;
-	uint64_t	items;			/* prefix[njobs] */
-};
+#include "block_ops.cuh"
 
 #define WARPS_PER_BLOCK 4
 

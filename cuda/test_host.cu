@@ -20,49 +20,6 @@ host_desc(const pl_view *v, const uint8_t *bytes)
 	return absolute_desc(relative_desc(v, bytes), bytes);
 }
 
-/* decode block b as a warp does: returns false where the warp would */
-static bool
-simulate_warp_decode(const list_desc &d, uint32_t b, uint32_t *out)
-{
-	block_shape s = dev_block_shape(d, b);
-	uint16_t	hp[GPUIDX_EF_BLOCK + 32];
-
-	if (dev_block_has_field(s))
-	{
-		uint64_t	words[WARP_LANES];
-		uint32_t	before[WARP_LANES];
-		uint32_t	total = 0;
-
-		for (unsigned lane = 0; lane < WARP_LANES; lane++)
-		{
-			words[lane] = dev_field_word(d, s, lane);
-			before[lane] = total;
-			total += dev_popc64(words[lane]);
-		}
-		if (total != s.n || s.nbits > 64 * WARP_LANES)
-			return false;
-		for (unsigned lane = 0; lane < WARP_LANES; lane++)
-			dev_field_positions(words[lane], lane, before[lane], hp);
-	}
-	for (unsigned lane = 0; lane < WARP_LANES; lane++)
-		for (uint32_t j = lane; j < s.n; j += WARP_LANES)
-			out[j] = dev_block_posting(d, b, s, hp, j);
-	return true;
-}
-
-/* the search kernel's test for one element */
-static bool
-simulate_search(const list_desc &d, uint32_t x)
-{
-	int64_t		b;
-
-	if (d.count == 0 || x > d.last || (b = dev_find_block(d, x)) < 0)
-		return false;
-	if (dev_block_first(d, (uint32_t) b) == x)
-		return true;
-	return dev_block_contains(d, (uint32_t) b, x);
-}
-
 static void
 check_list(const uint32_t *v, uint32_t n, const char *shape)
 {
@@ -87,7 +44,7 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 			uint32_t	first = dev_block_first(d, b);
 			uint32_t	m = 0;
 
-			CHECK(simulate_warp_decode(d, b, got), "%s/%d block %u: warp decode refused", shape, codec, b);
+			CHECK(host_warp_decode_block(d, b, got), "%s/%d block %u: warp decode refused", shape, codec, b);
 			CHECK(memcmp(got, want, (size_t) nb * sizeof(uint32_t)) == 0,
 				  "%s/%d block %u: warp decode differs", shape, codec, b);
 
@@ -129,16 +86,16 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 		/* search: every posting, its neighbours, and random ids */
 		for (uint32_t i = 0; i < n; i++)
 		{
-			CHECK(simulate_search(d, v[i]), "%s/%d: search misses %u", shape, codec, v[i]);
+			CHECK(dev_search_one(d, v[i]), "%s/%d: search misses %u", shape, codec, v[i]);
 			if (v[i] < UINT32_MAX)
-				CHECK(simulate_search(d, v[i] + 1) == pl_contains(&view, v[i] + 1),
+				CHECK(dev_search_one(d, v[i] + 1) == pl_contains(&view, v[i] + 1),
 					  "%s/%d: search %u", shape, codec, v[i] + 1);
 		}
 		for (int r = 0; r < 2000; r++)
 		{
 			uint32_t	x = n > 0 && r % 2 ? v[unit_rand_below(n)] - unit_rand_below(5) : (uint32_t) unit_rand64();
 
-			CHECK(simulate_search(d, x) == pl_contains(&view, x), "%s/%d: search %u", shape, codec, x);
+			CHECK(dev_search_one(d, x) == pl_contains(&view, x), "%s/%d: search %u", shape, codec, x);
 		}
 		free(bytes);
 	}
