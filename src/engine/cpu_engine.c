@@ -16,11 +16,28 @@
 
 #define CPU_ENGINE_DEFAULT_CACHE (UINT64_C(1) << 30)
 
+struct batch_work;
+
+/* threads kept for the engine's life, woken for each batch */
+typedef struct thread_pool
+{
+	pthread_mutex_t lock;
+	pthread_cond_t work_ready;
+	pthread_cond_t work_done;
+	pthread_t  *tids;
+	uint32_t	nthreads;		/* started; the caller's thread works too */
+	struct batch_work *work;
+	uint64_t	generation;		/* bumped per batch */
+	uint32_t	busy;			/* pool threads still on the batch */
+	int			stop;
+} thread_pool;
+
 struct gpuidx_engine
 {
 	lru_cache	cache;
 	uint32_t	threads;
 	uint32_t	skip_ratio;
+	thread_pool pool;
 };
 
 /* a cached list: a copy of its bytes (malloc aligns them) and its opened view */
@@ -32,6 +49,9 @@ typedef struct cpu_list
 } cpu_list;
 
 #define ERR(error, status, ...) engine_set_error((error), (status), __FILE__, __LINE__, __VA_ARGS__)
+
+static void pool_start(thread_pool *pool, uint32_t threads);
+static void pool_stop(thread_pool *pool);
 
 static int
 cpu_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engine_error *error)
@@ -52,6 +72,7 @@ cpu_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engin
 	}
 	e->threads = config->threads ? config->threads : 1;
 	e->skip_ratio = config->skip_ratio ? config->skip_ratio : CPU_SKIP_RATIO_DEFAULT;
+	pool_start(&e->pool, e->threads);
 	*out = e;
 	return GPUIDX_ENGINE_OK;
 }
@@ -76,6 +97,7 @@ cpu_destroy(gpuidx_engine *e)
 		cpu_list_free((cpu_list *) entry->data);
 	}
 	lru_free(&e->cache);
+	pool_stop(&e->pool);
 	free(e);
 }
 
@@ -260,6 +282,83 @@ batch_thread(void *arg)
 	return NULL;
 }
 
+static void *
+pool_thread(void *arg)
+{
+	thread_pool *pool = arg;
+	uint64_t	seen = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (;;)
+	{
+		batch_work *w;
+
+		while (!pool->stop && pool->generation == seen)
+			pthread_cond_wait(&pool->work_ready, &pool->lock);
+		if (pool->stop)
+			break;
+		seen = pool->generation;
+		w = pool->work;
+		pthread_mutex_unlock(&pool->lock);
+		batch_thread(w);
+		pthread_mutex_lock(&pool->lock);
+		if (--pool->busy == 0)
+			pthread_cond_signal(&pool->work_done);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+static void
+pool_start(thread_pool *pool, uint32_t threads)
+{
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->work_ready, NULL);
+	pthread_cond_init(&pool->work_done, NULL);
+	pool->tids = threads > 1 ? calloc(threads - 1, sizeof(pthread_t)) : NULL;
+	/* a thread that fails to start leaves the others (and the caller) the work */
+	while (pool->tids != NULL && pool->nthreads + 1 < threads &&
+		   pthread_create(&pool->tids[pool->nthreads], NULL, pool_thread, pool) == 0)
+		pool->nthreads++;
+}
+
+static void
+pool_stop(thread_pool *pool)
+{
+	pthread_mutex_lock(&pool->lock);
+	pool->stop = 1;
+	pthread_cond_broadcast(&pool->work_ready);
+	pthread_mutex_unlock(&pool->lock);
+	for (uint32_t i = 0; i < pool->nthreads; i++)
+		pthread_join(pool->tids[i], NULL);
+	free(pool->tids);
+	pthread_mutex_destroy(&pool->lock);
+	pthread_cond_destroy(&pool->work_ready);
+	pthread_cond_destroy(&pool->work_done);
+}
+
+/* the batch on every pool thread and the caller's, back when all are done */
+static void
+pool_run(thread_pool *pool, batch_work *w)
+{
+	if (pool->nthreads == 0 || w->nqueries < 2)
+	{
+		batch_thread(w);
+		return;
+	}
+	pthread_mutex_lock(&pool->lock);
+	pool->work = w;
+	pool->busy = pool->nthreads;
+	pool->generation++;
+	pthread_cond_broadcast(&pool->work_ready);
+	pthread_mutex_unlock(&pool->lock);
+	batch_thread(w);
+	pthread_mutex_lock(&pool->lock);
+	while (pool->busy > 0)
+		pthread_cond_wait(&pool->work_done, &pool->lock);
+	pthread_mutex_unlock(&pool->lock);
+}
+
 /* open every query's lists and check its output room; marks bad queries */
 static void
 resolve_query(gpuidx_engine *e, gpuidx_query *q, pl_view *views, gpuidx_batch_stats *stats)
@@ -322,8 +421,6 @@ cpu_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 {
 	batch_work	w;
 	uint64_t	nviews = 0;
-	uint32_t	nthreads;
-	pthread_t	tids[256];
 	double		start = now_seconds();
 
 	if (stats)
@@ -351,23 +448,7 @@ cpu_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 		nviews += queries[i].nterms;
 	}
 
-	/* a thread costs tens of microseconds to start: one per 4 queries at most */
-	nthreads = e->threads < (nqueries + 3) / 4 ? e->threads : (nqueries + 3) / 4;
-	if (nthreads > 256)
-		nthreads = 256;
-	if (nthreads <= 1)
-		batch_thread(&w);
-	else
-	{
-		uint32_t	started = 0;
-
-		/* this thread is one of them, and covers threads that failed to start */
-		while (started + 1 < nthreads && pthread_create(&tids[started], NULL, batch_thread, &w) == 0)
-			started++;
-		batch_thread(&w);
-		for (uint32_t i = 0; i < started; i++)
-			pthread_join(tids[i], NULL);
-	}
+	pool_run(&e->pool, &w);
 	if (stats)
 	{
 		stats->queries = nqueries;
