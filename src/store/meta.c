@@ -1,0 +1,146 @@
+/*
+ * meta.c
+ *	  Reading, checking and changing the metapage.  Every change to the
+ *	  structure of the index (a new segment, merged segments, the start of
+ *	  the pending area) is one update of the metapage, so a reader that
+ *	  copies it under a share lock sees one consistent index.
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/namespace.h"
+#include "access/htup_details.h"
+#include "catalog/pg_ts_config.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "store/meta.h"
+
+static const GpxPageTag meta_tag = {GPX_PAGE_META, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
+
+void
+gpx_meta_init(Page page, uint32 kind, Oid config)
+{
+	GpxMetaPageData *meta;
+	HeapTuple	tuple;
+
+	gpx_page_init(page, GPX_PAGE_META);
+	meta = GpxPageGetMeta(page);
+	memset(meta, 0, sizeof(GpxMetaPageData));
+	meta->magic = GPX_MAGIC;
+	meta->version = GPX_INDEX_VERSION;
+	meta->kind = kind;
+	meta->config = config;
+	tuple = SearchSysCache1(TSCONFIGOID, ObjectIdGetDatum(config));
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_ts_config cfg = (Form_pg_ts_config) GETSTRUCT(tuple);
+		char	   *nsp = get_namespace_name(cfg->cfgnamespace);
+
+		namestrcpy(&meta->config_name, NameStr(cfg->cfgname));
+		namestrcpy(&meta->config_schema, nsp ? nsp : "");
+		ReleaseSysCache(tuple);
+	}
+	meta->next_segment_id = 1;
+	meta->next_pending_seq = 1;
+	meta->pend_head = InvalidBlockNumber;
+	meta->pend_tail = InvalidBlockNumber;
+	gpx_page_set_used(page, sizeof(GpxMetaPageData));
+	gpx_page_seal(page);
+}
+
+void
+gpx_meta_check(Relation index, const GpxMetaPageData *meta)
+{
+	if (meta->magic != GPX_MAGIC)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage has a wrong magic number");
+	if (meta->version != GPX_INDEX_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" has gpuidx format version %u, this build reads version %u",
+						RelationGetRelationName(index), meta->version, GPX_INDEX_VERSION),
+				 errhint("Rebuild the index with REINDEX.")));
+	if (meta->kind != GPX_KIND_TEXT && meta->kind != GPX_KIND_TSVECTOR)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage has an unknown document kind %u", meta->kind);
+	if (meta->nsegments > GPX_MAX_SEGMENTS || meta->nretired > GPX_MAX_RETIRED)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage lists %u segments and %u retired page sets",
+						   meta->nsegments, meta->nretired);
+	for (uint32 i = 0; i < meta->nsegments; i++)
+	{
+		const GpxSegRef *s = &meta->segments[i];
+
+		if (s->id == 0 || s->id >= meta->next_segment_id || s->ndead > s->ndocs ||
+			s->head == GPX_META_BLKNO || s->head == InvalidBlockNumber)
+			gpx_report_corrupt(index, GPX_META_BLKNO, "metapage entry of segment %u is inconsistent", s->id);
+	}
+	if ((meta->pend_head == InvalidBlockNumber) != (meta->pend_tail == InvalidBlockNumber) ||
+		meta->pend_head == GPX_META_BLKNO || meta->pend_tail == GPX_META_BLKNO ||
+		meta->pend_head_off > GPX_PAGE_CAPACITY)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage pending area bounds are inconsistent");
+}
+
+void
+gpx_meta_read(Relation index, GpxMetaPageData *meta)
+{
+	Buffer		buf = gpx_read_page(index, GPX_META_BLKNO, BUFFER_LOCK_SHARE, &meta_tag);
+	Page		page = BufferGetPage(buf);
+
+	if (gpx_page_used(page) != sizeof(GpxMetaPageData))
+		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage has %u bytes of contents", gpx_page_used(page));
+	memcpy(meta, GpxPageGetMeta(page), sizeof(GpxMetaPageData));
+	UnlockReleaseBuffer(buf);
+	gpx_meta_check(index, meta);
+}
+
+Buffer
+gpx_meta_lock(Relation index)
+{
+	Buffer		buf = gpx_read_page(index, GPX_META_BLKNO, BUFFER_LOCK_EXCLUSIVE, &meta_tag);
+
+	gpx_meta_check(index, GpxPageGetMeta(BufferGetPage(buf)));
+	return buf;
+}
+
+int
+gpx_meta_find_segment(const GpxMetaPageData *meta, uint32 id)
+{
+	for (uint32 i = 0; i < meta->nsegments; i++)
+		if (meta->segments[i].id == id)
+			return (int) i;
+	return -1;
+}
+
+void
+gpx_meta_remove_segment(GpxMetaPageData *meta, uint32 id)
+{
+	int			i = gpx_meta_find_segment(meta, id);
+
+	Assert(i >= 0);
+	memmove(&meta->segments[i], &meta->segments[i + 1],
+			(meta->nsegments - i - 1) * sizeof(GpxSegRef));
+	meta->nsegments--;
+}
+
+bool
+gpx_meta_retire(GpxMetaPageData *meta, uint32 kind, uint32 owner,
+				BlockNumber first, BlockNumber stop)
+{
+	GpxRetired *r;
+
+	if (meta->nretired >= GPX_MAX_RETIRED)
+		return false;
+	r = &meta->retired[meta->nretired++];
+	r->kind = kind;
+	r->owner = owner;
+	r->first = first;
+	r->stop = stop;
+	r->xid = ReadNextFullTransactionId();
+	return true;
+}
+
+char *
+gpx_meta_config_name(const GpxMetaPageData *meta)
+{
+	return psprintf("%s.%s", NameStr(meta->config_schema), NameStr(meta->config_name));
+}

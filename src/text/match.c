@@ -1,0 +1,181 @@
+/*
+ * match.c
+ *	  The @@& operator, row by row: "the document contains every lexeme of
+ *	  the query", for text documents (tokenized under gpuidx.text_config)
+ *	  and tsvector documents (used as they are).  An index scan gives the
+ *	  same rows; this is also its recheck.
+ *
+ * The query's lexemes are cached per call site.  So is the last document:
+ * when the same document comes again (the outer side of a nested loop, say,
+ * matched against many queries) it is not parsed again.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "gpuidx.h"
+#include "text/tokenize.h"
+
+GPUIDX_FUNCTION(gpuidx_text_match);
+GPUIDX_FUNCTION(gpuidx_tsvector_match);
+
+/* documents up to this size are kept for the next call */
+#define CACHED_DOC_MAX (1024 * 1024)
+
+typedef struct MatchCache
+{
+	MemoryContext query_cxt;
+	MemoryContext doc_cxt;
+	char	   *setting;		/* gpuidx.text_config the cache is for */
+	Oid			cfg;
+	text	   *query;
+	GpxLexemes	q;
+	text	   *doc;			/* the last document, or NULL */
+	bool		have_doc_set;
+	GpxLexemes	d;				/* its lexemes, once it came twice */
+} MatchCache;
+
+static bool
+same_text(const text *a, const text *b)
+{
+	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+static text *
+copy_text(MemoryContext cxt, const text *t)
+{
+	Size		len = VARSIZE_ANY_EXHDR(t);
+	text	   *copy = MemoryContextAlloc(cxt, len + VARHDRSZ);
+
+	SET_VARSIZE(copy, len + VARHDRSZ);
+	memcpy(VARDATA(copy), VARDATA_ANY(t), len);
+	return copy;
+}
+
+static MatchCache *
+get_cache(FunctionCallInfo fcinfo, text *query)
+{
+	MatchCache *c = fcinfo->flinfo->fn_extra;
+	MemoryContext old;
+
+	if (c == NULL)
+	{
+		c = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(MatchCache));
+		c->query_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "gpuidx @@& query",
+											 ALLOCSET_SMALL_SIZES);
+		c->doc_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "gpuidx @@& document",
+										   ALLOCSET_DEFAULT_SIZES);
+		fcinfo->flinfo->fn_extra = c;
+	}
+	if (c->setting == NULL || strcmp(c->setting, gpx_text_config) != 0)
+	{
+		Oid			cfg = gpx_current_config();
+
+		MemoryContextReset(c->query_cxt);
+		MemoryContextReset(c->doc_cxt);
+		c->query = NULL;
+		c->doc = NULL;
+		c->cfg = cfg;
+		c->setting = MemoryContextStrdup(c->query_cxt, gpx_text_config);
+	}
+	if (c->query == NULL || !same_text(c->query, query))
+	{
+		char	   *setting = pstrdup(c->setting);
+
+		MemoryContextReset(c->query_cxt);
+		old = MemoryContextSwitchTo(c->query_cxt);
+		c->setting = pstrdup(setting);
+		c->query = copy_text(c->query_cxt, query);
+		gpx_lexemes_of_text(c->cfg, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query), &c->q);
+		MemoryContextSwitchTo(old);
+	}
+	return c;
+}
+
+/* a document seen once: parse it, marking the query's lexemes it has */
+typedef struct Marks
+{
+	const GpxLexemes *q;
+	bool	   *found;
+	int			nfound;
+} Marks;
+
+static void
+mark_lexeme(void *arg, const char *lex, int len)
+{
+	Marks	   *m = arg;
+	int			lo = 0;
+	int			hi = m->q->n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = gpx_lexeme_cmp(m->q->lex[mid], m->q->len[mid], lex, len);
+
+		if (c == 0)
+		{
+			if (!m->found[mid])
+			{
+				m->found[mid] = true;
+				m->nfound++;
+			}
+			return;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+}
+
+Datum
+gpuidx_text_match(PG_FUNCTION_ARGS)
+{
+	text	   *query = PG_GETARG_TEXT_PP(1);
+	MatchCache *c = get_cache(fcinfo, query);
+	text	   *doc;
+	Marks		m;
+
+	if (c->q.n == 0)
+		PG_RETURN_BOOL(false);
+	doc = PG_GETARG_TEXT_PP(0);
+	if (c->doc != NULL && same_text(c->doc, doc))
+	{
+		if (!c->have_doc_set)
+		{
+			MemoryContext old = MemoryContextSwitchTo(c->doc_cxt);
+
+			gpx_lexemes_of_text(c->cfg, VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &c->d);
+			MemoryContextSwitchTo(old);
+			c->have_doc_set = true;
+		}
+		PG_RETURN_BOOL(gpx_lexemes_contain(&c->d, &c->q));
+	}
+
+	MemoryContextReset(c->doc_cxt);
+	c->doc = NULL;
+	c->have_doc_set = false;
+	m.q = &c->q;
+	m.found = palloc0(c->q.n * sizeof(bool));
+	m.nfound = 0;
+	gpx_tokenize(c->cfg, VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), mark_lexeme, &m);
+	pfree(m.found);
+	if (VARSIZE_ANY_EXHDR(doc) <= CACHED_DOC_MAX)
+		c->doc = copy_text(c->doc_cxt, doc);
+	PG_RETURN_BOOL(m.nfound == c->q.n);
+}
+
+Datum
+gpuidx_tsvector_match(PG_FUNCTION_ARGS)
+{
+	text	   *query = PG_GETARG_TEXT_PP(1);
+	MatchCache *c = get_cache(fcinfo, query);
+	TSVector	tsv;
+
+	if (c->q.n == 0)
+		PG_RETURN_BOOL(false);
+	tsv = PG_GETARG_TSVECTOR(0);
+	PG_RETURN_BOOL(gpx_tsvector_contains(tsv, &c->q));
+}
