@@ -22,7 +22,7 @@
 #include "store/accum.h"
 #include "store/varint.h"
 
-#define ARENA_BLOCK		(64 * 1024)
+#define ARENA_BLOCK		(64 * 1024)	/* at most; a sixteenth of small budgets */
 #define INLINE_GAPS		8		/* gap bytes kept in the entry itself */
 #define RUN_BUFFER		8192	/* read/write buffer of one run */
 #define TAPE_BUFFER		BLCKSZ	/* the tape set's own buffer per tape */
@@ -53,9 +53,12 @@ struct GpxAccum
 	Size		peak;
 	char	   *arena;
 	Size		arena_left;
+	Size		arena_block;
 	AccEntry  **table;
 	uint32		table_size;		/* a power of two */
+	uint32		table_base;		/* its size after a reset */
 	uint32		nentries;
+	bool		full;			/* the table is as large as the budget allows */
 	LogicalTapeSet *tapes;
 	LogicalTape **runs;
 	uint32		nruns;
@@ -95,7 +98,8 @@ reset_table(GpxAccum *a)
 	a->arena = NULL;
 	a->arena_left = 0;
 	a->nentries = 0;
-	a->table_size = 1024;
+	a->full = false;
+	a->table_size = a->table_base;
 	a->table = MemoryContextAllocZero(a->ctx, a->table_size * sizeof(AccEntry *));
 	note_used(a, a->table_size * sizeof(AccEntry *));
 }
@@ -108,6 +112,15 @@ gpx_accum_create(Size budget)
 	a->parent = CurrentMemoryContext;
 	a->ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuidx postings", ALLOCSET_DEFAULT_SIZES);
 	a->budget = Max(budget, 64 * 1024);
+	a->arena_block = Min(ARENA_BLOCK, a->budget / 16);
+
+	/*
+	 * A term costs some 80 bytes (entry, bytes, postings); size the table for
+	 * what the budget holds at half load, so it rarely has to grow.
+	 */
+	a->table_base = 1024;
+	while (a->table_base < a->budget / 40 / 2)
+		a->table_base *= 2;
 	reset_table(a);
 	note_peak(a);
 	return a;
@@ -121,9 +134,11 @@ arena_alloc(GpxAccum *a, Size n)
 	n = MAXALIGN(n);
 	if (n > a->arena_left)
 	{
-		a->arena = MemoryContextAlloc(a->ctx, ARENA_BLOCK);
-		a->arena_left = ARENA_BLOCK;
-		note_used(a, ARENA_BLOCK);
+		Size		block = Max(a->arena_block, n);
+
+		a->arena = MemoryContextAlloc(a->ctx, block);
+		a->arena_left = block;
+		note_used(a, block);
 	}
 	p = a->arena;
 	a->arena += n;
@@ -208,8 +223,13 @@ gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc)
 		e->gaps = e->inl;
 		memcpy(e->term, term, len);
 		a->table[slot] = e;
+		/* at half load the run ends with this document; grow only for a huge one */
 		if (++a->nentries * 2 > a->table_size)
-			grow_table(a);
+		{
+			a->full = true;
+			if ((uint64) a->nentries * 10 > (uint64) a->table_size * 9)
+				grow_table(a);
+		}
 		return;
 	}
 	if (doc == e->last)
@@ -293,6 +313,11 @@ rw_header(RunWriter *w, const char *term, int len, uint32 df, uint32 first, uint
 	rw_varint(w, nbytes);
 }
 
+/*
+ * End a run.  Rewinding it for reading now gives back the tape's write
+ * buffer (the read buffer comes only when the merge reads it), so runs
+ * waiting for the merge cost no memory.
+ */
 static void
 rw_finish(RunWriter *w)
 {
@@ -300,6 +325,7 @@ rw_finish(RunWriter *w)
 	if (w->len > 0)
 		LogicalTapeWrite(w->tape, w->buf, w->len);
 	w->len = 0;
+	LogicalTapeRewindForRead(w->tape, TAPE_BUFFER);
 }
 
 static void
@@ -336,6 +362,8 @@ new_tape(GpxAccum *a)
 static void
 spill(GpxAccum *a)
 {
+	/* tapes allocate their buffers as they go: in the accumulator's parent */
+	MemoryContext old = MemoryContextSwitchTo(a->parent);
 	AccEntry  **v = sorted_entries(a);
 	RunWriter  *w = palloc(sizeof(RunWriter));
 
@@ -352,6 +380,7 @@ spill(GpxAccum *a)
 	add_run(a, w->tape);
 	pfree(w);
 	reset_table(a);
+	MemoryContextSwitchTo(old);
 }
 
 void
@@ -359,7 +388,7 @@ gpx_accum_end_doc(GpxAccum *a)
 {
 	a->used = MemoryContextMemAllocated(a->ctx, true);
 	note_peak(a);
-	if (a->used > a->budget && a->nentries > 0)
+	if ((a->used > a->budget || a->full) && a->nentries > 0)
 		spill(a);
 }
 
@@ -630,7 +659,6 @@ open_tape_source(Source *s, LogicalTape *tape, int order)
 	s->tape = tape;
 	s->buf = palloc(RUN_BUFFER);
 	s->left = 0;
-	LogicalTapeRewindForRead(tape, TAPE_BUFFER);
 }
 
 static void
@@ -684,14 +712,23 @@ reduce_runs(GpxAccum *a, int fanin)
 void
 gpx_accum_emit(GpxAccum *a, GpxSegWriter *w)
 {
-	int			fanin = (int) Min((Size) MAX_FANIN, a->budget / (RUN_BUFFER + TAPE_BUFFER + 1024));
+	/* the merge buffers take half the budget, the segment writer the rest */
+	int			fanin = (int) Min((Size) MAX_FANIN,
+								  a->budget / 2 / (RUN_BUFFER + TAPE_BUFFER + sizeof(Source) + 1024));
 	Source	   *src;
 	int			nsrc;
 	AccEntry  **mem;
+	MemoryContext old = MemoryContextSwitchTo(a->parent);
 
-	/* once runs exist, the merge's buffers get the whole budget */
+	/* once runs exist, the merge's buffers get the budget: no table */
 	if (a->nruns > 0 && a->nentries > 0)
 		spill(a);
+	if (a->nruns > 0)
+	{
+		MemoryContextReset(a->ctx);
+		a->table = NULL;
+		a->table_size = 0;
+	}
 	mem = sorted_entries(a);
 	fanin = Max(fanin, 2);
 	/* the entries still in memory are the last source: keep room for them */
@@ -713,6 +750,7 @@ gpx_accum_emit(GpxAccum *a, GpxSegWriter *w)
 		close_source(&src[i]);
 	pfree(src);
 	a->nruns = 0;
+	MemoryContextSwitchTo(old);
 }
 
 uint32

@@ -41,6 +41,14 @@ extern Size gpx_segw_memory(GpxSegWriter *w);
 /* ---------------------------------------------------------------------------
  * Reading
  */
+/* a copy of a page's contents, kept while a reader goes on using it */
+typedef struct GpxPageCopy
+{
+	uint32		pageno;			/* or UINT32_MAX */
+	uint32		used;
+	char	   *data;			/* GPX_PAGE_CAPACITY bytes */
+} GpxPageCopy;
+
 typedef struct GpxSegment
 {
 	Relation	index;
@@ -49,6 +57,8 @@ typedef struct GpxSegment
 	BlockNumber **tables;		/* table pages read so far (ntables > 0) */
 	uint32		dead_page;		/* DEAD page held in dead_bits, or UINT32_MAX */
 	uint8	   *dead_bits;
+	GpxPageCopy docdir;			/* doc map pages last read */
+	GpxPageCopy docmap;
 	uint32		chunk;			/* doc map chunk held in chunk_tids, or UINT32_MAX */
 	uint32		chunk_len;
 	ItemPointerData chunk_tids[GPX_DOCMAP_CHUNK];
@@ -80,6 +90,8 @@ typedef struct GpxTermRef
 
 /* a term's dictionary entry; false if the segment does not have the term */
 extern bool gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref);
+/* the leaf the inner nodes lead term to (for verification) */
+extern bool gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf);
 /* open the list of a found term (the ref's payload is freed) */
 extern void gpx_seg_list(GpxSegment *seg, GpxTermRef *ref, GpxList *list);
 extern void gpx_list_free(GpxList *list);

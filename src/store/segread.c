@@ -100,6 +100,8 @@ gpx_seg_open(Relation index, const GpxSegRef *ref)
 		seg->tables = palloc0(seg->hdr->ntables * sizeof(BlockNumber *));
 	seg->dead_page = PG_UINT32_MAX;
 	seg->chunk = PG_UINT32_MAX;
+	seg->docdir.pageno = PG_UINT32_MAX;
+	seg->docmap.pageno = PG_UINT32_MAX;
 	return seg;
 }
 
@@ -115,6 +117,10 @@ gpx_seg_close(GpxSegment *seg)
 	}
 	if (seg->dead_bits)
 		pfree(seg->dead_bits);
+	if (seg->docdir.data)
+		pfree(seg->docdir.data);
+	if (seg->docmap.data)
+		pfree(seg->docmap.data);
 	pfree(seg->hdr);
 	pfree(seg);
 }
@@ -432,6 +438,12 @@ open_external(GpxSegment *seg, const LeafEntry *e, GpxList *list)
 }
 
 bool
+gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
+{
+	return descend(seg, term, len, leaf);
+}
+
+bool
 gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
 {
 	uint32		leaf;
@@ -576,6 +588,25 @@ gpx_dict_iter_end(GpxDictIter *it)
 /* ---------------------------------------------------------------------------
  * Doc map and dead docs
  */
+/* a page of an immutable stream, copied once per reader */
+static const char *
+cached_page(GpxSegment *seg, int stream, uint32 pageno, GpxPageCopy *copy)
+{
+	if (copy->pageno != pageno)
+	{
+		Buffer		buf = gpx_seg_read(seg, stream, pageno);
+		Page		page = BufferGetPage(buf);
+
+		if (copy->data == NULL)
+			copy->data = MemoryContextAlloc(GetMemoryChunkContext(seg), GPX_PAGE_CAPACITY);
+		copy->used = gpx_page_used(page);
+		memcpy(copy->data, PageGetContents(page), copy->used);
+		UnlockReleaseBuffer(buf);
+		copy->pageno = pageno;
+	}
+	return copy->data;
+}
+
 uint32
 gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
 {
@@ -586,8 +617,7 @@ gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
 	uint32		dir;
 	uint32		mpage;
 	uint32		moff;
-	Buffer		buf;
-	Page		page;
+	const char *page;
 	const uint8 *p;
 	const uint8 *end;
 	BlockNumber prev = 0;
@@ -597,21 +627,18 @@ gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
 		gpx_seg_corrupt(seg, GPX_STREAM_DOCDIR, dpage, "doc id past the segment's doc map");
 	n = chunk + 1 < h->docmap_chunks ? GPX_DOCMAP_CHUNK : h->ndocs - chunk * GPX_DOCMAP_CHUNK;
 
-	buf = gpx_seg_read(seg, GPX_STREAM_DOCDIR, dpage);
-	page = BufferGetPage(buf);
-	if (gpx_page_used(page) < ((chunk % per_page) + 1) * sizeof(uint32))
+	page = cached_page(seg, GPX_STREAM_DOCDIR, dpage, &seg->docdir);
+	if (seg->docdir.used < ((chunk % per_page) + 1) * sizeof(uint32))
 		gpx_seg_corrupt(seg, GPX_STREAM_DOCDIR, dpage, "directory page is too short");
-	memcpy(&dir, PageGetContents(page) + (chunk % per_page) * sizeof(uint32), sizeof(uint32));
-	UnlockReleaseBuffer(buf);
+	memcpy(&dir, page + (chunk % per_page) * sizeof(uint32), sizeof(uint32));
 	mpage = dir >> GPX_DOCDIR_SHIFT;
 	moff = dir & ((1u << GPX_DOCDIR_SHIFT) - 1);
 
-	buf = gpx_seg_read(seg, GPX_STREAM_DOCMAP, mpage);
-	page = BufferGetPage(buf);
-	if (moff >= gpx_page_used(page))
+	page = cached_page(seg, GPX_STREAM_DOCMAP, mpage, &seg->docmap);
+	if (moff >= seg->docmap.used)
 		gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, "chunk starts past the page's contents");
-	p = (const uint8 *) PageGetContents(page) + moff;
-	end = (const uint8 *) PageGetContents(page) + gpx_page_used(page);
+	p = (const uint8 *) page + moff;
+	end = (const uint8 *) page + seg->docmap.used;
 	while (k < n)
 	{
 		uint64		zz;
@@ -631,7 +658,6 @@ gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
 			ItemPointerSet(&tids[k], (BlockNumber) blk, (OffsetNumber) (off + i));
 		prev = (BlockNumber) blk;
 	}
-	UnlockReleaseBuffer(buf);
 	return n;
 }
 

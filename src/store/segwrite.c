@@ -25,7 +25,7 @@
 #include "store/varint.h"
 
 /* lists with more postings than this (as announced) are encoded as they come */
-#define GPX_STREAM_MIN_POSTINGS	65536
+#define GPX_STREAM_MIN_POSTINGS	16384
 /* the largest inline list */
 #define GPX_INLINE_MAX			1024
 /* what an external reference costs in a dictionary entry, about */
