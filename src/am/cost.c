@@ -18,11 +18,14 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
 #include "utils/selfuncs.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
 #include "utils/spccache.h"
 
 #include "am/gpuidx_am.h"
@@ -99,6 +102,51 @@ gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 	gq_close(gq);
 }
 
+/*
+ * The planner asks twice about the same clause (its selectivity, then the
+ * index path's cost): the last estimate is kept for the rest of the command.
+ */
+typedef struct EstimateCache
+{
+	Oid			index;
+	Oid			config;
+	LocalTransactionId lxid;
+	CommandId	cid;
+	text	   *query;
+	GpxEstimate est;
+} EstimateCache;
+
+static EstimateCache last_estimate;
+
+static void
+estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
+{
+	EstimateCache *c = &last_estimate;
+	LocalTransactionId lxid = MyProc->lxid;
+	CommandId	cid = GetCurrentCommandId(false);
+	GpxLexemes	terms;
+
+	if (c->query != NULL && c->index == RelationGetRelid(index) && c->config == cfg &&
+		c->lxid == lxid && c->cid == cid &&
+		VARSIZE_ANY_EXHDR(c->query) == VARSIZE_ANY_EXHDR(query) &&
+		memcmp(VARDATA_ANY(c->query), VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query)) == 0)
+	{
+		*est = c->est;
+		return;
+	}
+	gpx_query_terms(cfg, query, &terms);
+	gpx_estimate(index, &terms, est);
+	if (c->query)
+		pfree(c->query);
+	c->query = (text *) MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(query));
+	memcpy(c->query, query, VARSIZE_ANY(query));
+	c->index = RelationGetRelid(index);
+	c->config = cfg;
+	c->lxid = lxid;
+	c->cid = cid;
+	c->est = *est;
+}
+
 /* the query text of "indexed @@& query", if the planner knows it */
 static text *
 known_query(PlannerInfo *root, Node *clause)
@@ -126,6 +174,8 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	Oid			cfg = gpx_current_config();
 	GpxLexemes	terms = {0};
 	bool		unknown = false;
+	int			nknown = 0;
+	text	   *single = NULL;
 	GpxEstimate est;
 	double		spc_random_page_cost;
 	ListCell   *lc;
@@ -156,12 +206,17 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				unknown = true;
 				continue;
 			}
+			single = q;
+			nknown++;
 			gpx_query_terms(cfg, q, &qt);
 			gpx_lexemes_union(&terms, &qt, &u);
 			terms = u;
 		}
 	}
-	gpx_estimate(index, &terms, &est);
+	if (nknown == 1)
+		estimate_query(index, cfg, single, &est);
+	else
+		gpx_estimate(index, &terms, &est);
 	if (unknown && terms.n == 0)
 	{
 		est.selectivity = DEFAULT_MATCH_SEL;
@@ -227,11 +282,9 @@ gpuidx_matchsel(PG_FUNCTION_ARGS)
 
 			if (gpx_index_info(index)->config == cfg)
 			{
-				GpxLexemes	terms;
 				GpxEstimate est;
 
-				gpx_query_terms(cfg, DatumGetTextPP(((Const *) other)->constvalue), &terms);
-				gpx_estimate(index, &terms, &est);
+				estimate_query(index, cfg, DatumGetTextPP(((Const *) other)->constvalue), &est);
 				sel = est.selectivity;
 				index_close(index, AccessShareLock);
 				break;

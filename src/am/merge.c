@@ -158,7 +158,7 @@ gpx_merge_pending(Relation index, Size budget)
 		bytes += r.entry_bytes;
 	}
 	if (r.blk != stop_blk)
-		gpx_report_corrupt(index, r.blk, "the pending area ends before the page it was to stop at");
+		gpx_report_corrupt(index, r.blk, "The pending area ends before the page it was to stop at");
 	pages = r.pages_read - 1;
 	gpx_pending_end(&r);
 	gpx_accum_emit(accum, w);

@@ -257,14 +257,14 @@ check_pending(VerifyState *vs, RowSig *rows)
 		while (gpx_pending_lexeme(&p, r.end, &lex, &len))
 		{
 			if (prev && gpx_lexeme_cmp(prev, prev_len, lex, len) >= 0)
-				gpx_report_corrupt(vs->index, r.blk, "a pending entry's lexemes are out of order");
+				gpx_report_corrupt(vs->index, r.blk, "A pending entry's lexemes are out of order");
 			row->hash += term_hash(lex, len);
 			row->nterms++;
 			prev = lex;
 			prev_len = len;
 		}
 		if (row->nterms != r.nlex)
-			gpx_report_corrupt(vs->index, r.blk, "a pending entry has another number of lexemes than it says");
+			gpx_report_corrupt(vs->index, r.blk, "A pending entry has another number of lexemes than it says");
 		entries++;
 		bytes += r.entry_bytes;
 		if (r.blk != last)
@@ -276,12 +276,12 @@ check_pending(VerifyState *vs, RowSig *rows)
 			break;
 	}
 	if (r.blk != InvalidBlockNumber && r.pages_read != vs->meta.pend_pages)
-		gpx_report_corrupt(vs->index, GPX_META_BLKNO, "the pending area has %u pages, the metapage says %u",
+		gpx_report_corrupt(vs->index, GPX_META_BLKNO, "The pending area has %u pages, the metapage says %u",
 						   r.pages_read, vs->meta.pend_pages);
 	gpx_pending_end(&r);
 	if (entries != vs->meta.pend_entries || bytes != vs->meta.pend_bytes)
 		gpx_report_corrupt(vs->index, GPX_META_BLKNO,
-						   "the pending area holds %llu entries of %llu bytes, the metapage says %llu of %llu",
+						   "The pending area holds %llu entries of %llu bytes, the metapage says %llu of %llu",
 						   (unsigned long long) entries, (unsigned long long) bytes,
 						   (unsigned long long) vs->meta.pend_entries, (unsigned long long) vs->meta.pend_bytes);
 }
@@ -379,7 +379,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	vs.kind = vs.meta.kind;
 	vs.config = vs.meta.config;
 	if (vs.kind != gpx_kind_of(vs.index))
-		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "metapage's document kind does not match the operator class");
+		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "Metapage's document kind does not match the operator class");
 
 	for (uint32 s = 0; s < vs.meta.nsegments; s++)
 		total += vs.meta.segments[s].ndocs;

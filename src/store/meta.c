@@ -54,7 +54,7 @@ void
 gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 {
 	if (meta->magic != GPX_MAGIC)
-		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage has a wrong magic number");
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has a wrong magic number");
 	if (meta->version != GPX_INDEX_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -62,9 +62,9 @@ gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 						RelationGetRelationName(index), meta->version, GPX_INDEX_VERSION),
 				 errhint("Rebuild the index with REINDEX.")));
 	if (meta->kind != GPX_KIND_TEXT && meta->kind != GPX_KIND_TSVECTOR)
-		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage has an unknown document kind %u", meta->kind);
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has an unknown document kind %u", meta->kind);
 	if (meta->nsegments > GPX_MAX_SEGMENTS || meta->nretired > GPX_MAX_RETIRED)
-		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage lists %u segments and %u retired page sets",
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage lists %u segments and %u retired page sets",
 						   meta->nsegments, meta->nretired);
 	for (uint32 i = 0; i < meta->nsegments; i++)
 	{
@@ -72,12 +72,12 @@ gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 
 		if (s->id == 0 || s->id >= meta->next_segment_id || s->ndead > s->ndocs ||
 			s->head == GPX_META_BLKNO || s->head == InvalidBlockNumber)
-			gpx_report_corrupt(index, GPX_META_BLKNO, "metapage entry of segment %u is inconsistent", s->id);
+			gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage entry of segment %u is inconsistent", s->id);
 	}
 	if ((meta->pend_head == InvalidBlockNumber) != (meta->pend_tail == InvalidBlockNumber) ||
 		meta->pend_head == GPX_META_BLKNO || meta->pend_tail == GPX_META_BLKNO ||
 		meta->pend_head_off > GPX_PAGE_CAPACITY)
-		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage pending area bounds are inconsistent");
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage pending area bounds are inconsistent");
 }
 
 void
@@ -87,7 +87,7 @@ gpx_meta_read(Relation index, GpxMetaPageData *meta)
 	Page		page = BufferGetPage(buf);
 
 	if (gpx_page_used(page) != sizeof(GpxMetaPageData))
-		gpx_report_corrupt(index, GPX_META_BLKNO, "metapage has %u bytes of contents", gpx_page_used(page));
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has %u bytes of contents", gpx_page_used(page));
 	memcpy(meta, GpxPageGetMeta(page), sizeof(GpxMetaPageData));
 	UnlockReleaseBuffer(buf);
 	gpx_meta_check(index, meta);

@@ -65,26 +65,32 @@ gpx_page_seal(Page page)
 	GpxPageGetOpaque(page)->crc = gpx_page_crc(page);
 }
 
-const char *
-gpx_page_problem(Page page)
+static const char *
+page_problem(Page page, bool check_crc)
 {
 	PageHeader	hdr = (PageHeader) page;
 	GpxPageOpaque opaque;
 
 	if (PageIsNew(page))
-		return "page is not initialized";
+		return "Page is not initialized";
 	if (hdr->pd_special != GPX_SPECIAL_OFFSET || hdr->pd_upper != hdr->pd_special ||
 		hdr->pd_lower < MAXALIGN(SizeOfPageHeaderData) || hdr->pd_lower > hdr->pd_upper ||
 		PageGetPageSize(page) != BLCKSZ)
-		return "page header is inconsistent";
+		return "Page header is inconsistent";
 	opaque = GpxPageGetOpaque(page);
 	if (opaque->page_id != GPX_PAGE_ID)
-		return "page is not a gpuidx page";
-	if (opaque->crc != gpx_page_crc(page))
-		return "page checksum mismatch";
+		return "Page is not a gpuidx page";
+	if (check_crc && opaque->crc != gpx_page_crc(page))
+		return "Page checksum mismatch";
 	if (opaque->type < GPX_PAGE_META || opaque->type > GPX_PAGE_FREE)
-		return "page type is unknown";
+		return "Page type is unknown";
 	return NULL;
+}
+
+const char *
+gpx_page_problem(Page page)
+{
+	return page_problem(page, true);
 }
 
 bool
@@ -104,7 +110,7 @@ gpx_report_corrupt(Relation index, BlockNumber blkno, const char *fmt,...)
 	va_end(args);
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" is corrupted at block %u",
+			 errmsg("Index \"%s\" is corrupted at block %u",
 					RelationGetRelationName(index), blkno),
 			 errdetail("%s.", detail),
 			 errhint("Rebuild the index with REINDEX.")));
@@ -118,7 +124,9 @@ static const char *const page_type_names[] = {
 void
 gpx_check_page(Relation index, BlockNumber blkno, Page page, const GpxPageTag *expect)
 {
-	const char *problem = gpx_page_problem(page);
+	/* posting lists carry their own CRC, checked when they are opened */
+	bool		lists = expect->type == GPX_PAGE_DATA && expect->stream == GPX_STREAM_LISTS;
+	const char *problem = page_problem(page, !lists);
 	GpxPageOpaque opaque;
 
 	if (problem != NULL)
@@ -144,7 +152,7 @@ gpx_check_page(Relation index, BlockNumber blkno, Page page, const GpxPageTag *e
 				 errdetail("Block %u was reused by the primary while a standby query read it.", blkno),
 				 errhint("Retry the query.")));
 	gpx_report_corrupt(index, blkno,
-					   "expected a %s page (stream %u, owner %u, page %u), found a %s page (stream %u, owner %u, page %u)",
+					   "Expected a %s page (stream %u, owner %u, page %u), found a %s page (stream %u, owner %u, page %u)",
 					   page_type_names[expect->type], expect->stream, expect->owner, expect->pageno,
 					   page_type_names[opaque->type], opaque->stream, opaque->owner, opaque->pageno);
 }
@@ -155,7 +163,7 @@ gpx_read_page(Relation index, BlockNumber blkno, int lockmode, const GpxPageTag 
 	Buffer		buf;
 
 	if (blkno == InvalidBlockNumber)
-		gpx_report_corrupt(index, blkno, "a reference points to no block");
+		gpx_report_corrupt(index, blkno, "A reference points to no block");
 	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, lockmode);
 	gpx_check_page(index, blkno, BufferGetPage(buf), expect);

@@ -113,7 +113,7 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 
 	tail_seq = GpxPageGetOpaque(BufferGetPage(tailbuf))->owner;
 	if (GpxPageGetOpaque(BufferGetPage(tailbuf))->next != InvalidBlockNumber)
-		gpx_report_corrupt(index, meta->pend_tail, "the pending area's tail page links to another page");
+		gpx_report_corrupt(index, meta->pend_tail, "The pending area's tail page links to another page");
 	room = GPX_PAGE_CAPACITY - gpx_page_used(BufferGetPage(tailbuf));
 
 	if (size > room)
@@ -202,6 +202,7 @@ load_page(GpxPendingReader *r, BlockNumber blk, uint32 seq)
 	UnlockReleaseBuffer(buf);
 	r->blk = blk;
 	r->seq = seq;
+	r->pos = 0;
 	r->pages_read++;
 	return true;
 }
@@ -221,7 +222,7 @@ gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *me
 		return;
 	load_page(r, meta->pend_head, meta->pend_head_seq);
 	if (meta->pend_head_off > r->used)
-		gpx_report_corrupt(index, r->blk, "the pending area starts past the page's contents");
+		gpx_report_corrupt(index, r->blk, "The pending area starts past the page's contents");
 	r->pos = meta->pend_head_off;
 }
 
@@ -267,7 +268,7 @@ read_bytes(GpxPendingReader *r, uint32 n, bool *eof)
 		if (r->pos == r->used)
 		{
 			if (r->next == InvalidBlockNumber || r->blk == r->stop_blk)
-				gpx_report_corrupt(r->index, r->blk, "a pending entry is cut short");
+				gpx_report_corrupt(r->index, r->blk, "A pending entry is cut short");
 			load_page(r, r->next, r->seq + 1);
 		}
 		take = Min(n, r->used - r->pos);
@@ -296,17 +297,17 @@ gpx_pending_next(GpxPendingReader *r)
 		return false;
 	memcpy(&body, p, ENTRY_HEAD);
 	if (body < TID_BYTES + 1 || body > MaxAllocSize)
-		gpx_report_corrupt(r->index, r->blk, "a pending entry has an impossible length");
+		gpx_report_corrupt(r->index, r->blk, "A pending entry has an impossible length");
 	p = read_bytes(r, body, &eof);
 	if (eof)
-		gpx_report_corrupt(r->index, r->blk, "a pending entry is cut short");
+		gpx_report_corrupt(r->index, r->blk, "A pending entry is cut short");
 	end = p + body;
 	memcpy(&blk, p, sizeof(blk));
 	memcpy(&off, p + sizeof(blk), sizeof(off));
 	p += TID_BYTES;
 	if (blk >= MaxBlockNumber || off == InvalidOffsetNumber || off > MaxOffsetNumber ||
 		!gpx_varint_get32(&p, end, &nlex))
-		gpx_report_corrupt(r->index, r->blk, "a pending entry holds an impossible TID");
+		gpx_report_corrupt(r->index, r->blk, "A pending entry holds an impossible TID");
 	ItemPointerSet(&r->tid, blk, off);
 	r->nlex = nlex;
 	r->lex = p;
@@ -319,11 +320,11 @@ gpx_pending_next(GpxPendingReader *r)
 		uint32		len;
 
 		if (!gpx_varint_get32(&p, end, &len) || len == 0 || len > (uint32) (end - p))
-			gpx_report_corrupt(r->index, r->blk, "a pending entry's lexemes are malformed");
+			gpx_report_corrupt(r->index, r->blk, "A pending entry's lexemes are malformed");
 		p += len;
 	}
 	if (p != end)
-		gpx_report_corrupt(r->index, r->blk, "a pending entry has bytes after its lexemes");
+		gpx_report_corrupt(r->index, r->blk, "A pending entry has bytes after its lexemes");
 	return true;
 }
 

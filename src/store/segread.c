@@ -146,7 +146,7 @@ gpx_seg_block(GpxSegment *seg, int stream, uint32 pageno)
 		Page		page = BufferGetPage(buf);
 
 		if (gpx_page_used(page) != n * sizeof(BlockNumber))
-			gpx_report_corrupt(seg->index, h->table[t], "page table page has %u bytes, expected %u",
+			gpx_report_corrupt(seg->index, h->table[t], "Page table page has %u bytes, expected %u",
 							   gpx_page_used(page), (uint32) (n * sizeof(BlockNumber)));
 		seg->tables[t] = MemoryContextAlloc(GetMemoryChunkContext(seg), n * sizeof(BlockNumber));
 		memcpy(seg->tables[t], PageGetContents(page), n * sizeof(BlockNumber));
