@@ -57,16 +57,20 @@ uint32
 gpx_reserve_segment_id(Relation index)
 {
 	Buffer		metabuf = gpx_meta_lock(index);
-	GenericXLogState *state = GenericXLogStart(index);
-	Page		page = GenericXLogRegisterBuffer(state, metabuf, 0);
-	GpxMetaPageData *meta = GpxPageGetMeta(page);
-	uint32		id = meta->next_segment_id++;
+	GenericXLogState *state;
+	Page		page;
+	GpxMetaPageData *meta;
+	uint32		id;
 
-	if (meta->next_segment_id == 0)
+	if (GpxPageGetMeta(BufferGetPage(metabuf))->next_segment_id == PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("index \"%s\" has used up its segment ids", RelationGetRelationName(index)),
 				 errhint("Rebuild the index with REINDEX.")));
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, metabuf, 0);
+	meta = GpxPageGetMeta(page);
+	id = meta->next_segment_id++;
 	gpx_page_seal(page);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
@@ -127,10 +131,11 @@ gpx_merge_pending(Relation index, Size budget)
 	/* room in the metapage for the result */
 	if (meta.nsegments >= GPX_MAX_SEGMENTS)
 		gpx_merge_tiers(index, budget, false);
-	if (meta.nretired >= GPX_MAX_RETIRED)
+	if (meta.nretired + 2 > GPX_MAX_RETIRED)
 		gpx_recycle(index);
 	gpx_meta_read(index, &meta);
-	if (meta.nsegments >= GPX_MAX_SEGMENTS || meta.nretired >= GPX_MAX_RETIRED)
+	/* the new segment, and up to two retired sets (pending pages, an empty segment) */
+	if (meta.nsegments >= GPX_MAX_SEGMENTS || meta.nretired + 2 > GPX_MAX_RETIRED)
 	{
 		ereport(DEBUG1,
 				(errmsg("gpuidx index \"%s\": no room for a new segment, pending area kept",
@@ -374,13 +379,17 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 
 	/* one record: the new segment in, the inputs out and retired */
 	metabuf = gpx_meta_lock(index);
+	m = GpxPageGetMeta(BufferGetPage(metabuf));
+	for (int i = 0; i < n; i++)
+		if (gpx_meta_find_segment(m, refs[i].id) < 0)
+			elog(ERROR, "gpuidx: segment %u vanished during a merge", refs[i].id);
+	if (m->nretired + n + 1 > GPX_MAX_RETIRED)
+		elog(ERROR, "gpuidx: no room to retire merged segments");
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, metabuf, 0);
 	m = GpxPageGetMeta(page);
 	for (int i = 0; i < n; i++)
 	{
-		if (gpx_meta_find_segment(m, refs[i].id) < 0)
-			elog(ERROR, "gpuidx: segment %u vanished during a merge", refs[i].id);
 		gpx_meta_remove_segment(m, refs[i].id);
 		gpx_meta_retire(m, GPX_RETIRED_SEGMENT, refs[i].id, refs[i].head, InvalidBlockNumber);
 	}

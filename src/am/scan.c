@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/table.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "utils/builtins.h"
@@ -110,8 +111,11 @@ gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	if (cfg != info->config)
 	{
-		BlockNumber nblocks = RelationGetNumberOfBlocks(scan->heapRelation);
+		/* bitmap scans get no heap relation: the executor has it locked */
+		Relation	heap = table_open(scan->indexRelation->rd_index->indrelid, NoLock);
+		BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
 
+		table_close(heap, NoLock);
 		for (BlockNumber b = 0; b < nblocks; b++)
 			tbm_add_page(tbm, b);
 		sink.ntids = nblocks;

@@ -40,19 +40,27 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 		int			k;
 		uint32		newly = 0;
 
+		uint32		last = i;
+
 		/* gpx_seg_read share-locks: take it exclusively */
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		while (last < n && docs[last] / GPX_DEAD_BITS_PER_PAGE == pageno)
+			last++;
+		if ((docs[last - 1] % GPX_DEAD_BITS_PER_PAGE) / 8 >= gpx_page_used(BufferGetPage(buf)))
+			gpx_seg_corrupt(seg, GPX_STREAM_DEAD, pageno, "bitmap page is too short");
+		k = gpx_meta_find_segment(GpxPageGetMeta(BufferGetPage(metabuf)), seg->ref.id);
+		if (k < 0)
+			elog(ERROR, "gpuidx: segment %u vanished during VACUUM", seg->ref.id);
+
 		state = GenericXLogStart(index);
 		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
-		for (; i < n && docs[i] / GPX_DEAD_BITS_PER_PAGE == pageno; i++)
+		for (; i < last; i++)
 		{
 			uint32		bit = docs[i] % GPX_DEAD_BITS_PER_PAGE;
 			uint8	   *byte = (uint8 *) PageGetContents(page) + bit / 8;
 
-			if (bit / 8 >= gpx_page_used(page))
-				gpx_seg_corrupt(seg, GPX_STREAM_DEAD, pageno, "bitmap page is too short");
 			if (!(*byte & (1 << (bit % 8))))
 			{
 				*byte |= 1 << (bit % 8);
@@ -60,9 +68,6 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 			}
 		}
 		meta = GpxPageGetMeta(metapage);
-		k = gpx_meta_find_segment(meta, seg->ref.id);
-		if (k < 0)
-			elog(ERROR, "gpuidx: segment %u vanished during VACUUM", seg->ref.id);
 		meta->segments[k].ndead += newly;
 		seg->ref.ndead = meta->segments[k].ndead;
 		gpx_page_seal(page);

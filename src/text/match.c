@@ -5,13 +5,15 @@
  *	  and tsvector documents (used as they are).  An index scan gives the
  *	  same rows; this is also its recheck.
  *
- * The query's lexemes are cached per call site.  So is the last document:
- * when the same document comes again (the outer side of a nested loop, say,
- * matched against many queries) it is not parsed again.
+ * Queries' lexemes are cached per call site (a few hundred of them, so a
+ * join of documents with a table of queries parses each query once).  So
+ * is the last document: when the same document comes again (the outer side
+ * of a nested loop matched against many queries) it is not parsed again.
  */
 #include "postgres.h"
 
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "gpuidx.h"
@@ -22,14 +24,24 @@ GPUIDX_FUNCTION(gpuidx_tsvector_match);
 
 /* documents up to this size are kept for the next call */
 #define CACHED_DOC_MAX (1024 * 1024)
+/* queries shorter than this are kept, up to QUERY_CACHE_SIZE of them */
+#define CACHED_QUERY_MAX 256
+#define QUERY_CACHE_SIZE 512
+
+typedef struct QueryEntry
+{
+	char		key[CACHED_QUERY_MAX];	/* the query text, NUL-terminated */
+	GpxLexemes	q;
+} QueryEntry;
 
 typedef struct MatchCache
 {
-	MemoryContext query_cxt;
+	MemoryContext query_cxt;	/* the query table and lexemes */
 	MemoryContext doc_cxt;
 	char	   *setting;		/* gpuidx.text_config the cache is for */
 	Oid			cfg;
-	text	   *query;
+	HTAB	   *queries;
+	text	   *query;			/* the last query, or NULL */
 	GpxLexemes	q;
 	text	   *doc;			/* the last document, or NULL */
 	bool		have_doc_set;
@@ -54,17 +66,68 @@ copy_text(MemoryContext cxt, const text *t)
 	return copy;
 }
 
+static void
+reset_queries(MatchCache *c)
+{
+	HASHCTL		ctl;
+
+	MemoryContextReset(c->query_cxt);
+	ctl.keysize = CACHED_QUERY_MAX;
+	ctl.entrysize = sizeof(QueryEntry);
+	ctl.hcxt = c->query_cxt;
+	c->queries = hash_create("gpuidx @@& queries", 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	c->query = NULL;
+}
+
+/* the lexemes of query, from the cache or parsed */
+static void
+query_lexemes(MatchCache *c, text *query)
+{
+	int			len = VARSIZE_ANY_EXHDR(query);
+	char		key[CACHED_QUERY_MAX];
+	QueryEntry *e;
+	bool		found;
+	MemoryContext old;
+
+	if (c->query != NULL && same_text(c->query, query))
+		return;
+	if (len >= CACHED_QUERY_MAX)
+	{
+		/* too long to keep among the others: the last one only */
+		if (hash_get_num_entries(c->queries) > 0 || c->query != NULL)
+			reset_queries(c);
+		old = MemoryContextSwitchTo(c->query_cxt);
+		c->query = copy_text(c->query_cxt, query);
+		gpx_lexemes_of_text(c->cfg, VARDATA_ANY(query), len, &c->q);
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	memcpy(key, VARDATA_ANY(query), len);
+	key[len] = '\0';
+	e = hash_search(c->queries, key, HASH_FIND, NULL);
+	if (e == NULL)
+	{
+		if (hash_get_num_entries(c->queries) >= QUERY_CACHE_SIZE)
+			reset_queries(c);
+		e = hash_search(c->queries, key, HASH_ENTER, &found);
+		old = MemoryContextSwitchTo(c->query_cxt);
+		gpx_lexemes_of_text(c->cfg, key, len, &e->q);
+		MemoryContextSwitchTo(old);
+	}
+	c->q = e->q;
+	c->query = NULL;
+}
+
 static MatchCache *
 get_cache(FunctionCallInfo fcinfo, text *query)
 {
 	MatchCache *c = fcinfo->flinfo->fn_extra;
-	MemoryContext old;
 
 	if (c == NULL)
 	{
 		c = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(MatchCache));
-		c->query_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "gpuidx @@& query",
-											 ALLOCSET_SMALL_SIZES);
+		c->query_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "gpuidx @@& queries",
+											 ALLOCSET_DEFAULT_SIZES);
 		c->doc_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "gpuidx @@& document",
 										   ALLOCSET_DEFAULT_SIZES);
 		fcinfo->flinfo->fn_extra = c;
@@ -73,24 +136,16 @@ get_cache(FunctionCallInfo fcinfo, text *query)
 	{
 		Oid			cfg = gpx_current_config();
 
-		MemoryContextReset(c->query_cxt);
-		MemoryContextReset(c->doc_cxt);
-		c->query = NULL;
-		c->doc = NULL;
+		if (c->setting)
+			pfree(c->setting);
+		c->setting = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, gpx_text_config);
 		c->cfg = cfg;
-		c->setting = MemoryContextStrdup(c->query_cxt, gpx_text_config);
+		reset_queries(c);
+		MemoryContextReset(c->doc_cxt);
+		c->doc = NULL;
+		c->have_doc_set = false;
 	}
-	if (c->query == NULL || !same_text(c->query, query))
-	{
-		char	   *setting = pstrdup(c->setting);
-
-		MemoryContextReset(c->query_cxt);
-		old = MemoryContextSwitchTo(c->query_cxt);
-		c->setting = pstrdup(setting);
-		c->query = copy_text(c->query_cxt, query);
-		gpx_lexemes_of_text(c->cfg, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query), &c->q);
-		MemoryContextSwitchTo(old);
-	}
+	query_lexemes(c, query);
 	return c;
 }
 
