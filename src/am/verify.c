@@ -352,7 +352,7 @@ Datum
 gpuidx_verify(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid = IndexGetRelation(indexoid, false);
+	Oid			heapoid;
 	VerifyState vs;
 	uint64		total = 0;
 	uint64		dead = 0;
@@ -364,6 +364,11 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	char	   *report;
 
+	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	heapoid = IndexGetRelation(indexoid, false);
 	memset(&vs, 0, sizeof(vs));
 	/* the table first, as amcheck does, then the index */
 	vs.heap = table_open(heapoid, ShareLock);
