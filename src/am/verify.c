@@ -11,13 +11,16 @@
  * Terms are compared per row as a count and a sum of 64-bit term hashes,
  * computed from the index's lists and from the table's values: 16 bytes per
  * indexed row.  The table and the index are share-locked meanwhile, so no
- * write or merge runs.
+ * write or merge runs.  A hot standby cannot take share locks: there the
+ * check holds access-share locks, and is exact only while the primary does
+ * not write to the table.
  */
 #include "postgres.h"
 
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
@@ -354,6 +357,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	Oid			indexoid = PG_GETARG_OID(0);
 	Oid			heapoid;
 	VerifyState vs;
+	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
 	uint64		total = 0;
 	uint64		dead = 0;
 	uint64		terms = 0;
@@ -371,8 +375,8 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	heapoid = IndexGetRelation(indexoid, false);
 	memset(&vs, 0, sizeof(vs));
 	/* the table first, as amcheck does, then the index */
-	vs.heap = table_open(heapoid, ShareLock);
-	vs.index = index_open(indexoid, ShareLock);
+	vs.heap = table_open(heapoid, lockmode);
+	vs.index = index_open(indexoid, lockmode);
 	gpx_check_index(vs.index);
 	if (!pg_class_ownercheck(heapoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(vs.heap));
@@ -423,8 +427,8 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 					  (unsigned long long) vs.meta.pend_entries,
 					  (unsigned long long) vs.pages_checked,
 					  (unsigned long long) vs.heap_rows, RelationGetRelationName(vs.heap));
-	index_close(vs.index, ShareLock);
-	table_close(vs.heap, ShareLock);
+	index_close(vs.index, lockmode);
+	table_close(vs.heap, lockmode);
 	MemoryContextSwitchTo(old);
 	report = pstrdup(report);
 	MemoryContextDelete(cxt);

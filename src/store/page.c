@@ -110,7 +110,7 @@ gpx_report_corrupt(Relation index, BlockNumber blkno, const char *fmt,...)
 	va_end(args);
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("Index \"%s\" is corrupted at block %u",
+			 errmsg("index \"%s\" is corrupted at block %u",
 					RelationGetRelationName(index), blkno),
 			 errdetail("%s.", detail),
 			 errhint("Rebuild the index with REINDEX.")));
