@@ -43,9 +43,9 @@ typedef struct MatchCache
 	HTAB	   *queries;
 	text	   *query;			/* the last query, or NULL */
 	GpxLexemes	q;
-	text	   *doc;			/* the last document, or NULL */
-	bool		have_doc_set;
-	GpxLexemes	d;				/* its lexemes, once it came twice */
+	struct varlena *doc;		/* the last document as it came (maybe
+								 * compressed or a TOAST pointer), or NULL */
+	GpxLexemes	d;				/* its lexemes */
 } MatchCache;
 
 static bool
@@ -53,6 +53,17 @@ same_text(const text *a, const text *b)
 {
 	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
 		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+/*
+ * The same value, compared as it is stored (maybe compressed) rather than
+ * detoasted, which costs more.  Values out of line are detoasted first: their
+ * pointers alone do not prove two values equal.
+ */
+static bool
+same_raw(const struct varlena *a, const struct varlena *b)
+{
+	return VARSIZE_ANY(a) == VARSIZE_ANY(b) && memcmp(a, b, VARSIZE_ANY(a)) == 0;
 }
 
 static text *
@@ -143,13 +154,12 @@ get_cache(FunctionCallInfo fcinfo, text *query)
 		reset_queries(c);
 		MemoryContextReset(c->doc_cxt);
 		c->doc = NULL;
-		c->have_doc_set = false;
 	}
 	query_lexemes(c, query);
 	return c;
 }
 
-/* a document seen once: parse it, marking the query's lexemes it has */
+/* a document too big to keep: parse it, marking the query's lexemes it has */
 typedef struct Marks
 {
 	const GpxLexemes *q;
@@ -190,35 +200,38 @@ gpuidx_text_match(PG_FUNCTION_ARGS)
 {
 	text	   *query = PG_GETARG_TEXT_PP(1);
 	MatchCache *c = get_cache(fcinfo, query);
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(0);
 	text	   *doc;
 	Marks		m;
 
 	if (c->q.n == 0)
 		PG_RETURN_BOOL(false);
-	doc = PG_GETARG_TEXT_PP(0);
-	if (c->doc != NULL && same_text(c->doc, doc))
-	{
-		if (!c->have_doc_set)
-		{
-			MemoryContext old = MemoryContextSwitchTo(c->doc_cxt);
-
-			gpx_lexemes_of_text(c->cfg, VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &c->d);
-			MemoryContextSwitchTo(old);
-			c->have_doc_set = true;
-		}
+	if (VARATT_IS_EXTERNAL(raw))
+		raw = (struct varlena *) PG_GETARG_TEXT_PP(0);
+	if (c->doc != NULL && same_raw(c->doc, raw))
 		PG_RETURN_BOOL(gpx_lexemes_contain(&c->d, &c->q));
-	}
 
 	MemoryContextReset(c->doc_cxt);
 	c->doc = NULL;
-	c->have_doc_set = false;
+	doc = PG_GETARG_TEXT_PP(0);
+	if (VARSIZE_ANY_EXHDR(doc) <= CACHED_DOC_MAX)
+	{
+		/* kept as a sorted set, in case the same document comes next */
+		MemoryContext old = MemoryContextSwitchTo(c->doc_cxt);
+
+		gpx_lexemes_of_text(c->cfg, VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &c->d);
+		c->doc = palloc(VARSIZE_ANY(raw));
+		memcpy(c->doc, raw, VARSIZE_ANY(raw));
+		MemoryContextSwitchTo(old);
+		PG_RETURN_BOOL(gpx_lexemes_contain(&c->d, &c->q));
+	}
+
+	/* a big document: parsed piece by piece, only the query's lexemes kept */
 	m.q = &c->q;
 	m.found = palloc0(c->q.n * sizeof(bool));
 	m.nfound = 0;
 	gpx_tokenize(c->cfg, VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), mark_lexeme, &m);
 	pfree(m.found);
-	if (VARSIZE_ANY_EXHDR(doc) <= CACHED_DOC_MAX)
-		c->doc = copy_text(c->doc_cxt, doc);
 	PG_RETURN_BOOL(m.nfound == c->q.n);
 }
 
