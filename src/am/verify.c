@@ -298,6 +298,17 @@ rowsig_cmp(const void *x, const void *y)
 	return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
+/* by TID, dead docs first: a TID VACUUM freed may hold a new row since */
+static int
+rowsig_sort_cmp(const void *x, const void *y)
+{
+	const RowSig *a = x;
+	const RowSig *b = y;
+	int			c = rowsig_cmp(x, y);
+
+	return c != 0 ? c : (b->matched == 2) - (a->matched == 2);
+}
+
 typedef struct HeapSig
 {
 	uint64		hash;
@@ -328,6 +339,9 @@ heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	vs->heap_rows++;
 	key.tid = tid_key(tid);
 	row = bsearch(&key, vs->rows, vs->nrows, sizeof(RowSig), rowsig_cmp);
+	/* the live doc of that TID comes last among its equals */
+	while (row != NULL && row + 1 < vs->rows + vs->nrows && row[1].tid == key.tid)
+		row++;
 	if (row == NULL || row->matched == 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -407,7 +421,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	check_pending(&vs, vs.rows + base);
 
 	/* every row of the table, once, with its terms */
-	qsort(vs.rows, vs.nrows, sizeof(RowSig), rowsig_cmp);
+	qsort(vs.rows, vs.nrows, sizeof(RowSig), rowsig_sort_cmp);
 	for (uint64 i = 1; i < vs.nrows; i++)
 		if (vs.rows[i].tid == vs.rows[i - 1].tid && vs.rows[i].matched != 2 && vs.rows[i - 1].matched != 2)
 			ereport(ERROR,

@@ -5,7 +5,7 @@
  *	  and tsvector documents (used as they are).  An index scan gives the
  *	  same rows; this is also its recheck.
  *
- * Queries' lexemes are cached per call site (a few hundred of them, so a
+ * Queries' lexemes are cached per call site (a few thousand of them, so a
  * join of documents with a table of queries parses each query once).  So
  * is the last document: when the same document comes again (the outer side
  * of a nested loop matched against many queries) it is not parsed again.
@@ -26,7 +26,7 @@ GPUIDX_FUNCTION(gpuidx_tsvector_match);
 #define CACHED_DOC_MAX (1024 * 1024)
 /* queries shorter than this are kept, up to QUERY_CACHE_SIZE of them */
 #define CACHED_QUERY_MAX 256
-#define QUERY_CACHE_SIZE 512
+#define QUERY_CACHE_SIZE 4096
 
 typedef struct QueryEntry
 {
@@ -56,9 +56,11 @@ same_text(const text *a, const text *b)
 }
 
 /*
- * The same value, compared as it is stored (maybe compressed) rather than
- * detoasted, which costs more.  Values out of line are detoasted first: their
- * pointers alone do not prove two values equal.
+ * The same value, compared as it is stored (compressed, or a pointer into
+ * the TOAST table) rather than detoasted, which costs far more.  A TOAST
+ * pointer names one value for as long as a snapshot that saw it runs, so
+ * within the statement (the cache's life) equal pointers are equal values.
+ * Pointers to values in memory are detoasted first.
  */
 static bool
 same_raw(const struct varlena *a, const struct varlena *b)
@@ -206,7 +208,7 @@ gpuidx_text_match(PG_FUNCTION_ARGS)
 
 	if (c->q.n == 0)
 		PG_RETURN_BOOL(false);
-	if (VARATT_IS_EXTERNAL(raw))
+	if (VARATT_IS_EXTERNAL(raw) && !VARATT_IS_EXTERNAL_ONDISK(raw))
 		raw = (struct varlena *) PG_GETARG_TEXT_PP(0);
 	if (c->doc != NULL && same_raw(c->doc, raw))
 		PG_RETURN_BOOL(gpx_lexemes_contain(&c->d, &c->q));
