@@ -1,8 +1,9 @@
 /*
  * test_codec_stream.c
  *	  The codec entry points the index builds on: EF lists written block by
- *	  block (ef_encode_block) give the bytes of ef_encode, and raw views over
- *	  plain arrays (pl_view_from_array) behave like encoded raw lists.
+ *	  block (ef_encode_block) give the bytes of ef_encode, raw views over
+ *	  plain arrays (pl_view_from_array) behave like encoded raw lists, and the
+ *	  interleaved CRC-32C equals a bitwise one on every length and split.
  */
 #include "unit.h"
 #include "../../src/codec/codec.h"
@@ -98,6 +99,41 @@ check_array_view(const uint32_t *v, uint32_t n, const uint32_t *other, uint32_t 
 	free(ref);
 }
 
+/* CRC-32C one bit at a time: the reference */
+static uint32_t
+crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t len)
+{
+	crc = ~crc;
+	while (len--)
+	{
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1)));
+	}
+	return ~crc;
+}
+
+static void
+check_crc32c(void)
+{
+	size_t		max = 3 * 2048 * 3 + 777;
+	uint8_t    *buf = unit_alloc(max + 8);
+
+	for (size_t i = 0; i < max + 8; i++)
+		buf[i] = (uint8_t) unit_rand64();
+	for (size_t len = 0; len <= max; len += 1 + len / 7)
+		for (size_t off = 0; off < 8; off += 3)
+		{
+			uint32_t	want = crc32c_bitwise(0, buf + off, len);
+			size_t		cut = len / 3;
+
+			CHECK(pl_crc32c(0, buf + off, len) == want, "crc32c len=%zu off=%zu", len, off);
+			CHECK(pl_crc32c(pl_crc32c(0, buf + off, cut), buf + off + cut, len - cut) == want,
+				  "crc32c in two pieces len=%zu", len);
+		}
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -125,6 +161,7 @@ main(void)
 		check_array_view(v, n, w, m);
 	}
 	check_array_view(v, 0, w, 10);
+	check_crc32c();
 	free(v);
 	free(w);
 	return unit_report("test_codec_stream");
