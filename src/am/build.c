@@ -137,7 +137,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	MemoryContext old;
 	Buffer		metabuf;
 	PGAlignedBlock metaimage;
-	GpxMetaPageData *meta;
+	GpxMetaPageData meta;
 	double		reltuples;
 	Size		budget = (Size) maintenance_work_mem * 1024;
 
@@ -167,17 +167,17 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPX_PHASE_MERGE);
 	gpx_accum_emit(bs.accum, bs.writer);
 
-	gpx_meta_init(metaimage.data, bs.kind, bs.config);
-	meta = GpxPageGetMeta(metaimage.data);
+	gpx_meta_init(&meta, bs.kind, bs.config);
 	if (bs.ndocs > 0)
 	{
-		gpx_segw_finish(bs.writer, &meta->segments[0]);
-		meta->nsegments = 1;
-		meta->next_segment_id = 2;
+		gpx_segw_finish(bs.writer, &meta.segments[0]);
+		meta.nsegments = 1;
+		meta.next_segment_id = 2;
 	}
-	meta->build_runs = gpx_accum_runs(bs.accum);
-	meta->build_peak_kb = (uint32) (gpx_accum_peak(bs.accum) / 1024);
-	gpx_page_seal(metaimage.data);
+	meta.build_runs = gpx_accum_runs(bs.accum);
+	meta.build_peak_kb = (uint32) (gpx_accum_peak(bs.accum) / 1024);
+	gpx_page_init(metaimage.data, GPX_PAGE_META);
+	gpx_meta_pack(metaimage.data, &meta);
 	gpx_put_page(index, metabuf, metaimage.data, false);
 	gpx_accum_free(bs.accum);
 
@@ -197,12 +197,15 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 void
 gpx_buildempty(Relation index)
 {
-	PGAlignedBlock meta;
+	PGAlignedBlock page;
+	GpxMetaPageData meta;
 
-	gpx_meta_init(meta.data, gpx_kind_of(index), gpx_current_config());
-	PageSetChecksumInplace(meta.data, GPX_META_BLKNO);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, GPX_META_BLKNO, meta.data, true);
+	gpx_meta_init(&meta, gpx_kind_of(index), gpx_current_config());
+	gpx_page_init(page.data, GPX_PAGE_META);
+	gpx_meta_pack(page.data, &meta);
+	PageSetChecksumInplace(page.data, GPX_META_BLKNO);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, GPX_META_BLKNO, page.data, true);
 	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM, GPX_META_BLKNO,
-				meta.data, true);
+				page.data, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

@@ -28,12 +28,18 @@ gpx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	if (isnull[0])
 		return false;
 	info = gpx_index_info(index);
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx insert", ALLOCSET_DEFAULT_SIZES);
+	/* one context for all the rows of the statement, emptied after each */
+	cxt = (MemoryContext) indexInfo->ii_AmCache;
+	if (cxt == NULL)
+	{
+		cxt = AllocSetContextCreate(indexInfo->ii_Context, "gpuidx insert", ALLOCSET_DEFAULT_SIZES);
+		indexInfo->ii_AmCache = cxt;
+	}
 	old = MemoryContextSwitchTo(cxt);
 	gpx_document_lexemes(info->kind, info->config, values[0], &lex);
 	pending = gpx_pending_insert(index, ht_ctid, lex.lex, lex.len, lex.n);
 	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
+	MemoryContextReset(cxt);
 
 	if (pending > gpx_pending_limit(index) && gpx_merge_trylock(index))
 	{

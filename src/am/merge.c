@@ -56,22 +56,19 @@ gpx_merge_unlock(Relation index)
 uint32
 gpx_reserve_segment_id(Relation index)
 {
-	Buffer		metabuf = gpx_meta_lock(index);
+	GpxMetaPageData meta;
+	Buffer		metabuf = gpx_meta_lock(index, &meta);
 	GenericXLogState *state;
-	Page		page;
-	GpxMetaPageData *meta;
 	uint32		id;
 
-	if (GpxPageGetMeta(BufferGetPage(metabuf))->next_segment_id == PG_UINT32_MAX)
+	if (meta.next_segment_id == PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("index \"%s\" has used up its segment ids", RelationGetRelationName(index)),
 				 errhint("Rebuild the index with REINDEX.")));
+	id = meta.next_segment_id++;
 	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, metabuf, 0);
-	meta = GpxPageGetMeta(page);
-	id = meta->next_segment_id++;
-	gpx_page_seal(page);
+	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), &meta);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 	return id;
@@ -104,13 +101,9 @@ gpx_merge_pending(Relation index, Size budget)
 	MemoryContext cxt;
 	MemoryContext old;
 	GenericXLogState *state;
-	GpxMetaPageData *m;
-	Page		page;
 
 	/* where the merge stops: the tail as it is now (inserts hold the metapage) */
-	metabuf = ReadBuffer(index, GPX_META_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	memcpy(&meta, GpxPageGetMeta(BufferGetPage(metabuf)), sizeof(meta));
+	metabuf = gpx_meta_share(index, &meta);
 	if (meta.pend_entries == 0 || meta.pend_tail == InvalidBlockNumber)
 	{
 		UnlockReleaseBuffer(metabuf);
@@ -126,7 +119,6 @@ gpx_merge_pending(Relation index, Size budget)
 		UnlockReleaseBuffer(tail);
 	}
 	UnlockReleaseBuffer(metabuf);
-	gpx_meta_check(index, &meta);
 
 	/* room in the metapage for the result */
 	if (meta.nsegments >= GPX_MAX_SEGMENTS)
@@ -171,23 +163,21 @@ gpx_merge_pending(Relation index, Size budget)
 	gpx_segw_finish(w, &ref);
 
 	/* one record: the segment in, the merged pages out */
-	metabuf = gpx_meta_lock(index);
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, metabuf, 0);
-	m = GpxPageGetMeta(page);
+	metabuf = gpx_meta_lock(index, &meta);
 	if (entries > 0)
-		m->segments[m->nsegments++] = ref;
+		meta.segments[meta.nsegments++] = ref;
 	else
-		gpx_meta_retire(m, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
-	if (m->pend_head != stop_blk)
-		gpx_meta_retire(m, GPX_RETIRED_PENDING, m->pend_head_seq, m->pend_head, stop_blk);
-	m->pend_head = stop_blk;
-	m->pend_head_off = stop_off;
-	m->pend_head_seq = stop_seq;
-	m->pend_entries -= entries;
-	m->pend_bytes -= bytes;
-	m->pend_pages -= pages;
-	gpx_page_seal(page);
+		gpx_meta_retire(&meta, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
+	if (meta.pend_head != stop_blk)
+		gpx_meta_retire(&meta, GPX_RETIRED_PENDING, meta.pend_head_seq, meta.pend_head, stop_blk);
+	meta.pend_head = stop_blk;
+	meta.pend_head_off = stop_off;
+	meta.pend_head_seq = stop_seq;
+	meta.pend_entries -= entries;
+	meta.pend_bytes -= bytes;
+	meta.pend_pages -= pages;
+	state = GenericXLogStart(index);
+	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), &meta);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
@@ -310,8 +300,7 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 	uint64		base = 0;
 	Buffer		metabuf;
 	GenericXLogState *state;
-	Page		page;
-	GpxMetaPageData *m;
+	GpxMetaPageData *m = palloc(sizeof(GpxMetaPageData));
 
 	for (int i = 0; i < n; i++)
 	{
@@ -378,16 +367,12 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 	gpx_segw_finish(w, &ref);
 
 	/* one record: the new segment in, the inputs out and retired */
-	metabuf = gpx_meta_lock(index);
-	m = GpxPageGetMeta(BufferGetPage(metabuf));
+	metabuf = gpx_meta_lock(index, m);
 	for (int i = 0; i < n; i++)
 		if (gpx_meta_find_segment(m, refs[i].id) < 0)
 			elog(ERROR, "gpuidx: segment %u vanished during a merge", refs[i].id);
 	if (m->nretired + n + 1 > GPX_MAX_RETIRED)
 		elog(ERROR, "gpuidx: no room to retire merged segments");
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, metabuf, 0);
-	m = GpxPageGetMeta(page);
 	for (int i = 0; i < n; i++)
 	{
 		gpx_meta_remove_segment(m, refs[i].id);
@@ -397,7 +382,8 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 		m->segments[m->nsegments++] = ref;
 	else
 		gpx_meta_retire(m, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
-	gpx_page_seal(page);
+	state = GenericXLogStart(index);
+	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), m);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 

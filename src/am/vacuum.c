@@ -31,12 +31,11 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 	while (i < n)
 	{
 		uint32		pageno = docs[i] / GPX_DEAD_BITS_PER_PAGE;
-		Buffer		metabuf = gpx_meta_lock(index);
+		GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
+		Buffer		metabuf = gpx_meta_lock(index, meta);
 		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_DEAD, pageno);
 		GenericXLogState *state;
 		Page		page;
-		Page		metapage;
-		GpxMetaPageData *meta;
 		int			k;
 		uint32		newly = 0;
 
@@ -49,12 +48,11 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 			last++;
 		if ((docs[last - 1] % GPX_DEAD_BITS_PER_PAGE) / 8 >= gpx_page_used(BufferGetPage(buf)))
 			gpx_seg_corrupt(seg, GPX_STREAM_DEAD, pageno, "bitmap page is too short");
-		k = gpx_meta_find_segment(GpxPageGetMeta(BufferGetPage(metabuf)), seg->ref.id);
+		k = gpx_meta_find_segment(meta, seg->ref.id);
 		if (k < 0)
 			elog(ERROR, "gpuidx: segment %u vanished during VACUUM", seg->ref.id);
 
 		state = GenericXLogStart(index);
-		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 		for (; i < last; i++)
 		{
@@ -67,12 +65,12 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 				newly++;
 			}
 		}
-		meta = GpxPageGetMeta(metapage);
 		meta->segments[k].ndead += newly;
 		seg->ref.ndead = meta->segments[k].ndead;
 		gpx_page_seal(page);
-		gpx_page_seal(metapage);
+		gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
 		GenericXLogFinish(state);
+		pfree(meta);
 		UnlockReleaseBuffer(buf);
 		UnlockReleaseBuffer(metabuf);
 		marked += newly;
@@ -281,8 +279,7 @@ gpx_recycle(Relation index)
 		BlockList	pages = {0};
 		Buffer		metabuf;
 		GenericXLogState *state;
-		Page		page;
-		GpxMetaPageData *m;
+		GpxMetaPageData *m = palloc(sizeof(GpxMetaPageData));
 
 		if (!GlobalVisCheckRemovableFullXid(NULL, r.xid))
 			continue;
@@ -291,10 +288,7 @@ gpx_recycle(Relation index)
 			gpx_free_pages(index, pages.v, pages.n);
 
 		/* out of the list only once freed: a crash before retries (harmlessly) */
-		metabuf = gpx_meta_lock(index);
-		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, metabuf, 0);
-		m = GpxPageGetMeta(page);
+		metabuf = gpx_meta_lock(index, m);
 		for (uint32 k = 0; k < m->nretired; k++)
 		{
 			if (m->retired[k].kind == r.kind && m->retired[k].first == r.first &&
@@ -305,9 +299,11 @@ gpx_recycle(Relation index)
 				break;
 			}
 		}
-		gpx_page_seal(page);
+		state = GenericXLogStart(index);
+		gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), m);
 		GenericXLogFinish(state);
 		UnlockReleaseBuffer(metabuf);
+		pfree(m);
 		if (pages.v)
 			pfree(pages.v);
 	}
@@ -347,13 +343,11 @@ maybe_orphan(Page page, const GpxMetaPageData *meta)
 static bool
 free_if_orphan(Relation index, BlockNumber b, const GpxMetaPageData *segments)
 {
-	Buffer		metabuf = ReadBuffer(index, GPX_META_BLKNO);
+	GpxMetaPageData *now = palloc(sizeof(GpxMetaPageData));
+	Buffer		metabuf = gpx_meta_share(index, now);
 	Buffer		buf;
-	GpxMetaPageData *now;
 	bool		orphan;
 
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	now = GpxPageGetMeta(BufferGetPage(metabuf));
 	buf = ReadBuffer(index, b);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	orphan = maybe_orphan(BufferGetPage(buf), segments) &&
@@ -363,6 +357,7 @@ free_if_orphan(Relation index, BlockNumber b, const GpxMetaPageData *segments)
 		gpx_free_locked_page(index, buf);
 	UnlockReleaseBuffer(buf);
 	UnlockReleaseBuffer(metabuf);
+	pfree(now);
 	if (orphan)
 		RecordFreeIndexPage(index, b);
 	return orphan;

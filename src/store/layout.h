@@ -230,8 +230,13 @@ typedef struct GpxMetaPageData
 	GpxRetired	retired[GPX_MAX_RETIRED];
 } GpxMetaPageData;
 
-StaticAssertDecl(sizeof(GpxMetaPageData) <= GPX_PAGE_CAPACITY, "metapage too large");
+/*
+ * On the page the arrays are packed: the fields before segments, then
+ * nsegments segments, then nretired retired sets.  The metapage changes at
+ * every insert, so its bytes (WAL deltas, CRC) stay few.
+ */
+#define GPX_META_FIXED	offsetof(GpxMetaPageData, segments)
 
-#define GpxPageGetMeta(page) ((GpxMetaPageData *) PageGetContents(page))
+StaticAssertDecl(sizeof(GpxMetaPageData) <= GPX_PAGE_CAPACITY, "metapage too large");
 
 #endif							/* GPUIDX_STORE_LAYOUT_H */

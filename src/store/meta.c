@@ -20,13 +20,10 @@
 static const GpxPageTag meta_tag = {GPX_PAGE_META, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
 
 void
-gpx_meta_init(Page page, uint32 kind, Oid config)
+gpx_meta_init(GpxMetaPageData *meta, uint32 kind, Oid config)
 {
-	GpxMetaPageData *meta;
 	HeapTuple	tuple;
 
-	gpx_page_init(page, GPX_PAGE_META);
-	meta = GpxPageGetMeta(page);
 	memset(meta, 0, sizeof(GpxMetaPageData));
 	meta->magic = GPX_MAGIC;
 	meta->version = GPX_INDEX_VERSION;
@@ -46,8 +43,41 @@ gpx_meta_init(Page page, uint32 kind, Oid config)
 	meta->next_pending_seq = 1;
 	meta->pend_head = InvalidBlockNumber;
 	meta->pend_tail = InvalidBlockNumber;
-	gpx_page_set_used(page, sizeof(GpxMetaPageData));
+}
+
+void
+gpx_meta_pack(Page page, const GpxMetaPageData *meta)
+{
+	char	   *p = PageGetContents(page);
+	Size		segs = meta->nsegments * sizeof(GpxSegRef);
+	Size		retired = meta->nretired * sizeof(GpxRetired);
+
+	Assert(meta->nsegments <= GPX_MAX_SEGMENTS && meta->nretired <= GPX_MAX_RETIRED);
+	memcpy(p, meta, GPX_META_FIXED);
+	memcpy(p + GPX_META_FIXED, meta->segments, segs);
+	memcpy(p + GPX_META_FIXED + segs, meta->retired, retired);
+	gpx_page_set_used(page, GPX_META_FIXED + segs + retired);
 	gpx_page_seal(page);
+}
+
+void
+gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta)
+{
+	const char *p = PageGetContents(page);
+	uint32		used = gpx_page_used(page);
+	Size		segs;
+
+	if (used < GPX_META_FIXED)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has %u bytes of contents", used);
+	memcpy(meta, p, GPX_META_FIXED);
+	if (meta->nsegments > GPX_MAX_SEGMENTS || meta->nretired > GPX_MAX_RETIRED ||
+		used != GPX_META_FIXED + meta->nsegments * sizeof(GpxSegRef) + meta->nretired * sizeof(GpxRetired))
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage lists %u segments and %u retired page sets in %u bytes",
+						   meta->nsegments, meta->nretired, used);
+	segs = meta->nsegments * sizeof(GpxSegRef);
+	memcpy(meta->segments, p + GPX_META_FIXED, segs);
+	memcpy(meta->retired, p + GPX_META_FIXED + segs, meta->nretired * sizeof(GpxRetired));
+	gpx_meta_check(index, meta);
 }
 
 void
@@ -63,9 +93,6 @@ gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 				 errhint("Rebuild the index with REINDEX.")));
 	if (meta->kind != GPX_KIND_TEXT && meta->kind != GPX_KIND_TSVECTOR)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has an unknown document kind %u", meta->kind);
-	if (meta->nsegments > GPX_MAX_SEGMENTS || meta->nretired > GPX_MAX_RETIRED)
-		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage lists %u segments and %u retired page sets",
-						   meta->nsegments, meta->nretired);
 	for (uint32 i = 0; i < meta->nsegments; i++)
 	{
 		const GpxSegRef *s = &meta->segments[i];
@@ -84,21 +111,26 @@ void
 gpx_meta_read(Relation index, GpxMetaPageData *meta)
 {
 	Buffer		buf = gpx_read_page(index, GPX_META_BLKNO, BUFFER_LOCK_SHARE, &meta_tag);
-	Page		page = BufferGetPage(buf);
 
-	if (gpx_page_used(page) != sizeof(GpxMetaPageData))
-		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has %u bytes of contents", gpx_page_used(page));
-	memcpy(meta, GpxPageGetMeta(page), sizeof(GpxMetaPageData));
+	gpx_meta_unpack(index, BufferGetPage(buf), meta);
 	UnlockReleaseBuffer(buf);
-	gpx_meta_check(index, meta);
 }
 
 Buffer
-gpx_meta_lock(Relation index)
+gpx_meta_share(Relation index, GpxMetaPageData *meta)
+{
+	Buffer		buf = gpx_read_page(index, GPX_META_BLKNO, BUFFER_LOCK_SHARE, &meta_tag);
+
+	gpx_meta_unpack(index, BufferGetPage(buf), meta);
+	return buf;
+}
+
+Buffer
+gpx_meta_lock(Relation index, GpxMetaPageData *meta)
 {
 	Buffer		buf = gpx_read_page(index, GPX_META_BLKNO, BUFFER_LOCK_EXCLUSIVE, &meta_tag);
 
-	gpx_meta_check(index, GpxPageGetMeta(BufferGetPage(buf)));
+	gpx_meta_unpack(index, BufferGetPage(buf), meta);
 	return buf;
 }
 

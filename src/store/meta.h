@@ -8,14 +8,20 @@
 
 #include "store/page.h"
 
-/* a fresh metapage image */
-extern void gpx_meta_init(Page page, uint32 kind, Oid config);
+/* fresh metapage contents */
+extern void gpx_meta_init(GpxMetaPageData *meta, uint32 kind, Oid config);
+
+/* the metapage's contents from a page (checked) and into a page (sealed) */
+extern void gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta);
+extern void gpx_meta_pack(Page page, const GpxMetaPageData *meta);
 
 /* a checked copy of the metapage, read under a share lock */
 extern void gpx_meta_read(Relation index, GpxMetaPageData *meta);
 
-/* the metapage buffer, exclusively locked and checked */
-extern Buffer gpx_meta_lock(Relation index);
+/* the metapage buffer, exclusively locked, and its contents */
+extern Buffer gpx_meta_lock(Relation index, GpxMetaPageData *meta);
+/* the same, share-locked */
+extern Buffer gpx_meta_share(Relation index, GpxMetaPageData *meta);
 
 /* structural checks of metapage contents (ERROR if damaged) */
 extern void gpx_meta_check(Relation index, const GpxMetaPageData *meta);

@@ -73,8 +73,8 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 {
 	uint32		size;
 	char	   *entry = encode_entry(tid, lex, len, n, &size);
-	Buffer		metabuf = gpx_meta_lock(index);
-	GpxMetaPageData *meta = GpxPageGetMeta(BufferGetPage(metabuf));
+	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
+	Buffer		metabuf = gpx_meta_lock(index, meta);
 	GpxPageTag	tag = {GPX_PAGE_PENDING, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
 	Buffer		tailbuf;
 	Buffer		firstbuf = InvalidBuffer;
@@ -84,7 +84,6 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 	uint32		tail_seq;
 	uint32		nnew = 0;
 	GenericXLogState *state;
-	Page		metapage;
 	Page		tailpage;
 	uint64		pending_bytes;
 
@@ -96,17 +95,14 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 		tailbuf = gpx_new_buffer(index, true);
 		init_pending_page(image.data, meta->next_pending_seq, InvalidBlockNumber);
 		gpx_page_seal(image.data);
-		state = GenericXLogStart(index);
-		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
-		memcpy(GenericXLogRegisterBuffer(state, tailbuf, GENERIC_XLOG_FULL_IMAGE), image.data, BLCKSZ);
-		meta = GpxPageGetMeta(metapage);
 		meta->pend_head = meta->pend_tail = BufferGetBlockNumber(tailbuf);
 		meta->pend_head_off = 0;
 		meta->pend_head_seq = meta->next_pending_seq++;
 		meta->pend_pages = 1;
-		gpx_page_seal(metapage);
+		state = GenericXLogStart(index);
+		gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
+		memcpy(GenericXLogRegisterBuffer(state, tailbuf, GENERIC_XLOG_FULL_IMAGE), image.data, BLCKSZ);
 		GenericXLogFinish(state);
-		meta = GpxPageGetMeta(BufferGetPage(metabuf));
 	}
 	else
 		tailbuf = gpx_read_page(index, meta->pend_tail, BUFFER_LOCK_EXCLUSIVE, &tag);
@@ -144,9 +140,7 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 
 	/* one record: the tail's share, the first new page, the metapage */
 	state = GenericXLogStart(index);
-	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
 	tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
-	meta = GpxPageGetMeta(metapage);
 	{
 		uint32		used = gpx_page_used(tailpage);
 		uint32		n = Min(room, size);
@@ -172,13 +166,14 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 	meta->pend_entries++;
 	meta->pend_bytes += size;
 	pending_bytes = meta->pend_bytes;
-	gpx_page_seal(metapage);
+	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
 	GenericXLogFinish(state);
 
 	if (BufferIsValid(firstbuf))
 		UnlockReleaseBuffer(firstbuf);
 	UnlockReleaseBuffer(tailbuf);
 	UnlockReleaseBuffer(metabuf);
+	pfree(meta);
 	pfree(entry);
 	return pending_bytes;
 }
