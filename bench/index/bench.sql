@@ -11,7 +11,7 @@ SET client_min_messages = warning;
 -- first :nq queries
 DROP TABLE IF EXISTS bench_src, bench_docs, bench_new, bench_queries, bench_lex, bench_qclass,
   bench_results, bench_times, bench_methods CASCADE;
-DROP FUNCTION IF EXISTS bench_build, bench_uses_index, bench_query;
+DROP FUNCTION IF EXISTS bench_build, bench_uses_index, bench_query, bench_run;
 DROP PROCEDURE IF EXISTS bench_inserts;
 CREATE TABLE bench_src (id int, body text);
 \set load_docs '\\copy bench_src FROM ' :'docs' ' WITH (FORMAT csv, DELIMITER E''\\t'', QUOTE E''\\x01'')'
@@ -79,6 +79,23 @@ BEGIN
   t0 := clock_timestamp();
   EXECUTE format('SELECT count(*) FROM bench_docs WHERE %s', pred) INTO n USING q;
   ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+END $$;
+
+-- every query once (warm-up, reps = 0) or reps times, one after the other,
+-- into bench_times (a plpgsql loop: a join could reuse a function's result)
+CREATE FUNCTION bench_run(m text, pred text, reps int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE r record; t record; k int := 0;
+BEGIN
+  FOR i IN 1 .. greatest(reps, 1) LOOP
+    FOR r IN SELECT qid, q FROM bench_queries ORDER BY qid LOOP
+      t := bench_query(pred, r.q);
+      IF reps > 0 THEN
+        INSERT INTO bench_times VALUES (m, r.qid, t.ms, t.n);
+      END IF;
+      k := k + 1;
+    END LOOP;
+  END LOOP;
+  RETURN k;
 END $$;
 
 -- the held-back rows (10,000) inserted one transaction each (single client)

@@ -13,9 +13,8 @@ SELECT pg_relation_size('bench_idx') AS size \gset
 SELECT :'method' AS method, bench_uses_index(:'pred') AS uses_index, :build_ms AS build_ms, :size AS size;
 DELETE FROM bench_times WHERE method = :'method';
 -- warm-up, then the timed runs
-SELECT count(*) AS warm_up FROM bench_queries, LATERAL bench_query(:'pred', q) \gset
-INSERT INTO bench_times SELECT :'method', qid, r.ms, r.n
-FROM bench_queries, generate_series(1, :reps), LATERAL bench_query(:'pred', q) r;
+SELECT bench_run(:'method', :'pred', 0) AS warm_up \gset
+SELECT bench_run(:'method', :'pred', :reps) AS timed \gset
 -- inserts: 10,000 rows one transaction each, then the same rows in one statement
 SET synchronous_commit = off;
 CALL bench_inserts(NULL) \gset

@@ -11,8 +11,10 @@
 #include "access/xact.h"
 #include "tsearch/ts_utils.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
+#include "utils/syscache.h"
 #include "utils/varlena.h"
 
 #include "text/tokenize.h"
@@ -67,10 +69,53 @@ gpx_text_define_settings(void)
 							   check_text_config, NULL, NULL);
 }
 
+/*
+ * The configuration is looked up once for a given setting, search_path and
+ * user, until a configuration or schema changes (every query asks: planning
+ * twice, the scan once).
+ */
+static struct
+{
+	bool		valid;
+	bool		registered;
+	Oid			config;
+	Oid			user;
+	char	   *setting;
+	char	   *search_path;
+}			config_cache;
+
+static void
+config_cache_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	config_cache.valid = false;
+}
+
 Oid
 gpx_current_config(void)
 {
-	return get_ts_config_oid(stringToQualifiedNameList(gpx_text_config), false);
+	Oid			config;
+
+	if (config_cache.valid && config_cache.user == GetUserId() &&
+		strcmp(config_cache.setting, gpx_text_config) == 0 &&
+		strcmp(config_cache.search_path, namespace_search_path) == 0)
+		return config_cache.config;
+	if (!config_cache.registered)
+	{
+		CacheRegisterSyscacheCallback(TSCONFIGOID, config_cache_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(NAMESPACEOID, config_cache_invalidate, (Datum) 0);
+		config_cache.registered = true;
+	}
+	config = get_ts_config_oid(stringToQualifiedNameList(gpx_text_config), false);
+	if (config_cache.setting)
+		pfree(config_cache.setting);
+	if (config_cache.search_path)
+		pfree(config_cache.search_path);
+	config_cache.setting = MemoryContextStrdup(TopMemoryContext, gpx_text_config);
+	config_cache.search_path = MemoryContextStrdup(TopMemoryContext, namespace_search_path);
+	config_cache.user = GetUserId();
+	config_cache.config = config;
+	config_cache.valid = true;
+	return config;
 }
 
 static inline bool
