@@ -189,26 +189,16 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 {
 	if (r->kind == GPX_RETIRED_SEGMENT)
 	{
-		GpxSegRef	ref;
-		GpxSegment *seg;
 		GpxSegHeaderData *h;
+		Buffer		hbuf;
 
 		if (!page_is_retired(index, r->first, r, 0, NULL))
 			return;				/* freed already */
-		memset(&ref, 0, sizeof(ref));
-		ref.id = r->owner;
-		ref.head = r->first;
-		seg = palloc0(sizeof(GpxSegment));
-		{
-			Buffer		buf = ReadBuffer(index, r->first);
-			Page		page;
-
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			page = BufferGetPage(buf);
-			h = palloc(BLCKSZ);
-			memcpy(h, PageGetContents(page), gpx_page_used(page));
-			UnlockReleaseBuffer(buf);
-		}
+		hbuf = ReadBuffer(index, r->first);
+		LockBuffer(hbuf, BUFFER_LOCK_SHARE);
+		h = palloc(BLCKSZ);
+		memcpy(h, PageGetContents(BufferGetPage(hbuf)), gpx_page_used(BufferGetPage(hbuf)));
+		UnlockReleaseBuffer(hbuf);
 		if (h->ntables == 0)
 		{
 			for (uint32 i = 0; i < h->npages; i++)
@@ -244,7 +234,6 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 		}
 		blocks_add(out, r->first);
 		pfree(h);
-		pfree(seg);
 	}
 	else
 	{

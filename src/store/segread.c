@@ -403,16 +403,17 @@ open_inline(GpxSegment *seg, const uint8 *data, uint32 len, uint32 df, GpxList *
 	pl_view_from_array(&list->view, ids, df);
 }
 
+/* a list of len bytes starting at (page, offset) of the LISTS stream */
 static void
-open_external(GpxSegment *seg, const LeafEntry *e, GpxList *list)
+open_external(GpxSegment *seg, uint32 df, uint32 len, uint32 page, uint32 offset, GpxList *list)
 {
-	char	   *bytes = palloc_extended(e->len, MCXT_ALLOC_HUGE);
+	char	   *bytes = palloc_extended(len, MCXT_ALLOC_HUGE);
 	uint32		copied = 0;
-	uint32		pageno = e->page;
-	uint32		off = e->offset;
+	uint32		pageno = page;
+	uint32		off = offset;
 	pl_status	st;
 
-	while (copied < e->len)
+	while (copied < len)
 	{
 		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_LISTS, pageno);
 		Page		page = BufferGetPage(buf);
@@ -421,19 +422,19 @@ open_external(GpxSegment *seg, const LeafEntry *e, GpxList *list)
 
 		if (off >= used)
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, pageno, "a list starts past the page's contents");
-		n = Min(used - off, e->len - copied);
+		n = Min(used - off, len - copied);
 		memcpy(bytes + copied, PageGetContents(page) + off, n);
 		UnlockReleaseBuffer(buf);
 		copied += n;
 		pageno++;
 		off = 0;
 	}
-	st = pl_open(&list->view, bytes, e->len, PL_OPEN_VERIFY_CHECKSUM);
+	st = pl_open(&list->view, bytes, len, PL_OPEN_VERIFY_CHECKSUM);
 	if (st != PL_OK)
-		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, e->page, pl_status_message(st));
-	if (list->view.count != e->df || list->view.last >= seg->hdr->ndocs)
-		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, e->page, "list does not match its dictionary entry");
-	list->df = e->df;
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, page, pl_status_message(st));
+	if (list->view.count != df || list->view.last >= seg->hdr->ndocs)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, page, "list does not match its dictionary entry");
+	list->df = df;
 	list->mem = bytes;
 }
 
@@ -464,16 +465,7 @@ void
 gpx_seg_list(GpxSegment *seg, GpxTermRef *ref, GpxList *list)
 {
 	if (ref->external)
-	{
-		LeafEntry	e;
-
-		memset(&e, 0, sizeof(e));
-		e.df = ref->df;
-		e.len = ref->len;
-		e.page = ref->page;
-		e.offset = ref->offset;
-		open_external(seg, &e, list);
-	}
+		open_external(seg, ref->df, ref->len, ref->page, ref->offset, list);
 	else
 	{
 		open_inline(seg, ref->payload, ref->len, ref->df, list);
@@ -565,16 +557,7 @@ void
 gpx_dict_iter_list(GpxDictIter *it, GpxList *list)
 {
 	if (it->external)
-	{
-		LeafEntry	e;
-
-		memset(&e, 0, sizeof(e));
-		e.df = it->df;
-		e.len = it->list_len;
-		e.page = it->list_page;
-		e.offset = it->list_off;
-		open_external(it->seg, &e, list);
-	}
+		open_external(it->seg, it->df, it->list_len, it->list_page, it->list_off, list);
 	else
 		open_inline(it->seg, it->inline_data, it->list_len, it->df, list);
 }

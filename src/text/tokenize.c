@@ -327,35 +327,14 @@ gpx_lexemes_contain(const GpxLexemes *doc, const GpxLexemes *query)
 bool
 gpx_tsvector_contains(TSVector tsv, const GpxLexemes *query)
 {
-	WordEntry  *we = ARRPTR(tsv);
-	char	   *str = STRPTR(tsv);
-	int			lo = 0;
+	GpxLexemes	doc;
+	bool		result;
 
 	if (query->n == 0)
 		return false;
-	for (int q = 0; q < query->n; q++)
-	{
-		int			hi = tsv->size - 1;
-		bool		found = false;
-
-		while (lo <= hi)
-		{
-			int			mid = lo + (hi - lo) / 2;
-			int			c = gpx_lexeme_cmp(str + we[mid].pos, we[mid].len, query->lex[q], query->len[q]);
-
-			if (c == 0)
-			{
-				found = true;
-				lo = mid + 1;
-				break;
-			}
-			if (c < 0)
-				lo = mid + 1;
-			else
-				hi = mid - 1;
-		}
-		if (!found)
-			return false;
-	}
-	return true;
+	gpx_lexemes_of_tsvector(tsv, &doc);
+	result = gpx_lexemes_contain(&doc, query);
+	pfree(doc.lex);
+	pfree(doc.len);
+	return result;
 }
