@@ -85,6 +85,23 @@ SELECT count(*) FROM ddl_temp WHERE body @@& 'temporary row';
 SELECT gpuidx_verify('ddl_temp_idx') LIKE '%is sound%' AS sound;
 RESET enable_seqscan;
 
+-- the build stays within maintenance_work_mem: past it, sorted runs spill to
+-- temporary files; the index does not depend on the budget
+CREATE TABLE ddl_mem (body text) WITH (autovacuum_enabled = off);
+INSERT INTO ddl_mem SELECT 'row' || g || ' term' || (g % 1009) || ' word' || (g % 7919) || ' common'
+FROM generate_series(1, 60000) g;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX ddl_mem_small ON ddl_mem USING gpuidx (body);
+SET maintenance_work_mem = '64MB';
+CREATE INDEX ddl_mem_large ON ddl_mem USING gpuidx (body);
+SELECT build_runs > 1 AS spilled, build_peak_kb <= 1024 AS within_1mb FROM gpuidx_index_stats('ddl_mem_small');
+SELECT build_runs AS runs_with_64mb FROM gpuidx_index_stats('ddl_mem_large');
+RESET maintenance_work_mem;
+SELECT (SELECT total_bytes FROM gpuidx_index_stats('ddl_mem_small')) =
+       (SELECT total_bytes FROM gpuidx_index_stats('ddl_mem_large')) AS same_size;
+SELECT gpuidx_verify('ddl_mem_small') LIKE '%is sound%60000 rows%' AS sound;
+DROP TABLE ddl_mem;
+
 -- an empty table
 CREATE TABLE ddl_empty (body text);
 CREATE INDEX ddl_empty_idx ON ddl_empty USING gpuidx (body);
