@@ -8,11 +8,12 @@ set -euo pipefail
 corpus=${1:?corpus}
 ndocs=${2:?number of documents}
 data=${GPUIDX_DATA:-$HOME/.cache/gpuidx-data}/$corpus
-psql=(psql -X -v ON_ERROR_STOP=1 -q)
+psql=(psql -X -v ON_ERROR_STOP=1 -q -v VERBOSITY=terse)
+export PGOPTIONS="-c client_min_messages=warning"
 "${psql[@]}" -c "CREATE EXTENSION IF NOT EXISTS gpuidx"
-"${psql[@]}" -c "DROP TABLE IF EXISTS mem_docs; CREATE TABLE mem_docs (id int, body text)"
+"${psql[@]}" -c "DROP TABLE IF EXISTS mem_docs" -c "CREATE TABLE mem_docs (id int, body text)"
 "${psql[@]}" -c "\\copy mem_docs FROM '$data/docs.tsv' WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01')"
-"${psql[@]}" -c "DELETE FROM mem_docs WHERE id > $ndocs; VACUUM ANALYZE mem_docs"
+"${psql[@]}" -c "DELETE FROM mem_docs WHERE id > $ndocs" -c "VACUUM ANALYZE mem_docs"
 echo "| maintenance_work_mem | runs spilled | peak build memory | within budget | build s | index size |"
 echo "|---:|---:|---:|:---:|---:|---:|"
 for mwm in 1MB 2MB 4MB 16MB 64MB 256MB; do

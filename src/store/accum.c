@@ -110,8 +110,10 @@ gpx_accum_create(Size budget)
 	GpxAccum   *a = palloc0(sizeof(GpxAccum));
 
 	a->parent = CurrentMemoryContext;
-	a->ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuidx postings", ALLOCSET_DEFAULT_SIZES);
 	a->budget = Max(budget, 64 * 1024);
+	/* small blocks: the context grows in steps far below the budget */
+	a->ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuidx postings", 0, 8 * 1024,
+								   Max(8 * 1024, Min(ALLOCSET_DEFAULT_MAXSIZE, a->budget / 32)));
 	a->arena_block = Min(ARENA_BLOCK, a->budget / 16);
 
 	/*
@@ -179,7 +181,8 @@ append_gap(GpxAccum *a, AccEntry *e, uint32 gap)
 
 	if (e->nbytes + n > e->cap)
 	{
-		uint32		cap = Max(e->cap * 2, 64);
+		/* doubling, but by a quarter for long lists: no big jumps past the budget */
+		uint32		cap = e->cap < 16384 ? Max(e->cap * 2, 64) : e->cap + e->cap / 4;
 		uint8	   *g;
 
 		while (cap < e->nbytes + n)
@@ -388,7 +391,8 @@ gpx_accum_end_doc(GpxAccum *a)
 {
 	a->used = MemoryContextMemAllocated(a->ctx, true);
 	note_peak(a);
-	if ((a->used > a->budget || a->full) && a->nentries > 0)
+	/* a margin for the growth of the next document's lists */
+	if ((a->used > a->budget - a->budget / 8 || a->full) && a->nentries > 0)
 		spill(a);
 }
 
