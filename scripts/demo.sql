@@ -1,5 +1,6 @@
--- gpuidx demo: posting lists as values, then real posting lists built from a
--- corpus with PostgreSQL's own text search, and their size against int4[].
+-- gpuidx demo: posting lists as values; a real corpus indexed by gpuidx and
+-- by GIN side by side (size, build time, a query and its plan); then the
+-- corpus's posting lists as values and their size against int4[].
 \pset footer off
 \timing off
 CREATE EXTENSION gpuidx;
@@ -18,6 +19,36 @@ CREATE TABLE docs (id int PRIMARY KEY, body text);
 \set load_docs '\\copy docs FROM ' :'docs' ' WITH (FORMAT csv, DELIMITER E''\\t'', QUOTE E''\\x01'')'
 :load_docs
 SELECT count(*) AS documents, pg_size_pretty(pg_relation_size('docs')) AS heap FROM docs;
+
+\echo '--- full-text AND search: a gpuidx index and a GIN index on the same column'
+CREATE TABLE builds (index text, seconds numeric);
+DO $$
+DECLARE t0 timestamptz;
+BEGIN
+  t0 := clock_timestamp();
+  CREATE INDEX docs_gpuidx ON docs USING gpuidx (body);
+  INSERT INTO builds VALUES ('docs_gpuidx', round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2));
+  t0 := clock_timestamp();
+  CREATE INDEX docs_gin ON docs USING gin (to_tsvector('english', body));
+  INSERT INTO builds VALUES ('docs_gin', round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2));
+END $$;
+VACUUM ANALYZE docs;
+SELECT index, pg_size_pretty(pg_relation_size(index::regclass)) AS size, seconds AS build_seconds,
+       round(pg_relation_size(index::regclass)::numeric / pg_relation_size('docs_gin'), 2) AS size_vs_gin
+FROM builds;
+SELECT segments, docs, terms, postings, pg_size_pretty(dictionary_bytes) AS dictionary,
+       pg_size_pretty(list_bytes) AS lists, pg_size_pretty(docmap_bytes) AS doc_map
+FROM gpuidx_index_stats('docs_gpuidx');
+
+\echo '--- a query: every package whose description has all of "python library json"'
+SELECT id, left(body, 70) AS description FROM docs WHERE body @@& 'python library json' ORDER BY id LIMIT 5;
+SELECT count(*) AS gpuidx FROM docs WHERE body @@& 'python library json';
+SELECT count(*) AS gin FROM docs WHERE to_tsvector('english', body) @@ plainto_tsquery('english', 'python library json');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM docs WHERE body @@& 'python library json';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM docs WHERE to_tsvector('english', body) @@ plainto_tsquery('english', 'python library json');
+\echo '--- gpuidx_verify: the index checked against its table'
+SELECT gpuidx_verify('docs_gpuidx');
 
 -- one posting list per lexeme of to_tsvector('english', body)
 CREATE TABLE terms AS

@@ -3,7 +3,9 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer), the GPU list logic on the
 # host, the engine checks, then, against a throwaway
 # PostgreSQL 15 cluster, pg_regress and pgTAP, then the TAP tests (their own
-# clusters).  Exits non-zero on the first failure.  Run as root on Debian 12.
+# clusters; the index's equivalence proof needs the GCIDE corpus, fetched
+# here when missing, and is skipped with a notice without it).  Exits
+# non-zero on the first failure.  Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -17,6 +19,14 @@ bash scripts/deps.sh
 step "build and install"
 make -s -j"$jobs" WERROR=1
 make -s install
+
+step "test corpus"
+data=${GPUIDX_DATA:-$HOME/.cache/gpuidx-data}
+if [ ! -s "$data/gcide/docs.tsv" ] && [ -x ../shared/data/fetch ] && [ "$(id -u)" -eq 0 ]; then
+    GPUIDX_DATA=$data ../shared/data/fetch gcide || echo "test.sh: could not fetch gcide" >&2
+fi
+[ -s "$data/gcide/docs.tsv" ] && echo "gcide: $(wc -l < "$data/gcide/docs.tsv") documents" ||
+    echo "NOTICE: no gcide corpus: the index equivalence test will be skipped" >&2
 
 step "C unit tests"
 make -s unit
@@ -34,6 +44,11 @@ make -s engine-check
 work=$(mktemp -d /tmp/gpuidx-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp -a "$top/." "$work/"
+# the corpus, where the postgres user can read it
+if [ -s "$data/gcide/docs.tsv" ]; then
+    mkdir -p "$work/data/gcide"
+    cp "$data/gcide/docs.tsv" "$data/gcide/queries.tsv" "$work/data/gcide/"
+fi
 as_pg() {
     if [ "$(id -u)" -eq 0 ]; then
         chown -R postgres "$work"
@@ -47,6 +62,6 @@ step "pg_regress and pgTAP on a throwaway cluster"
 as_pg "pg_virtualenv sh -c 'make -s installcheck TAP_TESTS= || { cat regression.diffs 2>/dev/null; exit 1; }; make -s prove'"
 
 step "TAP tests (PostgreSQL::Test::Cluster)"
-as_pg "make -s prove-tap"
+as_pg "GPUIDX_DATA='$work/data' make -s prove-tap"
 
 step "all tests passed"

@@ -1,4 +1,5 @@
-/* gpuidx--0.1.sql: the postinglist type, its functions, operators and aggregates */
+/* gpuidx--0.1.sql: the postinglist type, its functions, operators and aggregates;
+   the @@& operator and the gpuidx index access method */
 
 \echo Use "CREATE EXTENSION gpuidx" to load this file. \quit
 
@@ -194,6 +195,76 @@ CREATE AGGREGATE pl_intersect_agg(postinglist) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE pl_intersect_agg(postinglist) IS 'intersection of the non-null input lists';
+
+-- ---------------------------------------------------------------------------
+-- Full-text AND search: "document @@& query" is true when the document has
+-- every lexeme of plainto_tsquery(cfg, query), with cfg the setting
+-- gpuidx.text_config (text documents are to_tsvector(cfg, text), tsvector
+-- documents are used as they are).  A query without lexemes matches nothing.
+
+CREATE FUNCTION gpuidx_matchsel(internal, oid, internal, integer) RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuidx_matchsel(internal, oid, internal, integer) IS 'selectivity of @@& from the term counts of a gpuidx index';
+
+-- STABLE: the result depends on the setting gpuidx.text_config
+CREATE FUNCTION gpuidx_match(text, text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'gpuidx_text_match' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 100;
+COMMENT ON FUNCTION gpuidx_match(text, text) IS 'does the text have every lexeme of the query (implements @@&)';
+CREATE FUNCTION gpuidx_match(tsvector, text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'gpuidx_tsvector_match' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuidx_match(tsvector, text) IS 'does the tsvector have every lexeme of the query (implements @@&)';
+
+CREATE OPERATOR @@& (
+	LEFTARG = text, RIGHTARG = text, FUNCTION = gpuidx_match,
+	RESTRICT = gpuidx_matchsel, JOIN = contjoinsel
+);
+COMMENT ON OPERATOR @@& (text, text) IS 'document contains every term of the query';
+CREATE OPERATOR @@& (
+	LEFTARG = tsvector, RIGHTARG = text, FUNCTION = gpuidx_match,
+	RESTRICT = gpuidx_matchsel, JOIN = contjoinsel
+);
+COMMENT ON OPERATOR @@& (tsvector, text) IS 'document contains every term of the query';
+
+-- ---------------------------------------------------------------------------
+-- The index access method
+
+CREATE FUNCTION gpuidx_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+CREATE ACCESS METHOD gpuidx TYPE INDEX HANDLER gpuidx_handler;
+COMMENT ON ACCESS METHOD gpuidx IS 'compressed inverted index for full-text AND search (@@&)';
+
+CREATE OPERATOR CLASS gpuidx_text_ops DEFAULT FOR TYPE text USING gpuidx AS
+	OPERATOR 1 @@& (text, text);
+CREATE OPERATOR CLASS gpuidx_tsvector_ops DEFAULT FOR TYPE tsvector USING gpuidx AS
+	OPERATOR 1 @@& (tsvector, text);
+
+CREATE FUNCTION gpuidx_merge_pending(index regclass) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION gpuidx_merge_pending(regclass) IS 'merge the pending area of a gpuidx index into a segment now; returns the rows merged';
+
+CREATE FUNCTION gpuidx_verify(index regclass) RETURNS text
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION gpuidx_verify(regclass) IS 'check every structure of a gpuidx index and that it matches its table; ERROR XX002 at the first problem';
+
+CREATE FUNCTION gpuidx_index_stats(index regclass,
+		OUT config text, OUT kind text, OUT segments integer,
+		OUT docs bigint, OUT dead_docs bigint, OUT terms bigint, OUT postings bigint,
+		OUT pending_entries bigint, OUT pending_pages integer,
+		OUT total_bytes bigint, OUT dictionary_bytes bigint, OUT list_bytes bigint,
+		OUT docmap_bytes bigint, OUT deadmap_bytes bigint, OUT pending_bytes bigint,
+		OUT header_bytes bigint, OUT free_bytes bigint,
+		OUT build_runs integer, OUT build_peak_kb integer)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuidx_index_stats(regclass) IS 'what a gpuidx index holds and where its bytes go';
+
+CREATE FUNCTION gpuidx_segments(index regclass,
+		OUT segment bigint, OUT docs bigint, OUT dead_docs bigint, OUT terms bigint,
+		OUT postings bigint, OUT inline_lists bigint, OUT external_lists bigint,
+		OUT pages integer, OUT bytes bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE ROWS 8;
+COMMENT ON FUNCTION gpuidx_segments(regclass) IS 'one row per segment of a gpuidx index';
 
 -- ---------------------------------------------------------------------------
 -- The intersection engine (GPU when available, else CPU; include/gpuidx_engine.h)

@@ -1,12 +1,15 @@
 /*
  * gpuidx.c
- *	  Module entry: the magic block, _PG_init and the settings.
+ *	  Module entry: the magic block, _PG_init, the settings and the index's
+ *	  reloptions.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "am/gpuidx_am.h"
+#include "text/tokenize.h"
 #include "type/postinglist.h"
 
 /* src/worker/engine_sql.c */
@@ -44,5 +47,7 @@ _PG_init(void)
 							   PGC_SUSET,
 							   0,
 							   NULL, NULL, NULL);
+	gpx_text_define_settings();
+	gpx_define_reloptions();
 	MarkGUCPrefixReserved("gpuidx");
 }

@@ -1,5 +1,6 @@
 -- pgTAP: the postinglist API contract (types, signatures, volatility,
--- strictness, parallel safety, operators, aggregates, error codes)
+-- strictness, parallel safety, operators, aggregates, error codes); the text
+-- index has its own, test/index_contract.sql
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS gpuidx;
@@ -33,15 +34,22 @@ SELECT is((SELECT array_agg(a ORDER BY a COLLATE "C") FROM pg_proc, unnest(proar
 		  ARRAY['', 'bits_per_posting', 'blocks', 'bytes', 'codec', 'count'],
 		  'pl_stats columns');
 
--- every posting-list function is immutable and parallel safe; only the
--- engine functions (which load a library into the session) are not
-SELECT is(array_agg(p.proname::text ORDER BY p.proname), ARRAY['gpuidx_engine_info', 'gpuidx_engine_intersect'],
-		  'only the engine functions are volatile')
+-- every SQL-callable function of the extension is immutable and parallel
+-- safe but those of the text index (test/index_contract.sql) and of the
+-- engine (which load a library into the session); all but the aggregate
+-- support functions are strict
+SELECT is(array_agg(p.proname::text || ':' || p.provolatile::text ORDER BY p.proname), ARRAY[
+		  'gpuidx_engine_info:v', 'gpuidx_engine_intersect:v',
+		  'gpuidx_handler:v', 'gpuidx_index_stats:v', 'gpuidx_match:s', 'gpuidx_match:s',
+		  'gpuidx_matchsel:s', 'gpuidx_merge_pending:v', 'gpuidx_segments:v', 'gpuidx_verify:v'],
+		  'only the text index''s and the engine''s functions are volatile or stable')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'gpuidx'
 WHERE p.provolatile <> 'i';
-SELECT is(array_agg(p.proname::text ORDER BY p.proname), ARRAY['gpuidx_engine_info', 'gpuidx_engine_intersect'],
-		  'only the engine functions are parallel restricted (one engine per session)')
+SELECT is(array_agg(p.proname::text || ':' || p.proparallel::text ORDER BY p.proname), ARRAY[
+		  'gpuidx_engine_info:r', 'gpuidx_engine_intersect:r',
+		  'gpuidx_handler:u', 'gpuidx_merge_pending:u', 'gpuidx_verify:u'],
+		  'only the engine (one per session), the index handler, merge and verification are not parallel safe')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'gpuidx'
 WHERE p.proparallel <> 's';

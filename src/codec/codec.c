@@ -95,6 +95,18 @@ pl_open(pl_view *view, const void *bytes, size_t len, int flags)
 	}
 }
 
+void
+pl_view_from_array(pl_view *view, const uint32_t *values, uint32_t n)
+{
+	memset(view, 0, sizeof(*view));
+	view->codec = GPUIDX_CODEC_RAW;
+	view->count = n;
+	view->last = n > 0 ? values[n - 1] : 0;
+	view->nblocks = gpuidx_ef_block_count(n);
+	view->total_bytes = (size_t) n * sizeof(uint32_t);
+	view->values = values;
+}
+
 uint32_t
 pl_block_capacity(const pl_view *view)
 {

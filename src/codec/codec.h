@@ -56,6 +56,13 @@ typedef struct pl_view
 
 #define PL_OPEN_VERIFY_CHECKSUM 0x01
 
+/*
+ * A raw view over n strictly increasing values held elsewhere (lists the
+ * caller decoded itself, such as the index's inline lists): no header and
+ * no bytes of its own, so nothing to check; values must outlive the view.
+ */
+extern void pl_view_from_array(pl_view *view, const uint32_t *values, uint32_t n);
+
 /* CRC-32C (Castagnoli), hardware-accelerated where the CPU has it */
 extern uint32_t pl_crc32c(uint32_t crc, const void *data, size_t len);
 
@@ -144,6 +151,14 @@ extern uint32_t ef_get(const pl_view *view, uint32_t i);
  */
 extern uint32_t ef_block_lower_bound(const pl_view *view, uint32_t b, uint32_t from,
 									 uint32_t x, uint32_t *value);
+
+/*
+ * One EF block: v[0..n), v[0] its skip entry, in universe U, written at bit
+ * pos of a zeroed data area; returns the bits used (gpuidx_ef_block_bits).
+ * Lets a writer produce a list block by block without holding its postings.
+ */
+extern uint64_t ef_encode_block(const uint32_t *v, uint32_t n, uint64_t universe,
+								uint8_t *data, uint64_t pos);
 
 extern pl_status lrc_check(pl_view *view, const uint8_t *payload, size_t len);
 extern size_t lrc_encoded_size(const uint32_t *values, uint32_t n);

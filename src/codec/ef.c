@@ -54,6 +54,37 @@ ef_encoded_size(const uint32_t *values, uint32_t n)
 	return (size_t) nb * 8 + gpuidx_data_area_bytes(ef_data_bits(values, n));
 }
 
+uint64_t
+ef_encode_block(const uint32_t *v, uint32_t n, uint64_t universe, uint8_t *data, uint64_t pos)
+{
+	uint32_t	first = v[0];
+
+	switch (gpuidx_ef_block_kind(universe, n))
+	{
+		case GPUIDX_EF_RUN:
+			break;
+		case GPUIDX_EF_BITMAP:
+			for (uint32_t j = 0; j < n; j++)
+				bits_set(data, pos + (v[j] - first));
+			break;
+		default:
+			{
+				uint32_t	l = gpuidx_ef_low_bits(universe, n);
+				uint64_t	high = pos + (uint64_t) n * l;
+
+				for (uint32_t j = 0; j < n; j++)
+				{
+					uint32_t	x = v[j] - first;
+
+					bits_put_at(data, pos + (uint64_t) j * l, x, l);
+					bits_set(data, high + (x >> l) + j);
+				}
+			}
+			break;
+	}
+	return gpuidx_ef_block_bits(universe, n);
+}
+
 size_t
 ef_encode(const uint32_t *values, uint32_t n, uint8_t *payload)
 {
@@ -68,36 +99,10 @@ ef_encode(const uint32_t *values, uint32_t n, uint8_t *payload)
 	for (uint32_t b = 0; b < nb; b++)
 	{
 		const uint32_t *v = values + (size_t) b * GPUIDX_EF_BLOCK;
-		uint32_t	len = gpuidx_ef_block_len(n, b);
-		uint64_t	universe = ef_universe_of(values, n, b);
-		uint32_t	first = v[0];
 
-		block_first[b] = first;
+		block_first[b] = v[0];
 		block_bitoff[b] = (uint32_t) pos;
-		switch (gpuidx_ef_block_kind(universe, len))
-		{
-			case GPUIDX_EF_RUN:
-				break;
-			case GPUIDX_EF_BITMAP:
-				for (uint32_t j = 0; j < len; j++)
-					bits_set(data, pos + (v[j] - first));
-				break;
-			default:
-				{
-					uint32_t	l = gpuidx_ef_low_bits(universe, len);
-					uint64_t	high = pos + (uint64_t) len * l;
-
-					for (uint32_t j = 0; j < len; j++)
-					{
-						uint32_t	x = v[j] - first;
-
-						bits_put_at(data, pos + (uint64_t) j * l, x, l);
-						bits_set(data, high + (x >> l) + j);
-					}
-				}
-				break;
-		}
-		pos += gpuidx_ef_block_bits(universe, len);
+		pos += ef_encode_block(v, gpuidx_ef_block_len(n, b), ef_universe_of(values, n, b), data, pos);
 	}
 	return (size_t) nb * 8 + area_bytes;
 }

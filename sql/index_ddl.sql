@@ -1,0 +1,111 @@
+-- the gpuidx access method: creating indexes, operator classes, reloptions,
+-- what the index holds, and what it refuses
+\set VERBOSITY default
+SET client_min_messages = warning;
+
+CREATE TABLE ddl (id int PRIMARY KEY, body text, tsv tsvector, n int, v varchar)
+  WITH (autovacuum_enabled = off);
+INSERT INTO ddl
+SELECT g, 'document ' || g || ' about ' || (ARRAY['gpu','index','postgres','search','query'])[1 + g % 5],
+       to_tsvector('english', 'vector ' || g), g, 'varchar ' || g
+FROM generate_series(1, 100) g;
+INSERT INTO ddl VALUES (101, NULL, NULL, NULL, NULL);
+
+-- default operator classes for text and tsvector
+CREATE INDEX ddl_body ON ddl USING gpuidx (body);
+CREATE INDEX ddl_tsv ON ddl USING gpuidx (tsv);
+SELECT c.relname, o.opcname, o.opcdefault
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_opclass o ON o.oid = i.indclass[0]
+WHERE i.indrelid = 'ddl'::regclass AND c.relname LIKE 'ddl\_%' ORDER BY 1;
+SELECT config, kind, segments, docs, dead_docs, terms, pending_entries FROM gpuidx_index_stats('ddl_body');
+SELECT config, kind, segments, docs, terms FROM gpuidx_index_stats('ddl_tsv');
+SELECT segment, docs, terms, postings, inline_lists + external_lists AS lists FROM gpuidx_segments('ddl_body');
+
+-- expression, partial and binary-coercible (varchar) indexes
+CREATE INDEX ddl_lower ON ddl USING gpuidx (lower(body)) WHERE id > 50;
+CREATE INDEX ddl_varchar ON ddl USING gpuidx (v);
+SELECT docs FROM gpuidx_index_stats('ddl_lower');
+SELECT docs FROM gpuidx_index_stats('ddl_varchar');
+
+-- reloptions: the codec of long lists and the pending area's size
+CREATE INDEX ddl_ef ON ddl USING gpuidx (body) WITH (codec = ef);
+CREATE INDEX ddl_lrc ON ddl USING gpuidx (body) WITH (codec = lrc, pending_list_limit = 64);
+CREATE INDEX ddl_raw ON ddl USING gpuidx (body) WITH (codec = 'raw', pending_list_limit = 2097151);
+SELECT relname, reloptions FROM pg_class WHERE relname IN ('ddl_ef', 'ddl_lrc', 'ddl_raw') ORDER BY 1;
+ALTER INDEX ddl_ef SET (pending_list_limit = 128);
+ALTER INDEX ddl_ef RESET (codec);
+SELECT reloptions FROM pg_class WHERE relname = 'ddl_ef';
+CREATE INDEX ddl_bad ON ddl USING gpuidx (body) WITH (codec = zstd);
+CREATE INDEX ddl_bad ON ddl USING gpuidx (body) WITH (pending_list_limit = 63);
+CREATE INDEX ddl_bad ON ddl USING gpuidx (body) WITH (pending_list_limit = 2147483648);
+CREATE INDEX ddl_bad ON ddl USING gpuidx (body) WITH (pending_list_limit = 'lots');
+CREATE INDEX ddl_bad ON ddl USING gpuidx (body) WITH (fillfactor = 50);
+ALTER INDEX ddl_ef SET (codec = 'none');
+
+-- what gpuidx does not do
+CREATE INDEX ddl_bad ON ddl USING gpuidx (n);
+CREATE INDEX ddl_bad ON ddl USING gpuidx (body, tsv);
+CREATE INDEX ddl_bad ON ddl USING gpuidx (body) INCLUDE (n);
+CREATE UNIQUE INDEX ddl_bad ON ddl USING gpuidx (body);
+CREATE INDEX ddl_bad ON ddl USING gpuidx (body text_pattern_ops);
+SELECT gpuidx_index_stats('ddl_pkey');
+SELECT gpuidx_merge_pending('ddl');
+SELECT gpuidx_verify('ddl_pkey');
+
+-- the index records its configuration and depends on it
+CREATE TEXT SEARCH CONFIGURATION ddl_cfg (COPY = simple);
+SET gpuidx.text_config = 'ddl_cfg';
+CREATE INDEX ddl_cfg_idx ON ddl USING gpuidx (body);
+RESET gpuidx.text_config;
+SELECT config FROM gpuidx_index_stats('ddl_cfg_idx');
+DROP TEXT SEARCH CONFIGURATION ddl_cfg;
+DROP TEXT SEARCH CONFIGURATION ddl_cfg CASCADE;
+SELECT count(*) FROM pg_class WHERE relname = 'ddl_cfg_idx';
+
+-- a setting naming no configuration is refused
+SET gpuidx.text_config = 'no_such_config';
+SET gpuidx.text_config = 'a.b.c';
+SHOW gpuidx.text_config;
+
+-- REINDEX, CREATE INDEX CONCURRENTLY, unlogged and temporary tables
+REINDEX INDEX ddl_body;
+SELECT docs, terms FROM gpuidx_index_stats('ddl_body');
+CREATE INDEX CONCURRENTLY ddl_conc ON ddl USING gpuidx (body);
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'ddl_conc'::regclass;
+SELECT docs FROM gpuidx_index_stats('ddl_conc');
+CREATE UNLOGGED TABLE ddl_unlogged (body text);
+CREATE INDEX ON ddl_unlogged USING gpuidx (body);
+INSERT INTO ddl_unlogged VALUES ('unlogged rows are indexed too');
+CREATE TEMP TABLE ddl_temp (body text);
+CREATE INDEX ddl_temp_idx ON ddl_temp USING gpuidx (body);
+INSERT INTO ddl_temp SELECT 'temporary row ' || g FROM generate_series(1, 500) g;
+SET enable_seqscan = off;
+SELECT count(*) FROM ddl_unlogged WHERE body @@& 'indexed rows';
+SELECT count(*) FROM ddl_temp WHERE body @@& 'temporary row';
+SELECT gpuidx_verify('ddl_temp_idx') LIKE '%is sound%' AS sound;
+RESET enable_seqscan;
+
+-- the build stays within maintenance_work_mem: past it, sorted runs spill to
+-- temporary files; the index does not depend on the budget
+CREATE TABLE ddl_mem (body text) WITH (autovacuum_enabled = off);
+INSERT INTO ddl_mem SELECT 'row' || g || ' term' || (g % 1009) || ' word' || (g % 7919) || ' common'
+FROM generate_series(1, 60000) g;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX ddl_mem_small ON ddl_mem USING gpuidx (body);
+SET maintenance_work_mem = '64MB';
+CREATE INDEX ddl_mem_large ON ddl_mem USING gpuidx (body);
+SELECT build_runs > 1 AS spilled, build_peak_kb <= 1024 AS within_1mb FROM gpuidx_index_stats('ddl_mem_small');
+SELECT build_runs AS runs_with_64mb FROM gpuidx_index_stats('ddl_mem_large');
+RESET maintenance_work_mem;
+SELECT (SELECT total_bytes FROM gpuidx_index_stats('ddl_mem_small')) =
+       (SELECT total_bytes FROM gpuidx_index_stats('ddl_mem_large')) AS same_size;
+SELECT gpuidx_verify('ddl_mem_small') LIKE '%is sound%60000 rows%' AS sound;
+DROP TABLE ddl_mem;
+
+-- an empty table
+CREATE TABLE ddl_empty (body text);
+CREATE INDEX ddl_empty_idx ON ddl_empty USING gpuidx (body);
+SELECT segments, docs, terms, pending_entries FROM gpuidx_index_stats('ddl_empty_idx');
+SELECT gpuidx_verify('ddl_empty_idx');
+
+DROP TABLE ddl, ddl_unlogged, ddl_empty;

@@ -1,0 +1,156 @@
+-- @@&: "the document contains every lexeme of the query", the same rows row
+-- by row (no index), through a gpuidx index on text or on tsvector, and as
+-- GIN answers to_tsvector(cfg, body) @@ plainto_tsquery(cfg, query)
+SET client_min_messages = warning;
+
+-- documents of words drawn with a skewed (Zipf-like) law, deterministically
+CREATE TABLE words (n int PRIMARY KEY, w text);
+INSERT INTO words
+SELECT row_number() OVER (), w FROM unnest(string_to_array(
+  'index posting list query engine database table row column vacuum replica ' ||
+  'compress decode encode block page buffer cache worker kernel thread batch ' ||
+  'search rank score term lexeme token parser stemmer dictionary segment merge ' ||
+  'pending insert update delete commit abort crash recovery standby primary ' ||
+  'gpu cpu memory disk network latency throughput bandwidth elias fano linear ' ||
+  'regression skip galloping intersection union difference bitmap tuple heap ' ||
+  'planner executor optimizer statistics histogram selectivity estimate cost', ' ')) w;
+CREATE TABLE docs (id int PRIMARY KEY, body text, tsv tsvector) WITH (autovacuum_enabled = off);
+INSERT INTO docs (id, body)
+SELECT g, string_agg(w.w, ' ' ORDER BY k)
+FROM generate_series(1, 2000) g, generate_series(1, 4 + g % 9) k,
+     LATERAL (SELECT w FROM words
+              WHERE n = 1 + floor(power(((g * 7919 + k * 104729) % 1000003) / 1000003.0, 2.5) * 84)::int) w
+GROUP BY g;
+UPDATE docs SET body = body || ' The Quick-Brown foxes were JUMPING, quickly!' WHERE id % 100 = 7;
+INSERT INTO docs (id, body) VALUES (9001, NULL), (9002, ''), (9003, 'the and of a');
+UPDATE docs SET tsv = to_tsvector('english', body);
+CREATE INDEX docs_body ON docs USING gpuidx (body);
+CREATE INDEX docs_tsv ON docs USING gpuidx (tsv);
+CREATE INDEX docs_gin ON docs USING gin (to_tsvector('english', body));
+ANALYZE docs;
+
+-- the query set: single terms, pairs, triples, stop words, stemming, case
+CREATE TABLE queries (q text);
+INSERT INTO queries
+SELECT w FROM words
+UNION ALL SELECT a.w || ' ' || b.w FROM words a, words b WHERE a.n < b.n AND (a.n * 31 + b.n) % 29 = 0
+UNION ALL SELECT a.w || ' ' || b.w || ' ' || c.w FROM words a, words b, words c
+          WHERE a.n < b.n AND b.n < c.n AND (a.n * 131 + b.n * 17 + c.n) % 401 = 0
+UNION ALL VALUES ('quick fox'), ('QUICK FOXES'), ('jumped'), ('quickly jumping brown'),
+                 ('Index, postings!'), ('the index'), ('index index index'), ('no-such-word');
+
+-- row by row, with no index at all
+SET enable_bitmapscan = off;
+SET enable_indexscan = off;
+-- (each document against every query: documents outer, so each is parsed once)
+CREATE TABLE seq_body AS SELECT q, array_agg(m.id ORDER BY m.id) FILTER (WHERE m.id IS NOT NULL) ids
+FROM queries LEFT JOIN (SELECT d.id, x.q AS mq FROM docs d,
+                        LATERAL (SELECT q FROM queries WHERE d.body @@& q) x) m ON m.mq = q
+GROUP BY q;
+CREATE TABLE seq_tsv AS SELECT q, array_agg(m.id ORDER BY m.id) FILTER (WHERE m.id IS NOT NULL) ids
+FROM queries LEFT JOIN (SELECT d.id, x.q AS mq FROM docs d,
+                        LATERAL (SELECT q FROM queries WHERE d.tsv @@& q) x) m ON m.mq = q
+GROUP BY q;
+RESET enable_bitmapscan;
+RESET enable_indexscan;
+
+-- the same through each index, one query at a time
+CREATE FUNCTION ids_of(pred text, query text) RETURNS int[] LANGUAGE plpgsql AS $$
+DECLARE r int[];
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  EXECUTE format('SELECT array_agg(id ORDER BY id) FROM docs WHERE %s', pred) INTO r USING query;
+  RETURN r;
+END $$;
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE s.ids IS NOT DISTINCT FROM ids_of('body @@& $1', s.q)) AS gpuidx_text,
+       count(*) FILTER (WHERE s.ids IS NOT DISTINCT FROM ids_of('tsv @@& $1', s.q)) AS gpuidx_tsvector,
+       count(*) FILTER (WHERE s.ids IS NOT DISTINCT FROM
+             ids_of('to_tsvector(''english'', body) @@ plainto_tsquery(''english'', $1)', s.q)) AS gin,
+       count(*) FILTER (WHERE s.ids IS NOT DISTINCT FROM t.ids) AS seq_tsvector,
+       count(*) FILTER (WHERE s.ids IS NOT NULL) AS with_rows
+FROM seq_body s JOIN seq_tsv t USING (q);
+
+-- the plans those were: bitmap scans of each index
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE body @@& 'vacuum replica';
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE tsv @@& 'vacuum replica';
+RESET enable_seqscan;
+
+-- semantics: stemming, case, punctuation, repeated words, stop words
+SELECT id FROM docs WHERE body @@& 'QUICK FOXES' ORDER BY id LIMIT 5;
+SELECT id FROM docs WHERE body @@& 'jumped quickly brown' ORDER BY id LIMIT 5;
+SELECT count(*) FROM docs WHERE body @@& 'index index index';
+SELECT count(*) FROM docs WHERE body @@& 'the index';
+SELECT count(*) FROM docs WHERE body @@& 'index';
+SELECT 'The Quick-Brown foxes'::text @@& 'quick brown fox' AS text_doc,
+       to_tsvector('english', 'The Quick-Brown foxes') @@& 'quick brown fox' AS tsvector_doc,
+       'a fox'::text @@& 'fox dog' AS missing_term;
+
+-- a query without lexemes (empty, only stop words) matches no row: like
+-- @@ with an empty tsquery, with or without an index
+SELECT count(*) FROM docs WHERE body @@& '';
+SELECT count(*) FROM docs WHERE body @@& 'the and of a';
+SELECT count(*) FROM docs WHERE tsv @@& '  ,.;  ';
+SET enable_seqscan = off;
+SELECT count(*) FROM docs WHERE body @@& '';
+SELECT count(*) FROM docs WHERE body @@& 'the and of a';
+SELECT count(*) FROM docs WHERE tsv @@& '  ,.;  ';
+RESET enable_seqscan;
+SELECT count(*) FROM docs WHERE to_tsvector('english', body) @@ plainto_tsquery('english', 'the and of a');
+
+-- NULL documents and NULL queries never match
+SELECT count(*) FROM docs WHERE body IS NULL;
+SELECT count(*) FROM docs WHERE NOT (body @@& 'index') IS NOT NULL;
+SELECT count(*) FROM docs WHERE body @@& NULL;
+SET enable_seqscan = off;
+SELECT count(*) FROM docs WHERE body @@& NULL;
+RESET enable_seqscan;
+
+-- several @@& on one column are ANDed
+SET enable_seqscan = off;
+SELECT count(*) FROM docs WHERE body @@& 'index' AND body @@& 'vacuum';
+RESET enable_seqscan;
+SELECT count(*) FROM docs WHERE body @@& 'index vacuum';
+
+-- the configuration is gpuidx.text_config: 'simple' does not stem; an index
+-- built under 'english' cannot answer then (a prohibitive cost), and when
+-- forced it still gives the right rows (every heap page, rechecked)
+SET gpuidx.text_config = 'simple';
+SELECT count(*) FROM docs WHERE body @@& 'foxes';
+SELECT count(*) FROM docs WHERE body @@& 'fox';
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM docs WHERE body @@& 'foxes';
+RESET enable_seqscan;
+-- a plan made under 'english' and run under 'simple' uses the index anyway:
+-- every heap page is rechecked row by row, so the rows are still right
+RESET gpuidx.text_config;
+SET plan_cache_mode = force_generic_plan;
+PREPARE by_index(text) AS SELECT count(*) FROM docs WHERE body @@& $1;
+EXPLAIN (COSTS OFF) EXECUTE by_index('foxes');
+EXECUTE by_index('foxes');
+SET gpuidx.text_config = 'simple';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE by_index('foxes');
+EXECUTE by_index('foxes');
+EXECUTE by_index('fox');
+RESET gpuidx.text_config;
+EXECUTE by_index('fox');
+DEALLOCATE by_index;
+RESET plan_cache_mode;
+
+-- the planner: an index scan for a selective query, a sequential scan when
+-- nearly every row matches (the tsvector index: cheap row-by-row checks)
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE body @@& 'planner optimizer';
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE tsv @@& 'planner optimizer';
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE tsv @@& 'index';
+-- row estimates come from the index's own term counts
+CREATE FUNCTION plan_rows(query text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN ' || query LOOP
+    RETURN (regexp_match(l, 'rows=(\d+)'))[1]::int;
+  END LOOP;
+END $$;
+SELECT q, (SELECT count(*) FROM docs WHERE body @@& q) AS actual,
+       plan_rows(format('SELECT * FROM docs WHERE body @@& %L', q)) AS estimated
+FROM (VALUES ('index'), ('vacuum replica'), ('planner optimizer histogram'), ('no-such-word')) v(q);

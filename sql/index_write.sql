@@ -1,0 +1,115 @@
+-- writes: rows go to the pending area (scanned by every query, never merged
+-- by one), merged into segments past pending_list_limit, by VACUUM or by
+-- gpuidx_merge_pending; deleted rows are marked dead by VACUUM and their
+-- space comes back when segments merge.  Every step keeps the index equal
+-- to a row-by-row evaluation, and gpuidx_verify finds it sound.
+SET client_min_messages = warning;
+
+CREATE TABLE w (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+CREATE INDEX w_idx ON w USING gpuidx (body) WITH (pending_list_limit = 64);
+
+-- the check after every step: index vs row by row for a set of queries
+CREATE TABLE wq (q text);
+INSERT INTO wq VALUES ('alpha'), ('beta'), ('gamma delta'), ('alpha beta'), ('epsilon'),
+  ('zeta eta theta'), ('iota'), ('kappa lambda'), ('mu'), ('alpha omega'), ('big document');
+CREATE FUNCTION w_check() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r record; a int[]; b int[]; bad int := 0;
+BEGIN
+  FOR r IN SELECT q FROM wq LOOP
+    SET LOCAL enable_seqscan = off;
+    SELECT array_agg(id ORDER BY id) INTO a FROM w WHERE body @@& r.q;
+    SET LOCAL enable_seqscan = on;
+    SET LOCAL enable_bitmapscan = off;
+    SELECT array_agg(id ORDER BY id) INTO b FROM w WHERE body @@& r.q;
+    SET LOCAL enable_bitmapscan = on;
+    IF a IS DISTINCT FROM b THEN bad := bad + 1; END IF;
+  END LOOP;
+  RETURN CASE WHEN bad = 0 THEN 'same rows' ELSE bad || ' queries differ' END;
+END $$;
+CREATE FUNCTION w_words(g int) RETURNS text LANGUAGE sql AS $$
+  SELECT string_agg((ARRAY['alpha','beta','gamma','delta','epsilon','zeta','eta','theta',
+                           'iota','kappa','lambda','mu','omega'])[1 + (g * k * 37 + k) % 13], ' ')
+  FROM generate_series(1, 3 + g % 5) k
+$$;
+
+-- inserts: pending first, segments once past 64 kB
+INSERT INTO w SELECT g, w_words(g) FROM generate_series(1, 300) g;
+SELECT segments, docs, pending_entries > 0 AS pending FROM gpuidx_index_stats('w_idx');
+SELECT w_check();
+INSERT INTO w SELECT g, w_words(g) FROM generate_series(301, 6000) g;
+SELECT segments > 1 AS merged, docs + pending_entries AS rows FROM gpuidx_index_stats('w_idx');
+SELECT w_check();
+SELECT gpuidx_verify('w_idx') LIKE '%is sound%6000 rows%' AS sound;
+
+-- gpuidx_merge_pending empties the pending area
+SELECT gpuidx_merge_pending('w_idx') > 0 AS merged_some;
+SELECT pending_entries FROM gpuidx_index_stats('w_idx');
+SELECT gpuidx_merge_pending('w_idx');
+SELECT w_check();
+
+-- updates and deletes: old versions stay indexed until VACUUM
+UPDATE w SET body = body || ' omega' WHERE id % 10 = 0;
+DELETE FROM w WHERE id % 7 = 0;
+SELECT w_check();
+SELECT gpuidx_verify('w_idx') LIKE '%is sound%' AS sound;
+VACUUM w;
+SELECT dead_docs > 0 OR segments > 0 AS vacuumed, pending_entries FROM gpuidx_index_stats('w_idx');
+SELECT sum(dead_docs) <= sum(docs) * 0.2 AS dead_share_bounded FROM gpuidx_segments('w_idx');
+SELECT w_check();
+SELECT gpuidx_verify('w_idx') LIKE '%is sound%' AS sound;
+
+-- nearly everything deleted: VACUUM rewrites the segments without their dead docs
+DELETE FROM w WHERE id > 100;
+VACUUM w;
+SELECT docs - dead_docs AS live_docs, (SELECT count(*) FROM w) AS rows FROM gpuidx_index_stats('w_idx');
+SELECT w_check();
+SELECT gpuidx_verify('w_idx') LIKE '%is sound%86 rows%' AS sound;
+
+-- the pages of merged and rewritten segments are used again: the same cycle
+-- of inserts, merges, deletes and VACUUMs twice, and the index does not grow
+CREATE PROCEDURE w_cycle() LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO w SELECT g, w_words(g) FROM generate_series(100001, 106000) g;
+  COMMIT;
+  PERFORM gpuidx_merge_pending('w_idx');
+  DELETE FROM w WHERE id > 100;
+  COMMIT;
+END $$;
+CALL w_cycle();
+VACUUM w;
+VACUUM w;
+SELECT pg_relation_size('w_idx') AS size_first \gset
+CALL w_cycle();
+VACUUM w;
+VACUUM w;
+SELECT pg_relation_size('w_idx') <= :size_first * 1.1 AS pages_reused;
+SELECT free_bytes > 0 AS has_free_pages FROM gpuidx_index_stats('w_idx');
+SELECT w_check();
+SELECT gpuidx_verify('w_idx') LIKE '%is sound%86 rows%' AS sound;
+
+-- a document of several megabytes: no tsvector size limit applies, its
+-- entry spans many pages of the pending area, and it matches
+ALTER INDEX w_idx SET (pending_list_limit = 65536);
+INSERT INTO w SELECT 999999, 'big document ' || string_agg('word' || g, ' ') || ' finale'
+FROM generate_series(1, 400000) g;
+SELECT octet_length(body) > 4000000 AS big FROM w WHERE id = 999999;
+SELECT pending_pages > 100 AS spans_pages FROM gpuidx_index_stats('w_idx');
+SET enable_seqscan = off;
+SELECT id FROM w WHERE body @@& 'word399999 finale';
+SELECT id FROM w WHERE body @@& 'word1 word400000';
+RESET enable_seqscan;
+SELECT id FROM w WHERE body @@& 'word399999 finale';
+SELECT w_check();
+SELECT gpuidx_merge_pending('w_idx') > 0 AS merged;
+SET enable_seqscan = off;
+SELECT id FROM w WHERE body @@& 'word399999 finale';
+RESET enable_seqscan;
+SELECT gpuidx_verify('w_idx') LIKE '%is sound%' AS sound;
+-- (where to_tsvector gives up)
+SELECT to_tsvector('english', body) IS NOT NULL FROM w WHERE id = 999999;
+
+-- an index built from scratch on the same rows equals the one built by writes
+CREATE INDEX w_idx2 ON w USING gpuidx (body);
+SELECT (SELECT docs - dead_docs + pending_entries FROM gpuidx_index_stats('w_idx')) =
+       (SELECT docs FROM gpuidx_index_stats('w_idx2')) AS same_rows;
+DROP TABLE w;

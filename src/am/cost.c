@@ -1,0 +1,298 @@
+/*
+ * cost.c
+ *	  Planner support from the index's own statistics: each query term's
+ *	  document frequency is read from the dictionaries of the segments (the
+ *	  same lookups a scan makes, without reading any list), so estimates are
+ *	  real counts, not guesses from sampled statistics.
+ *
+ * Selectivity of an AND of terms: the terms' frequencies p1 <= p2 <= ...
+ * combined with exponential backoff, p1 * p2^(1/2) * p3^(1/4) ..., since the
+ * words of real queries are correlated and independence would underestimate.
+ * Cost: the pages a scan reads, the postings it decodes, the pending entries
+ * it checks and the TIDs it maps.
+ *
+ * An index built under another text search configuration than the current
+ * one gets a prohibitive cost: it cannot answer the query (scan.c).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/selfuncs.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+#include "utils/spccache.h"
+
+#include "am/gpuidx_am.h"
+#include "query/query.h"
+
+GPUIDX_FUNCTION(gpuidx_matchsel);
+
+/* for a query the planner cannot see (a parameter) */
+#define DEFAULT_MATCH_SEL 0.005
+/* CPU to decode and intersect one posting, in units of cpu_operator_cost */
+#define POSTING_COST 0.1
+
+static int
+double_cmp(const void *x, const void *y)
+{
+	double		a = *(const double *) x;
+	double		b = *(const double *) y;
+
+	return (a > b) - (a < b);
+}
+
+void
+gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
+{
+	GqIndex    *gq = gq_open(index);
+	double	   *df = palloc0(Max(terms->n, 1) * sizeof(double));
+	double		total = gq->meta.pend_entries;
+
+	memset(est, 0, sizeof(*est));
+	est->pending_entries = gq->meta.pend_entries;
+	est->pages = 1 + gq->meta.pend_pages;
+	est->docs = gq->meta.pend_entries;
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+
+		est->docs += seg->ref.ndocs - seg->ref.ndead;
+		total += seg->ref.ndocs;
+		est->pages += 1;
+		for (int t = 0; t < terms->n; t++)
+		{
+			GpxTermRef ref;
+
+			est->pages += seg->hdr->dict_levels + 1;
+			if (!gpx_seg_find(seg, terms->lex[t], terms->len[t], &ref))
+				continue;
+			df[t] += ref.df;
+			est->postings += ref.df;
+			if (ref.external)
+				est->pages += 1 + ref.len / GPX_PAGE_CAPACITY;
+			else
+				pfree(ref.payload);
+		}
+	}
+	if (terms->n > 0 && total > 0)
+	{
+		double		sel = 1.0;
+		double		exponent = 1.0;
+
+		for (int t = 0; t < terms->n; t++)
+			df[t] /= total;
+		qsort(df, terms->n, sizeof(double), double_cmp);
+		for (int t = 0; t < terms->n; t++)
+		{
+			sel *= pow(df[t], exponent);
+			exponent /= 2;
+		}
+		est->selectivity = sel;
+	}
+	/* the doc map chunks the results touch */
+	est->pages += Min(est->selectivity * est->docs / GPX_DOCMAP_CHUNK,
+					  est->docs / GPX_DOCMAP_CHUNK / 64 + 1);
+	pfree(df);
+	gq_close(gq);
+}
+
+/*
+ * The planner asks twice about the same clause (its selectivity, then the
+ * index path's cost): the last estimate is kept for the rest of the command.
+ */
+typedef struct EstimateCache
+{
+	Oid			index;
+	Oid			config;
+	LocalTransactionId lxid;
+	CommandId	cid;
+	text	   *query;
+	GpxEstimate est;
+} EstimateCache;
+
+static EstimateCache last_estimate;
+
+static void
+estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
+{
+	EstimateCache *c = &last_estimate;
+	LocalTransactionId lxid = MyProc->lxid;
+	CommandId	cid = GetCurrentCommandId(false);
+	GpxLexemes	terms;
+
+	if (c->query != NULL && c->index == RelationGetRelid(index) && c->config == cfg &&
+		c->lxid == lxid && c->cid == cid &&
+		VARSIZE_ANY_EXHDR(c->query) == VARSIZE_ANY_EXHDR(query) &&
+		memcmp(VARDATA_ANY(c->query), VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query)) == 0)
+	{
+		*est = c->est;
+		return;
+	}
+	gpx_query_terms(cfg, query, &terms);
+	gpx_estimate(index, &terms, est);
+	if (c->query)
+		pfree(c->query);
+	c->query = (text *) MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(query));
+	memcpy(c->query, query, VARSIZE_ANY(query));
+	c->index = RelationGetRelid(index);
+	c->config = cfg;
+	c->lxid = lxid;
+	c->cid = cid;
+	c->est = *est;
+}
+
+/* the query text of "indexed @@& query", if the planner knows it */
+static text *
+known_query(PlannerInfo *root, Node *clause)
+{
+	Node	   *right;
+
+	if (!IsA(clause, OpExpr) || list_length(((OpExpr *) clause)->args) != 2)
+		return NULL;
+	right = estimate_expression_value(root, lsecond(((OpExpr *) clause)->args));
+	if (!IsA(right, Const))
+		return NULL;
+	if (((Const *) right)->constisnull)
+		return cstring_to_text("");
+	return DatumGetTextPP(((Const *) right)->constvalue);
+}
+
+void
+gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				 Cost *startup, Cost *total, Selectivity *selectivity,
+				 double *correlation, double *pages)
+{
+	IndexOptInfo *info = path->indexinfo;
+	Relation	index = index_open(info->indexoid, NoLock);
+	const GpxIndexInfo *ii = gpx_index_info(index);
+	Oid			cfg = gpx_current_config();
+	GpxLexemes	terms = {0};
+	bool		unknown = false;
+	int			nknown = 0;
+	text	   *single = NULL;
+	GpxEstimate est;
+	double		spc_random_page_cost;
+	ListCell   *lc;
+
+	*correlation = 0;
+	if (cfg != ii->config)
+	{
+		*startup = *total = disable_cost;
+		*selectivity = 1.0;
+		*pages = info->pages;
+		index_close(index, NoLock);
+		return;
+	}
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *ic = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, ic->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			text	   *q = known_query(root, (Node *) rinfo->clause);
+			GpxLexemes	qt;
+			GpxLexemes	u;
+
+			if (q == NULL)
+			{
+				unknown = true;
+				continue;
+			}
+			single = q;
+			nknown++;
+			gpx_query_terms(cfg, q, &qt);
+			gpx_lexemes_union(&terms, &qt, &u);
+			terms = u;
+		}
+	}
+	if (nknown == 1)
+		estimate_query(index, cfg, single, &est);
+	else
+		gpx_estimate(index, &terms, &est);
+	if (unknown && terms.n == 0)
+	{
+		est.selectivity = DEFAULT_MATCH_SEL;
+		est.postings = DEFAULT_MATCH_SEL * est.docs * 2;
+	}
+	else if (terms.n == 0)
+		est.selectivity = 0;
+	get_tablespace_page_costs(info->reltablespace, &spc_random_page_cost, NULL);
+	*selectivity = est.selectivity;
+	*pages = est.pages;
+	*startup = est.pages * spc_random_page_cost +
+		est.postings * POSTING_COST * cpu_operator_cost +
+		est.pending_entries * cpu_operator_cost +
+		est.selectivity * est.docs * cpu_index_tuple_cost;
+	*total = *startup;
+	index_close(index, NoLock);
+}
+
+/*
+ * RESTRICT estimator of @@&: the frequencies of a gpuidx index on the same
+ * column under the current configuration when there is one, else a default.
+ */
+Datum
+gpuidx_matchsel(PG_FUNCTION_ARGS)
+{
+	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	List	   *args = (List *) PG_GETARG_POINTER(2);
+	int			varRelid = PG_GETARG_INT32(3);
+	VariableStatData vardata;
+	Node	   *other;
+	bool		varonleft;
+	double		sel = DEFAULT_MATCH_SEL;
+	ListCell   *lc;
+
+	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
+		PG_RETURN_FLOAT8(sel);
+	if (!varonleft || !IsA(other, Const) || vardata.rel == NULL)
+	{
+		ReleaseVariableStats(vardata);
+		PG_RETURN_FLOAT8(sel);
+	}
+	if (((Const *) other)->constisnull)
+	{
+		ReleaseVariableStats(vardata);
+		PG_RETURN_FLOAT8(0.0);
+	}
+	foreach(lc, vardata.rel->indexlist)
+	{
+		IndexOptInfo *info = lfirst_node(IndexOptInfo, lc);
+		bool		same_key;
+
+		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1)
+			continue;
+		if (info->indexkeys[0] != 0)
+			same_key = IsA(vardata.var, Var) &&
+				((Var *) vardata.var)->varattno == info->indexkeys[0];
+		else
+			same_key = info->indexprs != NIL && equal(linitial(info->indexprs), vardata.var);
+		if (same_key)
+		{
+			Relation	index = index_open(info->indexoid, AccessShareLock);
+			Oid			cfg = gpx_current_config();
+
+			if (gpx_index_info(index)->config == cfg)
+			{
+				GpxEstimate est;
+
+				estimate_query(index, cfg, DatumGetTextPP(((Const *) other)->constvalue), &est);
+				sel = est.selectivity;
+				index_close(index, AccessShareLock);
+				break;
+			}
+			index_close(index, AccessShareLock);
+		}
+	}
+	ReleaseVariableStats(vardata);
+	CLAMP_PROBABILITY(sel);
+	PG_RETURN_FLOAT8(sel);
+}

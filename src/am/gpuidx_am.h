@@ -1,0 +1,102 @@
+/*
+ * gpuidx_am.h
+ *	  The contract between the files of the gpuidx index access method, one
+ *	  file per phase of an index's life: handler.c (the AM routine, options),
+ *	  build.c, insert.c, scan.c, merge.c, vacuum.c, cost.c, verify.c and
+ *	  stats.c.  On-disk layout: store/layout.h; query executor: query/.
+ */
+#ifndef GPUIDX_AM_H
+#define GPUIDX_AM_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+
+#include "gpuidx.h"
+#include "store/meta.h"
+#include "text/tokenize.h"
+
+/* reloptions */
+typedef struct GpxOptions
+{
+	int32		vl_len_;
+	int			codec;			/* GPUIDX_CODEC_* or -1 (auto) */
+	int			pending_list_limit; /* kB */
+} GpxOptions;
+
+#define GPX_DEFAULT_PENDING_LIMIT	4096	/* kB, as GIN's gin_pending_list_limit */
+#define GPX_CODEC_AUTO				(-1)
+
+/* progress phases of CREATE INDEX (PROGRESS_CREATEIDX_SUBPHASE) */
+#define GPX_PHASE_SCAN		2
+#define GPX_PHASE_MERGE		3
+#define GPX_PHASE_WAL		4
+
+/* what never changes in an index's life, cached in rd_amcache */
+typedef struct GpxIndexInfo
+{
+	uint32		kind;			/* GPX_KIND_* */
+	Oid			config;
+} GpxIndexInfo;
+
+/* handler.c */
+extern void gpx_define_reloptions(void);
+extern bytea *gpx_options(Datum reloptions, bool validate);
+extern int	gpx_index_codec(Relation index);
+extern Size gpx_pending_limit(Relation index);
+extern const GpxIndexInfo *gpx_index_info(Relation index);
+extern void gpx_check_index(Relation index);	/* ERROR unless a gpuidx index */
+
+/* build.c */
+extern IndexBuildResult *gpx_build(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void gpx_buildempty(Relation index);
+extern uint32 gpx_kind_of(Relation index);
+/* the lexemes of a document: every occurrence (fn) or the sorted set */
+extern void gpx_document_foreach(uint32 kind, Oid cfg, Datum value, gpx_lexeme_fn fn, void *arg);
+extern void gpx_document_lexemes(uint32 kind, Oid cfg, Datum value, GpxLexemes *out);
+
+/* insert.c */
+extern bool gpx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+					   Relation heapRel, IndexUniqueCheck checkUnique, bool indexUnchanged,
+					   IndexInfo *indexInfo);
+
+/* scan.c */
+extern IndexScanDesc gpx_beginscan(Relation index, int nkeys, int norderbys);
+extern void gpx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
+extern int64 gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void gpx_endscan(IndexScanDesc scan);
+/* the terms of a query string under cfg */
+extern void gpx_query_terms(Oid cfg, text *query, GpxLexemes *out);
+
+/* merge.c: callers hold the merge lock */
+extern void gpx_merge_lock(Relation index);
+extern bool gpx_merge_trylock(Relation index);
+extern void gpx_merge_unlock(Relation index);
+extern uint64 gpx_merge_pending(Relation index, Size budget);
+extern int	gpx_merge_tiers(Relation index, Size budget, bool vacuum);
+extern uint32 gpx_reserve_segment_id(Relation index);
+
+/* vacuum.c */
+extern IndexBulkDeleteResult *gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+											 IndexBulkDeleteCallback callback, void *callback_state);
+extern IndexBulkDeleteResult *gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+extern void gpx_recycle(Relation index);
+
+/* cost.c */
+typedef struct GpxEstimate
+{
+	double		docs;			/* live docs and pending entries */
+	double		selectivity;
+	double		postings;		/* of the query's terms, every segment */
+	double		pages;			/* index pages a scan reads */
+	double		pending_entries;
+} GpxEstimate;
+
+extern void gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est);
+extern void gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							 Cost *startup, Cost *total, Selectivity *selectivity,
+							 double *correlation, double *pages);
+
+#endif							/* GPUIDX_AM_H */

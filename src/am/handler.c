@@ -1,0 +1,219 @@
+/*
+ * handler.c
+ *	  The gpuidx access method routine, its reloptions, the operator class
+ *	  validator and the names of its build phases.
+ */
+#include "postgres.h"
+
+#include "access/amvalidate.h"
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_type.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "utils/builtins.h"
+#include "utils/catcache.h"
+#include "utils/guc.h"
+#include "utils/regproc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "am/gpuidx_am.h"
+
+GPUIDX_FUNCTION(gpuidx_handler);
+
+static relopt_kind gpx_relopt_kind;
+
+static relopt_enum_elt_def codec_values[] = {
+	{"auto", GPX_CODEC_AUTO},
+	{"ef", GPUIDX_CODEC_EF},
+	{"lrc", GPUIDX_CODEC_LRC},
+	{"raw", GPUIDX_CODEC_RAW},
+	{NULL}
+};
+
+void
+gpx_define_reloptions(void)
+{
+	gpx_relopt_kind = add_reloption_kind();
+	add_enum_reloption(gpx_relopt_kind, "codec",
+					   "Codec of posting lists too long to be stored inline",
+					   codec_values, GPX_CODEC_AUTO,
+					   "Valid values are \"auto\", \"ef\", \"lrc\" and \"raw\".",
+					   ShareUpdateExclusiveLock);
+	add_int_reloption(gpx_relopt_kind, "pending_list_limit",
+					  "Size in kB of the pending area past which inserts merge it into a segment",
+					  GPX_DEFAULT_PENDING_LIMIT, 64, MAX_KILOBYTES,
+					  ShareUpdateExclusiveLock);
+}
+
+bytea *
+gpx_options(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"codec", RELOPT_TYPE_ENUM, offsetof(GpxOptions, codec)},
+		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(GpxOptions, pending_list_limit)},
+	};
+
+	return (bytea *) build_reloptions(reloptions, validate, gpx_relopt_kind,
+									  sizeof(GpxOptions), tab, lengthof(tab));
+}
+
+int
+gpx_index_codec(Relation index)
+{
+	GpxOptions *opts = (GpxOptions *) index->rd_options;
+
+	return opts ? opts->codec : GPX_CODEC_AUTO;
+}
+
+Size
+gpx_pending_limit(Relation index)
+{
+	GpxOptions *opts = (GpxOptions *) index->rd_options;
+
+	return (Size) (opts ? opts->pending_list_limit : GPX_DEFAULT_PENDING_LIMIT) * 1024;
+}
+
+const GpxIndexInfo *
+gpx_index_info(Relation index)
+{
+	if (index->rd_amcache == NULL)
+	{
+		GpxMetaPageData meta;
+		GpxIndexInfo *info;
+
+		gpx_meta_read(index, &meta);
+		info = MemoryContextAlloc(index->rd_indexcxt, sizeof(GpxIndexInfo));
+		info->kind = meta.kind;
+		info->config = meta.config;
+		index->rd_amcache = info;
+	}
+	return (const GpxIndexInfo *) index->rd_amcache;
+}
+
+void
+gpx_check_index(Relation index)
+{
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||
+		index->rd_indam->ambuild != gpx_build)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a gpuidx index", RelationGetRelationName(index))));
+}
+
+static char *
+gpx_phasename(int64 phase)
+{
+	switch (phase)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case GPX_PHASE_SCAN:
+			return "scanning table";
+		case GPX_PHASE_MERGE:
+			return "merging sorted runs";
+		case GPX_PHASE_WAL:
+			return "WAL-logging index";
+		default:
+			return NULL;
+	}
+}
+
+/* the operator classes must hold @@& (strategy 1) for text or tsvector, nothing else */
+static bool
+gpx_validate(Oid opclassoid)
+{
+	HeapTuple	tuple = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+	Form_pg_opclass opclass;
+	Oid			intype;
+	char	   *name;
+	CatCList   *oprs;
+	bool		ok = true;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
+	opclass = (Form_pg_opclass) GETSTRUCT(tuple);
+	intype = opclass->opcintype;
+	name = pstrdup(NameStr(opclass->opcname));
+	if (intype != TEXTOID && intype != TSVECTOROID)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("gpuidx operator class \"%s\" indexes type %s; only text and tsvector are supported",
+						name, format_type_be(intype))));
+		ok = false;
+	}
+	oprs = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opclass->opcfamily));
+	for (int i = 0; i < oprs->n_members; i++)
+	{
+		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&oprs->members[i]->tuple);
+
+		if (amop->amopstrategy != 1 || amop->amoppurpose != AMOP_SEARCH ||
+			amop->amoprighttype != TEXTOID)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("gpuidx operator family of \"%s\" holds operator %s, which gpuidx cannot use",
+							name, format_operator(amop->amopopr))));
+			ok = false;
+		}
+	}
+	ReleaseCatCacheList(oprs);
+	ReleaseSysCache(tuple);
+	return ok;
+}
+
+Datum
+gpuidx_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *am = makeNode(IndexAmRoutine);
+
+	am->amstrategies = 1;
+	am->amsupport = 0;
+	am->amoptsprocnum = 0;
+	am->amcanorder = false;
+	am->amcanorderbyop = false;
+	am->amcanbackward = false;
+	am->amcanunique = false;
+	am->amcanmulticol = false;
+	am->amoptionalkey = false;
+	am->amsearcharray = false;
+	am->amsearchnulls = false;
+	am->amstorage = false;
+	am->amclusterable = false;
+	am->ampredlocks = false;
+	am->amcanparallel = false;
+	am->amcaninclude = false;
+	am->amusemaintenanceworkmem = true;
+	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
+	am->amkeytype = InvalidOid;
+
+	am->ambuild = gpx_build;
+	am->ambuildempty = gpx_buildempty;
+	am->aminsert = gpx_insert;
+	am->ambulkdelete = gpx_bulkdelete;
+	am->amvacuumcleanup = gpx_vacuumcleanup;
+	am->amcanreturn = NULL;
+	am->amcostestimate = gpx_costestimate;
+	am->amoptions = gpx_options;
+	am->amproperty = NULL;
+	am->ambuildphasename = gpx_phasename;
+	am->amvalidate = gpx_validate;
+	am->amadjustmembers = NULL;
+	am->ambeginscan = gpx_beginscan;
+	am->amrescan = gpx_rescan;
+	am->amgettuple = NULL;
+	am->amgetbitmap = gpx_getbitmap;
+	am->amendscan = gpx_endscan;
+	am->ammarkpos = NULL;
+	am->amrestrpos = NULL;
+	am->amestimateparallelscan = NULL;
+	am->aminitparallelscan = NULL;
+	am->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(am);
+}

@@ -1,0 +1,503 @@
+/*
+ * merge.c
+ *	  Changes to the set of segments: the pending area merged into a new
+ *	  segment, and segments merged tiered (many small ones into one larger
+ *	  one; segments with many dead docs rewritten without them).
+ *
+ * Merges run one at a time under a heavyweight lock on the metapage's
+ * block (as GIN's pending-list cleanup does); inserts keep appending to the
+ * pending area meanwhile, scans keep reading the old segments.  A merge
+ * writes the new segment to pages nothing references, then changes the
+ * metapage once (one generic WAL record): the new segment in, the merged
+ * ones out and listed as retired, to be recycled once no scan can still be
+ * reading them (vacuum.c).
+ *
+ * Doc ids of a merged segment are those of its inputs concatenated, dead
+ * docs left out, so each input's postings stay in order: a merge never
+ * sorts postings.  The doc map is then monotone piece by piece.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+
+#include "am/gpuidx_am.h"
+#include "store/accum.h"
+#include "store/pending.h"
+#include "store/segment.h"
+
+/* segments of about the same size merged together, and how many */
+#define MERGE_FACTOR	8
+#define TIER_BASE		4096	/* docs of the smallest tier */
+/* a segment with this share of dead docs is rewritten by VACUUM */
+#define DEAD_REWRITE	0.2
+
+void
+gpx_merge_lock(Relation index)
+{
+	LockPage(index, GPX_META_BLKNO, ExclusiveLock);
+}
+
+bool
+gpx_merge_trylock(Relation index)
+{
+	return ConditionalLockPage(index, GPX_META_BLKNO, ExclusiveLock);
+}
+
+void
+gpx_merge_unlock(Relation index)
+{
+	UnlockPage(index, GPX_META_BLKNO, ExclusiveLock);
+}
+
+uint32
+gpx_reserve_segment_id(Relation index)
+{
+	GpxMetaPageData meta;
+	Buffer		metabuf = gpx_meta_lock(index, &meta);
+	GenericXLogState *state;
+	uint32		id;
+
+	if (meta.next_segment_id == PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index \"%s\" has used up its segment ids", RelationGetRelationName(index)),
+				 errhint("Rebuild the index with REINDEX.")));
+	id = meta.next_segment_id++;
+	state = GenericXLogStart(index);
+	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), &meta);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	return id;
+}
+
+/* ---------------------------------------------------------------------------
+ * The pending area into a segment
+ */
+typedef struct PendingFeed
+{
+	GpxAccum   *accum;
+	uint32		doc;
+} PendingFeed;
+
+uint64
+gpx_merge_pending(Relation index, Size budget)
+{
+	GpxMetaPageData meta;
+	Buffer		metabuf;
+	BlockNumber stop_blk;
+	uint32		stop_off;
+	uint32		stop_seq;
+	GpxPendingReader r;
+	GpxSegWriter *w;
+	GpxAccum   *accum;
+	GpxSegRef	ref;
+	uint64		entries = 0;
+	uint64		bytes = 0;
+	uint32		pages;
+	MemoryContext cxt;
+	MemoryContext old;
+	GenericXLogState *state;
+
+	/* where the merge stops: the tail as it is now (inserts hold the metapage) */
+	metabuf = gpx_meta_share(index, &meta);
+	if (meta.pend_entries == 0 || meta.pend_tail == InvalidBlockNumber)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return 0;
+	}
+	{
+		GpxPageTag	tag = {GPX_PAGE_PENDING, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
+		Buffer		tail = gpx_read_page(index, meta.pend_tail, BUFFER_LOCK_SHARE, &tag);
+
+		stop_blk = meta.pend_tail;
+		stop_off = gpx_page_used(BufferGetPage(tail));
+		stop_seq = GpxPageGetOpaque(BufferGetPage(tail))->owner;
+		UnlockReleaseBuffer(tail);
+	}
+	UnlockReleaseBuffer(metabuf);
+
+	/* room in the metapage for the result */
+	if (meta.nsegments >= GPX_MAX_SEGMENTS)
+		gpx_merge_tiers(index, budget, false);
+	if (meta.nretired + 2 > GPX_MAX_RETIRED)
+		gpx_recycle(index);
+	gpx_meta_read(index, &meta);
+	/* the new segment, and up to two retired sets (pending pages, an empty segment) */
+	if (meta.nsegments >= GPX_MAX_SEGMENTS || meta.nretired + 2 > GPX_MAX_RETIRED)
+	{
+		ereport(DEBUG1,
+				(errmsg("gpuidx index \"%s\": no room for a new segment, pending area kept",
+						RelationGetRelationName(index))));
+		return 0;
+	}
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx merge", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index));
+	accum = gpx_accum_create(budget);
+	gpx_pending_begin(&r, index, &meta, stop_blk, stop_off);
+	while (gpx_pending_next(&r))
+	{
+		const uint8 *p = r.lex;
+		const char *lex;
+		int			len;
+		uint32		doc = (uint32) entries;
+
+		gpx_segw_add_doc(w, &r.tid);
+		while (gpx_pending_lexeme(&p, r.end, &lex, &len))
+			gpx_accum_add(accum, lex, len, doc);
+		gpx_accum_end_doc(accum);
+		entries++;
+		bytes += r.entry_bytes;
+	}
+	if (r.blk != stop_blk)
+		gpx_report_corrupt(index, r.blk, "The pending area ends before the page it was to stop at");
+	pages = r.pages_read - 1;
+	gpx_pending_end(&r);
+	gpx_accum_emit(accum, w);
+	gpx_accum_free(accum);
+	gpx_segw_finish(w, &ref);
+
+	/* one record: the segment in, the merged pages out */
+	metabuf = gpx_meta_lock(index, &meta);
+	if (entries > 0)
+		meta.segments[meta.nsegments++] = ref;
+	else
+		gpx_meta_retire(&meta, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
+	if (meta.pend_head != stop_blk)
+		gpx_meta_retire(&meta, GPX_RETIRED_PENDING, meta.pend_head_seq, meta.pend_head, stop_blk);
+	meta.pend_head = stop_blk;
+	meta.pend_head_off = stop_off;
+	meta.pend_head_seq = stop_seq;
+	meta.pend_entries -= entries;
+	meta.pend_bytes -= bytes;
+	meta.pend_pages -= pages;
+	state = GenericXLogStart(index);
+	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), &meta);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return entries;
+}
+
+/* ---------------------------------------------------------------------------
+ * Segments into one
+ */
+typedef struct MergeInput
+{
+	int			order;
+	GpxSegment *seg;
+	GpxDictIter it;
+	uint32		base;			/* new doc id of its first live doc */
+	uint8	   *dead;			/* dead-doc bitmap, or NULL if none */
+	uint32	   *rank;			/* dead docs before each 64-doc word */
+	bool		live;			/* it has a current term */
+} MergeInput;
+
+static void
+load_dead(MergeInput *in)
+{
+	uint32		ndocs = in->seg->hdr->ndocs;
+	uint32		nwords = (ndocs + 63) / 64;
+	uint32		dead = 0;
+
+	if (in->seg->ref.ndead == 0)
+		return;
+	in->dead = palloc0((Size) nwords * 8);
+	in->rank = palloc((Size) (nwords + 1) * sizeof(uint32));
+	for (uint32 d = 0; d < ndocs; d++)
+		if (gpx_seg_is_dead(in->seg, d))
+			in->dead[d / 8] |= 1 << (d % 8);
+	for (uint32 wd = 0; wd < nwords; wd++)
+	{
+		uint64		word;
+
+		in->rank[wd] = dead;
+		memcpy(&word, in->dead + (Size) wd * 8, 8);
+		dead += __builtin_popcountll(word);
+	}
+	in->rank[nwords] = dead;
+	if (dead != in->seg->ref.ndead)
+		gpx_seg_corrupt(in->seg, GPX_STREAM_DEAD, 0, "bitmap holds another number of dead docs than the metapage");
+}
+
+/* new doc id of doc d, or false if it is dead */
+static inline bool
+remap(const MergeInput *in, uint32 d, uint32 *out)
+{
+	uint64		word;
+	uint32		below;
+
+	if (in->dead == NULL)
+	{
+		*out = in->base + d;
+		return true;
+	}
+	if ((in->dead[d / 8] >> (d % 8)) & 1)
+		return false;
+	memcpy(&word, in->dead + (Size) (d / 64) * 8, 8);
+	below = in->rank[d / 64] + __builtin_popcountll(word & ((UINT64_C(1) << (d % 64)) - 1));
+	*out = in->base + d - below;
+	return true;
+}
+
+static int
+input_cmp(Datum x, Datum y, void *arg)
+{
+	const MergeInput *a = (const MergeInput *) DatumGetPointer(x);
+	const MergeInput *b = (const MergeInput *) DatumGetPointer(y);
+	int			c = gpx_lexeme_cmp(a->it.term, a->it.term_len, b->it.term, b->it.term_len);
+
+	return -(c != 0 ? c : a->order - b->order);
+}
+
+static void
+merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, uint32 *ids)
+{
+	uint32		buf[GPUIDX_LRC_SEGMENT];
+
+	for (int i = 0; i < n; i++)
+	{
+		MergeInput *in = same[i];
+		GpxList		list;
+
+		gpx_dict_iter_list(&in->it, &list);
+		for (uint32 b = 0; b < list.view.nblocks; b++)
+		{
+			int			len = pl_decode_block(&list.view, b, buf);
+			uint32		k = 0;
+
+			if (len < 0)
+				gpx_seg_corrupt(in->seg, GPX_STREAM_LISTS, in->it.list_page, "list does not decode");
+			for (int j = 0; j < len; j++)
+				if (remap(in, buf[j], &ids[k]))
+					k++;
+			gpx_segw_term_add(w, ids, k);
+		}
+		gpx_list_free(&list);
+	}
+}
+
+static void
+merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx segment merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	MergeInput *in = palloc0(n * sizeof(MergeInput));
+	MergeInput **same = palloc(n * sizeof(MergeInput *));
+	uint32	   *ids = palloc(GPUIDX_LRC_SEGMENT * sizeof(uint32));
+	ItemPointerData tids[GPX_DOCMAP_CHUNK];
+	binaryheap *heap = binaryheap_allocate(n, input_cmp, NULL);
+	GpxSegWriter *w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index));
+	GpxSegRef	ref;
+	uint64		base = 0;
+	Buffer		metabuf;
+	GenericXLogState *state;
+	GpxMetaPageData *m = palloc(sizeof(GpxMetaPageData));
+
+	for (int i = 0; i < n; i++)
+	{
+		in[i].order = i;
+		in[i].seg = gpx_seg_open(index, &refs[i]);
+		in[i].base = (uint32) base;
+		load_dead(&in[i]);
+		base += refs[i].ndocs - refs[i].ndead;
+	}
+
+	/* the doc map: each input's live docs, in order */
+	for (int i = 0; i < n; i++)
+	{
+		GpxSegment *seg = in[i].seg;
+
+		for (uint32 c = 0; c < seg->hdr->docmap_chunks; c++)
+		{
+			uint32		len = gpx_seg_chunk(seg, c, tids);
+
+			CHECK_FOR_INTERRUPTS();
+			for (uint32 j = 0; j < len; j++)
+			{
+				uint32		d = c * GPX_DOCMAP_CHUNK + j;
+
+				if (in[i].dead == NULL || !((in[i].dead[d / 8] >> (d % 8)) & 1))
+					gpx_segw_add_doc(w, &tids[j]);
+			}
+		}
+	}
+
+	/* the terms: a k-way merge of the dictionaries */
+	for (int i = 0; i < n; i++)
+	{
+		gpx_dict_iter_init(&in[i].it, in[i].seg);
+		if (gpx_dict_iter_next(&in[i].it))
+			binaryheap_add_unordered(heap, PointerGetDatum(&in[i]));
+	}
+	binaryheap_build(heap);
+	while (!binaryheap_empty(heap))
+	{
+		MergeInput *top = (MergeInput *) DatumGetPointer(binaryheap_remove_first(heap));
+		int			nsame = 0;
+		uint64		df = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		same[nsame++] = top;
+		while (!binaryheap_empty(heap))
+		{
+			MergeInput *next = (MergeInput *) DatumGetPointer(binaryheap_first(heap));
+
+			if (gpx_lexeme_cmp(next->it.term, next->it.term_len, top->it.term, top->it.term_len) != 0)
+				break;
+			same[nsame++] = (MergeInput *) DatumGetPointer(binaryheap_remove_first(heap));
+		}
+		for (int i = 0; i < nsame; i++)
+			df += same[i]->it.df;
+		gpx_segw_term_begin(w, top->it.term, top->it.term_len, df);
+		merge_term_lists(same, nsame, w, ids);
+		gpx_segw_term_end(w);
+		for (int i = 0; i < nsame; i++)
+			if (gpx_dict_iter_next(&same[i]->it))
+				binaryheap_add(heap, PointerGetDatum(same[i]));
+	}
+	gpx_segw_finish(w, &ref);
+
+	/* one record: the new segment in, the inputs out and retired */
+	metabuf = gpx_meta_lock(index, m);
+	for (int i = 0; i < n; i++)
+		if (gpx_meta_find_segment(m, refs[i].id) < 0)
+			elog(ERROR, "gpuidx: segment %u vanished during a merge", refs[i].id);
+	if (m->nretired + n + 1 > GPX_MAX_RETIRED)
+		elog(ERROR, "gpuidx: no room to retire merged segments");
+	for (int i = 0; i < n; i++)
+	{
+		gpx_meta_remove_segment(m, refs[i].id);
+		gpx_meta_retire(m, GPX_RETIRED_SEGMENT, refs[i].id, refs[i].head, InvalidBlockNumber);
+	}
+	if (ref.ndocs > 0)
+		m->segments[m->nsegments++] = ref;
+	else
+		gpx_meta_retire(m, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
+	state = GenericXLogStart(index);
+	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), m);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	for (int i = 0; i < n; i++)
+	{
+		gpx_dict_iter_end(&in[i].it);
+		gpx_seg_close(in[i].seg);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/* tier of a segment: 0 below TIER_BASE live docs, then one per MERGE_FACTOR */
+static int
+tier_of(const GpxSegRef *s)
+{
+	double		live = (double) s->ndocs - s->ndead;
+	int			tier = 0;
+
+	while (live >= TIER_BASE)
+	{
+		live /= MERGE_FACTOR;
+		tier++;
+	}
+	return tier;
+}
+
+static int
+ref_size_cmp(const void *x, const void *y)
+{
+	const GpxSegRef *a = x;
+	const GpxSegRef *b = y;
+	uint32		la = a->ndocs - a->ndead;
+	uint32		lb = b->ndocs - b->ndead;
+
+	return (la > lb) - (la < lb);
+}
+
+static int
+ref_id_cmp(const void *x, const void *y)
+{
+	const GpxSegRef *a = x;
+	const GpxSegRef *b = y;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* the next group of segments to merge, by the tiered policy; 0 if none */
+static int
+pick_group(const GpxMetaPageData *meta, bool vacuum, GpxSegRef *group)
+{
+	int			counts[64] = {0};
+	int			n = 0;
+
+	for (uint32 i = 0; i < meta->nsegments; i++)
+		counts[Min(tier_of(&meta->segments[i]), 63)]++;
+	for (int t = 0; t < 64 && n == 0; t++)
+	{
+		if (counts[t] < MERGE_FACTOR)
+			continue;
+		for (uint32 i = 0; i < meta->nsegments; i++)
+			if (tier_of(&meta->segments[i]) == t)
+				group[n++] = meta->segments[i];
+	}
+	if (n == 0 && vacuum)
+	{
+		for (uint32 i = 0; i < meta->nsegments; i++)
+		{
+			const GpxSegRef *s = &meta->segments[i];
+
+			if (s->ndead > 0 && s->ndead >= DEAD_REWRITE * s->ndocs)
+			{
+				group[n++] = *s;
+				break;
+			}
+		}
+	}
+	if (n == 0 && meta->nsegments >= GPX_MAX_SEGMENTS - 1)
+	{
+		/* out of room: the smallest ones together */
+		memcpy(group, meta->segments, meta->nsegments * sizeof(GpxSegRef));
+		qsort(group, meta->nsegments, sizeof(GpxSegRef), ref_size_cmp);
+		n = MERGE_FACTOR;
+	}
+	/* oldest first keeps the doc map close to insertion order */
+	qsort(group, n, sizeof(GpxSegRef), ref_id_cmp);
+	return n;
+}
+
+int
+gpx_merge_tiers(Relation index, Size budget, bool vacuum)
+{
+	int			merges = 0;
+
+	for (;;)
+	{
+		GpxMetaPageData meta;
+		GpxSegRef	group[GPX_MAX_SEGMENTS];
+		int			n;
+
+		CHECK_FOR_INTERRUPTS();
+		gpx_meta_read(index, &meta);
+		n = pick_group(&meta, vacuum, group);
+		if (n == 0)
+			break;
+		if (meta.nretired + n + 1 > GPX_MAX_RETIRED)
+		{
+			gpx_recycle(index);
+			gpx_meta_read(index, &meta);
+			if (meta.nretired + n + 1 > GPX_MAX_RETIRED)
+				break;
+		}
+		merge_segments(index, group, n, budget);
+		merges++;
+	}
+	return merges;
+}

@@ -1,0 +1,781 @@
+/*
+ * accum.c
+ *	  The postings accumulator: a hash table of terms, each with its
+ *	  postings as delta varints, in an arena; sorted runs on a logical tape
+ *	  set when the budget is reached; a k-way merge of the runs (in several
+ *	  passes when there are more runs than the budget can buffer at once)
+ *	  into a segment writer.
+ *
+ * A run is a sequence of records, one per term in increasing order:
+ *
+ *	 varint len (0 ends the run), term, varint df, varint first, varint last,
+ *	 varint nbytes, nbytes of varints: each later posting's gap minus one
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "lib/binaryheap.h"
+#include "miscadmin.h"
+#include "utils/logtape.h"
+#include "utils/memutils.h"
+
+#include "store/accum.h"
+#include "store/varint.h"
+
+#define ARENA_BLOCK		(64 * 1024)	/* at most; a sixteenth of small budgets */
+#define INLINE_GAPS		8		/* gap bytes kept in the entry itself */
+#define RUN_BUFFER		8192	/* read/write buffer of one run */
+#define TAPE_BUFFER		BLCKSZ	/* the tape set's own buffer per tape */
+#define MAX_FANIN		512
+#define EMIT_BATCH		2048
+
+typedef struct AccEntry
+{
+	uint32		hash;
+	uint16		len;
+	uint16		pad;
+	uint32		df;
+	uint32		first;
+	uint32		last;
+	uint32		nbytes;			/* gap bytes */
+	uint32		cap;			/* room for them */
+	uint8	   *gaps;			/* inl, or a palloc'd buffer */
+	uint8		inl[INLINE_GAPS];
+	char		term[FLEXIBLE_ARRAY_MEMBER];
+} AccEntry;
+
+struct GpxAccum
+{
+	MemoryContext ctx;			/* entries, arena, table: reset at each spill */
+	MemoryContext parent;
+	Size		budget;
+	Size		used;
+	Size		peak;
+	char	   *arena;
+	Size		arena_left;
+	Size		arena_block;
+	AccEntry  **table;
+	uint32		table_size;		/* a power of two */
+	uint32		table_base;		/* its size after a reset */
+	uint32		nentries;
+	bool		full;			/* the table is as large as the budget allows */
+	LogicalTapeSet *tapes;
+	LogicalTape **runs;
+	uint32		nruns;
+	uint32		runs_cap;
+	uint32		spilled;		/* runs written in all (intermediate merges too) */
+};
+
+static inline int
+term_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+static void
+note_used(GpxAccum *a, Size n)
+{
+	a->used += n;
+}
+
+/* the peak is of the caller's whole context: accumulator, writer, tapes */
+static void
+note_peak(GpxAccum *a)
+{
+	Size		now = MemoryContextMemAllocated(a->parent, true);
+
+	if (now > a->peak)
+		a->peak = now;
+}
+
+static void
+reset_table(GpxAccum *a)
+{
+	MemoryContextReset(a->ctx);
+	a->used = 0;
+	a->arena = NULL;
+	a->arena_left = 0;
+	a->nentries = 0;
+	a->full = false;
+	a->table_size = a->table_base;
+	a->table = MemoryContextAllocZero(a->ctx, a->table_size * sizeof(AccEntry *));
+	note_used(a, a->table_size * sizeof(AccEntry *));
+}
+
+GpxAccum *
+gpx_accum_create(Size budget)
+{
+	GpxAccum   *a = palloc0(sizeof(GpxAccum));
+
+	a->parent = CurrentMemoryContext;
+	a->budget = Max(budget, 64 * 1024);
+	/* small blocks: the context grows in steps far below the budget */
+	a->ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuidx postings", 0, 8 * 1024,
+								   Max(8 * 1024, Min(ALLOCSET_DEFAULT_MAXSIZE, a->budget / 32)));
+	a->arena_block = Min(ARENA_BLOCK, a->budget / 16);
+
+	/*
+	 * A term costs some 80 bytes (entry, bytes, postings); size the table for
+	 * what the budget holds at half load, so it rarely has to grow.
+	 */
+	a->table_base = 1024;
+	while (a->table_base < a->budget / 40 / 2)
+		a->table_base *= 2;
+	reset_table(a);
+	note_peak(a);
+	return a;
+}
+
+static void *
+arena_alloc(GpxAccum *a, Size n)
+{
+	void	   *p;
+
+	n = MAXALIGN(n);
+	if (n > a->arena_left)
+	{
+		Size		block = Max(a->arena_block, n);
+
+		a->arena = MemoryContextAlloc(a->ctx, block);
+		a->arena_left = block;
+		note_used(a, block);
+	}
+	p = a->arena;
+	a->arena += n;
+	a->arena_left -= n;
+	return p;
+}
+
+static void
+grow_table(GpxAccum *a)
+{
+	uint32		size = a->table_size * 2;
+	AccEntry  **t = MemoryContextAllocHuge(a->ctx, size * sizeof(AccEntry *));
+
+	memset(t, 0, size * sizeof(AccEntry *));
+	for (uint32 i = 0; i < a->table_size; i++)
+	{
+		AccEntry   *e = a->table[i];
+		uint32		slot;
+
+		if (e == NULL)
+			continue;
+		slot = e->hash & (size - 1);
+		while (t[slot])
+			slot = (slot + 1) & (size - 1);
+		t[slot] = e;
+	}
+	pfree(a->table);
+	a->used -= a->table_size * sizeof(AccEntry *);
+	note_used(a, size * sizeof(AccEntry *));
+	a->table = t;
+	a->table_size = size;
+}
+
+static void
+append_gap(GpxAccum *a, AccEntry *e, uint32 gap)
+{
+	int			n = gpx_varint_size(gap);
+
+	if (e->nbytes + n > e->cap)
+	{
+		/* doubling, but by a quarter for long lists: no big jumps past the budget */
+		uint32		cap = e->cap < 16384 ? Max(e->cap * 2, 64) : e->cap + e->cap / 4;
+		uint8	   *g;
+
+		while (cap < e->nbytes + n)
+			cap *= 2;
+		g = MemoryContextAllocHuge(a->ctx, cap);
+		memcpy(g, e->gaps, e->nbytes);
+		if (e->gaps != e->inl)
+		{
+			pfree(e->gaps);
+			a->used -= e->cap;
+		}
+		note_used(a, cap);
+		e->gaps = g;
+		e->cap = cap;
+	}
+	e->nbytes += gpx_varint_put(e->gaps + e->nbytes, gap);
+}
+
+void
+gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc)
+{
+	uint32		hash = hash_bytes((const unsigned char *) term, len);
+	uint32		slot = hash & (a->table_size - 1);
+	AccEntry   *e;
+
+	while ((e = a->table[slot]) != NULL)
+	{
+		if (e->hash == hash && e->len == len && memcmp(e->term, term, len) == 0)
+			break;
+		slot = (slot + 1) & (a->table_size - 1);
+	}
+	if (e == NULL)
+	{
+		e = arena_alloc(a, offsetof(AccEntry, term) + len);
+		e->hash = hash;
+		e->len = len;
+		e->df = 1;
+		e->first = e->last = doc;
+		e->nbytes = 0;
+		e->cap = INLINE_GAPS;
+		e->gaps = e->inl;
+		memcpy(e->term, term, len);
+		a->table[slot] = e;
+		/* at half load the run ends with this document; grow only for a huge one */
+		if (++a->nentries * 2 > a->table_size)
+		{
+			a->full = true;
+			if ((uint64) a->nentries * 10 > (uint64) a->table_size * 9)
+				grow_table(a);
+		}
+		return;
+	}
+	if (doc == e->last)
+		return;
+	Assert(doc > e->last);
+	append_gap(a, e, doc - e->last - 1);
+	e->df++;
+	e->last = doc;
+}
+
+static int
+entry_cmp(const void *x, const void *y)
+{
+	const AccEntry *a = *(AccEntry *const *) x;
+	const AccEntry *b = *(AccEntry *const *) y;
+
+	return term_cmp(a->term, a->len, b->term, b->len);
+}
+
+/* the entries, sorted by term (in ctx) */
+static AccEntry **
+sorted_entries(GpxAccum *a)
+{
+	AccEntry  **v = MemoryContextAllocHuge(a->ctx, Max(a->nentries, 1) * sizeof(AccEntry *));
+	uint32		n = 0;
+
+	for (uint32 i = 0; i < a->table_size; i++)
+		if (a->table[i])
+			v[n++] = a->table[i];
+	qsort(v, n, sizeof(AccEntry *), entry_cmp);
+	return v;
+}
+
+/* ---------------------------------------------------------------------------
+ * Runs on tape
+ */
+typedef struct RunWriter
+{
+	LogicalTape *tape;
+	uint32		len;
+	uint8		buf[RUN_BUFFER];
+} RunWriter;
+
+static void
+rw_put(RunWriter *w, const void *data, Size n)
+{
+	const uint8 *p = data;
+
+	while (n > 0)
+	{
+		Size		take = Min(n, RUN_BUFFER - w->len);
+
+		memcpy(w->buf + w->len, p, take);
+		w->len += take;
+		p += take;
+		n -= take;
+		if (w->len == RUN_BUFFER)
+		{
+			LogicalTapeWrite(w->tape, w->buf, w->len);
+			w->len = 0;
+		}
+	}
+}
+
+static void
+rw_varint(RunWriter *w, uint64 v)
+{
+	uint8		b[GPX_VARINT_MAX];
+
+	rw_put(w, b, gpx_varint_put(b, v));
+}
+
+static void
+rw_header(RunWriter *w, const char *term, int len, uint32 df, uint32 first, uint32 last, uint64 nbytes)
+{
+	rw_varint(w, len);
+	rw_put(w, term, len);
+	rw_varint(w, df);
+	rw_varint(w, first);
+	rw_varint(w, last);
+	rw_varint(w, nbytes);
+}
+
+/*
+ * End a run.  Rewinding it for reading now gives back the tape's write
+ * buffer (the read buffer comes only when the merge reads it), so runs
+ * waiting for the merge cost no memory.
+ */
+static void
+rw_finish(RunWriter *w)
+{
+	rw_varint(w, 0);
+	if (w->len > 0)
+		LogicalTapeWrite(w->tape, w->buf, w->len);
+	w->len = 0;
+	LogicalTapeRewindForRead(w->tape, TAPE_BUFFER);
+}
+
+static void
+add_run(GpxAccum *a, LogicalTape *tape)
+{
+	MemoryContext old = MemoryContextSwitchTo(a->parent);
+
+	if (a->nruns == a->runs_cap)
+	{
+		a->runs_cap = a->runs_cap ? a->runs_cap * 2 : 16;
+		a->runs = a->runs ? repalloc(a->runs, a->runs_cap * sizeof(LogicalTape *))
+			: palloc(a->runs_cap * sizeof(LogicalTape *));
+	}
+	a->runs[a->nruns++] = tape;
+	if (a->tapes == NULL)
+		elog(ERROR, "gpuidx: run without a tape set");
+	MemoryContextSwitchTo(old);
+	a->spilled++;
+}
+
+static LogicalTape *
+new_tape(GpxAccum *a)
+{
+	MemoryContext old = MemoryContextSwitchTo(a->parent);
+	LogicalTape *tape;
+
+	if (a->tapes == NULL)
+		a->tapes = LogicalTapeSetCreate(false, NULL, -1);
+	tape = LogicalTapeCreate(a->tapes);
+	MemoryContextSwitchTo(old);
+	return tape;
+}
+
+static void
+spill(GpxAccum *a)
+{
+	/* tapes allocate their buffers as they go: in the accumulator's parent */
+	MemoryContext old = MemoryContextSwitchTo(a->parent);
+	AccEntry  **v = sorted_entries(a);
+	RunWriter  *w = palloc(sizeof(RunWriter));
+
+	w->tape = new_tape(a);
+	w->len = 0;
+	for (uint32 i = 0; i < a->nentries; i++)
+	{
+		AccEntry   *e = v[i];
+
+		rw_header(w, e->term, e->len, e->df, e->first, e->last, e->nbytes);
+		rw_put(w, e->gaps, e->nbytes);
+	}
+	rw_finish(w);
+	add_run(a, w->tape);
+	pfree(w);
+	reset_table(a);
+	MemoryContextSwitchTo(old);
+}
+
+void
+gpx_accum_end_doc(GpxAccum *a)
+{
+	a->used = MemoryContextMemAllocated(a->ctx, true);
+	note_peak(a);
+	/* a margin for the growth of the next document's lists */
+	if ((a->used > a->budget - a->budget / 8 || a->full) && a->nentries > 0)
+		spill(a);
+}
+
+/* ---------------------------------------------------------------------------
+ * Sources of a merge: a run on tape, or the sorted in-memory entries
+ */
+typedef struct Source
+{
+	int			order;			/* earlier docs first */
+	LogicalTape *tape;			/* NULL: memory */
+	AccEntry  **mem;
+	uint32		nmem;
+	uint32		memnext;
+	/* buffered tape input */
+	uint8	   *buf;
+	uint32		buflen;
+	uint32		bufpos;
+	/* current term */
+	char		term[GPX_MAX_TERM_LEN];
+	int			len;
+	uint32		df;
+	uint32		first;
+	uint32		last;
+	uint64		left;			/* gap bytes not yet consumed */
+	const uint8 *memgaps;
+} Source;
+
+static bool
+src_fill(Source *s)
+{
+	if (s->bufpos < s->buflen)
+		return true;
+	s->buflen = LogicalTapeRead(s->tape, s->buf, RUN_BUFFER);
+	s->bufpos = 0;
+	return s->buflen > 0;
+}
+
+static void
+src_read(Source *s, void *dst, Size n)
+{
+	uint8	   *d = dst;
+
+	while (n > 0)
+	{
+		Size		take;
+
+		if (!src_fill(s))
+			elog(ERROR, "gpuidx: a sorted run ended early");
+		take = Min(n, s->buflen - s->bufpos);
+		memcpy(d, s->buf + s->bufpos, take);
+		s->bufpos += take;
+		d += take;
+		n -= take;
+	}
+}
+
+static uint64
+src_varint(Source *s)
+{
+	uint64		v = 0;
+	int			shift = 0;
+	uint8		b;
+
+	do
+	{
+		src_read(s, &b, 1);
+		v |= (uint64) (b & 0x7F) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	return v;
+}
+
+/* skip what is left of this term's gaps, then read the next header */
+static bool
+src_next(Source *s)
+{
+	if (s->tape == NULL)
+	{
+		AccEntry   *e;
+
+		if (s->memnext >= s->nmem)
+			return false;
+		e = s->mem[s->memnext++];
+		memcpy(s->term, e->term, e->len);
+		s->len = e->len;
+		s->df = e->df;
+		s->first = e->first;
+		s->last = e->last;
+		s->left = e->nbytes;
+		s->memgaps = e->gaps;
+		return true;
+	}
+	while (s->left > 0)
+	{
+		uint32		take;
+
+		if (!src_fill(s))
+			elog(ERROR, "gpuidx: a sorted run ended early");
+		take = (uint32) Min(s->left, (uint64) (s->buflen - s->bufpos));
+		s->bufpos += take;
+		s->left -= take;
+	}
+	s->len = (int) src_varint(s);
+	if (s->len == 0)
+		return false;
+	if (s->len > GPX_MAX_TERM_LEN)
+		elog(ERROR, "gpuidx: a sorted run is damaged");
+	src_read(s, s->term, s->len);
+	s->df = (uint32) src_varint(s);
+	s->first = (uint32) src_varint(s);
+	s->last = (uint32) src_varint(s);
+	s->left = src_varint(s);
+	return true;
+}
+
+/* up to n of the current term's gap bytes; returns how many */
+static uint32
+src_gap_bytes(Source *s, uint8 *dst, uint32 n)
+{
+	uint32		take = (uint32) Min((uint64) n, s->left);
+
+	if (s->tape == NULL)
+	{
+		memcpy(dst, s->memgaps, take);
+		s->memgaps += take;
+	}
+	else
+		src_read(s, dst, take);
+	s->left -= take;
+	return take;
+}
+
+/* decode the current term's postings into the writer */
+static void
+src_emit(Source *s, GpxSegWriter *w, uint32 *ids, uint8 *bytes)
+{
+	uint32		n = 0;
+	uint32		v = s->first;
+	uint32		have = 0;
+	uint32		pos = 0;
+
+	ids[n++] = v;
+	for (;;)
+	{
+		uint64		gap;
+		const uint8 *p;
+
+		if (have - pos < GPX_VARINT_MAX && s->left > 0)
+		{
+			memmove(bytes, bytes + pos, have - pos);
+			have -= pos;
+			pos = 0;
+			have += src_gap_bytes(s, bytes + have, RUN_BUFFER - have);
+		}
+		if (pos == have)
+			break;
+		p = bytes + pos;
+		if (!gpx_varint_get(&p, bytes + have, &gap))
+			elog(ERROR, "gpuidx: a sorted run is damaged");
+		pos = p - bytes;
+		v = v + (uint32) gap + 1;
+		ids[n++] = v;
+		if (n == EMIT_BATCH)
+		{
+			gpx_segw_term_add(w, ids, n);
+			n = 0;
+		}
+	}
+	gpx_segw_term_add(w, ids, n);
+}
+
+/* copy the current term's gaps, the first posting rewritten relative to prev */
+static void
+src_copy(Source *s, RunWriter *out, bool continues, uint32 prev_last, uint8 *bytes)
+{
+	if (continues)
+		rw_varint(out, s->first - prev_last - 1);
+	while (s->left > 0)
+	{
+		uint32		n = src_gap_bytes(s, bytes, RUN_BUFFER);
+
+		rw_put(out, bytes, n);
+	}
+}
+
+static int
+heap_cmp(Datum x, Datum y, void *arg)
+{
+	const Source *a = (const Source *) DatumGetPointer(x);
+	const Source *b = (const Source *) DatumGetPointer(y);
+	int			c = term_cmp(a->term, a->len, b->term, b->len);
+
+	/* binaryheap keeps the largest first: invert for the smallest */
+	if (c == 0)
+		c = a->order - b->order;
+	return -c;
+}
+
+/*
+ * Merge sources (in doc order) either into a new run (out != NULL) or into
+ * the writer.
+ */
+static void
+merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *w)
+{
+	binaryheap *heap = binaryheap_allocate(nsrc, heap_cmp, NULL);
+	Source	  **same = palloc(nsrc * sizeof(Source *));
+	uint32	   *ids = palloc(EMIT_BATCH * sizeof(uint32));
+	uint8	   *bytes = palloc(RUN_BUFFER);
+
+	for (int i = 0; i < nsrc; i++)
+		if (src_next(&src[i]))
+			binaryheap_add_unordered(heap, PointerGetDatum(&src[i]));
+	binaryheap_build(heap);
+	while (!binaryheap_empty(heap))
+	{
+		Source	   *top = (Source *) DatumGetPointer(binaryheap_remove_first(heap));
+		int			nsame = 0;
+		uint64		df = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		same[nsame++] = top;
+		while (!binaryheap_empty(heap))
+		{
+			Source	   *s = (Source *) DatumGetPointer(binaryheap_first(heap));
+
+			if (term_cmp(s->term, s->len, top->term, top->len) != 0)
+				break;
+			same[nsame++] = (Source *) DatumGetPointer(binaryheap_remove_first(heap));
+		}
+		for (int i = 0; i < nsame; i++)
+			df += same[i]->df;
+		if (out)
+		{
+			uint64		nbytes = 0;
+
+			for (int i = 0; i < nsame; i++)
+				nbytes += same[i]->left +
+					(i > 0 ? gpx_varint_size(same[i]->first - same[i - 1]->last - 1) : 0);
+			rw_header(out, top->term, top->len, (uint32) df, same[0]->first,
+					  same[nsame - 1]->last, nbytes);
+			for (int i = 0; i < nsame; i++)
+				src_copy(same[i], out, i > 0, i > 0 ? same[i - 1]->last : 0, bytes);
+		}
+		else
+		{
+			gpx_segw_term_begin(w, top->term, top->len, df);
+			for (int i = 0; i < nsame; i++)
+				src_emit(same[i], w, ids, bytes);
+			gpx_segw_term_end(w);
+		}
+		for (int i = 0; i < nsame; i++)
+			if (src_next(same[i]))
+				binaryheap_add(heap, PointerGetDatum(same[i]));
+		note_peak(a);
+	}
+	binaryheap_free(heap);
+	pfree(same);
+	pfree(ids);
+	pfree(bytes);
+}
+
+static void
+open_tape_source(Source *s, LogicalTape *tape, int order)
+{
+	memset(s, 0, offsetof(Source, term));
+	s->order = order;
+	s->tape = tape;
+	s->buf = palloc(RUN_BUFFER);
+	s->left = 0;
+}
+
+static void
+close_source(Source *s)
+{
+	if (s->tape)
+	{
+		LogicalTapeClose(s->tape);
+		pfree(s->buf);
+	}
+}
+
+/* merge consecutive runs until the rest fit one merge */
+static void
+reduce_runs(GpxAccum *a, int fanin)
+{
+	while (a->nruns > (uint32) fanin)
+	{
+		uint32		nout = 0;
+
+		for (uint32 i = 0; i < a->nruns; i += fanin)
+		{
+			int			n = (int) Min((uint32) fanin, a->nruns - i);
+			Source	   *src;
+			RunWriter  *w;
+
+			if (n == 1)
+			{
+				a->runs[nout++] = a->runs[i];
+				continue;
+			}
+			src = palloc(n * sizeof(Source));
+			for (int k = 0; k < n; k++)
+				open_tape_source(&src[k], a->runs[i + k], k);
+			w = palloc(sizeof(RunWriter));
+			w->tape = new_tape(a);
+			w->len = 0;
+			merge_sources(a, src, n, w, NULL);
+			rw_finish(w);
+			for (int k = 0; k < n; k++)
+				close_source(&src[k]);
+			a->runs[nout++] = w->tape;
+			a->spilled++;
+			pfree(w);
+			pfree(src);
+		}
+		a->nruns = nout;
+	}
+}
+
+void
+gpx_accum_emit(GpxAccum *a, GpxSegWriter *w)
+{
+	/* the merge buffers take half the budget, the segment writer the rest */
+	int			fanin = (int) Min((Size) MAX_FANIN,
+								  a->budget / 2 / (RUN_BUFFER + TAPE_BUFFER + sizeof(Source) + 1024));
+	Source	   *src;
+	int			nsrc;
+	AccEntry  **mem;
+	MemoryContext old = MemoryContextSwitchTo(a->parent);
+
+	/* once runs exist, the merge's buffers get the budget: no table */
+	if (a->nruns > 0 && a->nentries > 0)
+		spill(a);
+	if (a->nruns > 0)
+	{
+		MemoryContextReset(a->ctx);
+		a->table = NULL;
+		a->table_size = 0;
+	}
+	mem = sorted_entries(a);
+	fanin = Max(fanin, 2);
+	/* the entries still in memory are the last source: keep room for them */
+	reduce_runs(a, a->nentries > 0 ? fanin - 1 : fanin);
+	nsrc = a->nruns + (a->nentries > 0 ? 1 : 0);
+	src = palloc0(Max(nsrc, 1) * sizeof(Source));
+	for (uint32 i = 0; i < a->nruns; i++)
+		open_tape_source(&src[i], a->runs[i], i);
+	if (a->nentries > 0)
+	{
+		Source	   *s = &src[a->nruns];
+
+		s->order = a->nruns;
+		s->mem = mem;
+		s->nmem = a->nentries;
+	}
+	merge_sources(a, src, nsrc, NULL, w);
+	for (int i = 0; i < nsrc; i++)
+		close_source(&src[i]);
+	pfree(src);
+	a->nruns = 0;
+	MemoryContextSwitchTo(old);
+}
+
+uint32
+gpx_accum_runs(GpxAccum *a)
+{
+	return a->spilled;
+}
+
+Size
+gpx_accum_peak(GpxAccum *a)
+{
+	return a->peak;
+}
+
+void
+gpx_accum_free(GpxAccum *a)
+{
+	if (a->tapes)
+		LogicalTapeSetClose(a->tapes);
+	MemoryContextDelete(a->ctx);
+	if (a->runs)
+		pfree(a->runs);
+	pfree(a);
+}

@@ -1,0 +1,30 @@
+/*
+ * accum.h
+ *	  Postings accumulated in memory within a budget, spilled as sorted runs
+ *	  to a logical tape set when the budget is reached, and merged into a
+ *	  segment writer in term order.
+ *
+ * Documents are added in increasing doc id order, each with its lexemes
+ * (repeats within a document are ignored).  Runs hold consecutive ranges of
+ * doc ids, so merging them concatenates each term's postings run by run:
+ * no posting is ever sorted.
+ */
+#ifndef GPUIDX_STORE_ACCUM_H
+#define GPUIDX_STORE_ACCUM_H
+
+#include "store/segment.h"
+
+typedef struct GpxAccum GpxAccum;
+
+/* budget: bytes the accumulator and its merge may use */
+extern GpxAccum *gpx_accum_create(Size budget);
+extern void gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc);
+/* between documents: spill a run if over budget */
+extern void gpx_accum_end_doc(GpxAccum *a);
+/* every term, in order, into the writer */
+extern void gpx_accum_emit(GpxAccum *a, GpxSegWriter *w);
+extern uint32 gpx_accum_runs(GpxAccum *a);
+extern Size gpx_accum_peak(GpxAccum *a);
+extern void gpx_accum_free(GpxAccum *a);
+
+#endif							/* GPUIDX_STORE_ACCUM_H */

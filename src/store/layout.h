@@ -1,0 +1,242 @@
+/*
+ * layout.h
+ *	  The gpuidx index on disk: page format, metapage, segments and the
+ *	  pending area.  docs/INDEX.md describes the same layout in prose; keep
+ *	  the two in step and bump GPX_INDEX_VERSION on any change to the bytes.
+ *
+ * Every page is a standard PostgreSQL page (so generic WAL can skip the
+ * hole between pd_lower and pd_upper) whose contents lie between the page
+ * header and pd_lower, with a GpxPageOpaqueData in the special space.  Each
+ * page carries a CRC-32C of its contents, its type and an owner tag, so a
+ * damaged page, or a page that no longer belongs to what a reader expects,
+ * is recognised before anything on it is used.
+ */
+#ifndef GPUIDX_STORE_LAYOUT_H
+#define GPUIDX_STORE_LAYOUT_H
+
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "storage/block.h"
+#include "storage/bufpage.h"
+
+#include "gpuidx_format.h"
+
+#define GPX_META_BLKNO		0
+#define GPX_MAGIC			0x58495047	/* "GPIX" */
+#define GPX_INDEX_VERSION	1
+#define GPX_PAGE_ID			0xFF91		/* last bytes of every page, for tools */
+
+/* page types */
+#define GPX_PAGE_META		1
+#define GPX_PAGE_PENDING	2	/* a page of the pending area's chain */
+#define GPX_PAGE_SEGHEAD	3	/* a segment's header */
+#define GPX_PAGE_TABLE		4	/* a segment's page table, past the header's room */
+#define GPX_PAGE_DATA		5	/* a page of one of a segment's streams */
+#define GPX_PAGE_FREE		6	/* recycled, listed in the free space map */
+
+typedef struct GpxPageOpaqueData
+{
+	uint32		crc;			/* CRC-32C, see gpx_page_crc() */
+	uint16		type;			/* GPX_PAGE_* */
+	uint16		stream;			/* data pages: GPX_STREAM_* */
+	uint32		owner;			/* segment pages: segment id; pending: sequence */
+	uint32		pageno;			/* data pages: index in the stream; table pages:
+								 * index in the table */
+	BlockNumber next;			/* pending pages: next page of the chain */
+	uint16		flags;			/* reserved, 0 */
+	uint16		page_id;		/* GPX_PAGE_ID */
+} GpxPageOpaqueData;
+
+typedef GpxPageOpaqueData *GpxPageOpaque;
+
+#define GpxPageGetOpaque(page) ((GpxPageOpaque) PageGetSpecialPointer(page))
+
+/* bytes of contents a page holds */
+#define GPX_PAGE_CAPACITY \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(GpxPageOpaqueData)))
+
+/* ---------------------------------------------------------------------------
+ * Segments: immutable once written, apart from their dead-doc bitmap.
+ *
+ * A segment indexes ndocs documents under local doc ids 0..ndocs-1.  Its
+ * pages form streams, each a sequence of logical pages; the header maps
+ * (stream, page) to blocks through one page table, so a segment can be
+ * written into whatever pages are free.
+ */
+#define GPX_STREAM_LEAF		0	/* dictionary leaves: front-coded terms and
+								 * short lists */
+#define GPX_STREAM_INNER	1	/* dictionary inner nodes */
+#define GPX_STREAM_LISTS	2	/* lists too long to be inline, in the
+								 * docs/FORMAT.md encoding */
+#define GPX_STREAM_DOCDIR	3	/* where each doc map chunk starts */
+#define GPX_STREAM_DOCMAP	4	/* doc id -> heap TID, chunks of 128 docs */
+#define GPX_STREAM_DEAD		5	/* bitmap of docs VACUUM found dead */
+#define GPX_NSTREAMS		6
+
+typedef struct GpxStreamInfo
+{
+	uint32		npages;
+	uint32		first;			/* index of its first page in the page table */
+	uint64		bytes;			/* payload bytes, padding excluded */
+} GpxStreamInfo;
+
+typedef struct GpxSegHeaderData
+{
+	uint32		magic;			/* GPX_MAGIC */
+	uint32		id;
+	uint32		ndocs;
+	uint32		nterms;
+	uint64		npostings;
+	uint32		dict_root;		/* page of the dictionary's root */
+	uint32		dict_levels;	/* 0: the root is a leaf; else an inner node */
+	uint32		docmap_chunks;
+	uint32		ninline;		/* lists kept in the dictionary */
+	uint64		inline_bytes;
+	uint32		nlists[GPUIDX_NUM_CODECS];	/* lists in the LISTS stream, by
+											 * codec */
+	uint32		flags;			/* reserved, 0 */
+	GpxStreamInfo streams[GPX_NSTREAMS];
+	uint32		npages;			/* entries of the page table */
+	uint32		ntables;		/* 0: the table follows here; else the blocks
+								 * of its table pages follow */
+	BlockNumber table[FLEXIBLE_ARRAY_MEMBER];
+} GpxSegHeaderData;
+
+#define GPX_SEGHEAD_SLOTS \
+	((GPX_PAGE_CAPACITY - offsetof(GpxSegHeaderData, table)) / sizeof(BlockNumber))
+#define GPX_TABLE_SLOTS		(GPX_PAGE_CAPACITY / sizeof(BlockNumber))
+
+/*
+ * Dictionary leaf: sorted terms, front-coded, with a restart point (a term
+ * stored whole) every GPX_RESTART_INTERVAL entries.
+ *
+ *	 GpxLeafHeader | uint16 restarts[nrestarts] | entries
+ *
+ * An entry: varint shared, varint suffix_len, suffix bytes, varint df,
+ * varint (len << 1 | external), then either len bytes of inline postings
+ * (the first doc id, then each gap minus one, as varints) or, for an
+ * external list of len bytes, varint page and varint offset of its start
+ * in the LISTS stream.
+ */
+typedef struct GpxLeafHeader
+{
+	uint16		nentries;
+	uint16		nrestarts;
+	uint32		first_term;		/* ordinal of its first term in the segment */
+} GpxLeafHeader;
+
+#define GPX_RESTART_INTERVAL 16
+
+/*
+ * Dictionary inner node: the first term of each child.
+ *
+ *	 GpxInnerHeader | uint16 offsets[nentries] | entries
+ *
+ * An entry: varint key_len, key bytes, varint child page (in the LEAF
+ * stream at level 1, else in the INNER stream).
+ */
+typedef struct GpxInnerHeader
+{
+	uint16		nentries;
+	uint16		level;			/* 1: children are leaves */
+} GpxInnerHeader;
+
+/*
+ * Doc map: DOCDIR holds one uint32 per chunk, (page << 13) | offset of the
+ * chunk in the DOCMAP stream; chunks never straddle pages.  A chunk covers
+ * GPX_DOCMAP_CHUNK docs (the last one the rest) as runs of consecutive line
+ * pointers: varint zigzag(block - previous run's block, 0 at the chunk's
+ * start), varint first offset, varint length - 1.
+ */
+#define GPX_DOCMAP_CHUNK	128
+#define GPX_DOCDIR_SHIFT	13
+
+/* Dead docs: bit d of the DEAD stream (pages of GPX_PAGE_CAPACITY bytes) */
+#define GPX_DEAD_BITS_PER_PAGE	(GPX_PAGE_CAPACITY * 8)
+
+/* ---------------------------------------------------------------------------
+ * The pending area: new rows, as a byte stream over a chain of pages that
+ * grows at its tail.  Each entry:
+ *
+ *	 varint len (of what follows), 6 bytes TID, varint nlexemes, then each
+ *	 lexeme as varint length and bytes, sorted bytewise and distinct.
+ *
+ * An entry may straddle pages.  Pages of the chain carry consecutive
+ * sequence numbers, so a reader notices a page that was recycled under it.
+ */
+
+/* ---------------------------------------------------------------------------
+ * Metapage
+ */
+#define GPX_MAX_SEGMENTS	64
+#define GPX_MAX_RETIRED		96
+
+#define GPX_KIND_TEXT		1	/* documents are text, tokenized */
+#define GPX_KIND_TSVECTOR	2	/* documents are tsvectors, used as they are */
+
+typedef struct GpxSegRef
+{
+	uint32		id;
+	BlockNumber head;			/* header page */
+	uint32		ndocs;
+	uint32		ndead;			/* marked dead by VACUUM */
+	uint32		nterms;
+	uint32		npages;			/* every page of the segment */
+	uint64		npostings;
+} GpxSegRef;
+
+#define GPX_RETIRED_SEGMENT 1
+#define GPX_RETIRED_PENDING 2
+
+/* pages no longer reachable from the metapage, freed once no scan can read them */
+typedef struct GpxRetired
+{
+	uint32		kind;			/* GPX_RETIRED_* */
+	uint32		owner;			/* segment id, or first pending page's sequence */
+	BlockNumber first;			/* segment header, or first pending page */
+	BlockNumber stop;			/* pending: where the chain goes on (kept) */
+	FullTransactionId xid;		/* next xid when retired */
+} GpxRetired;
+
+typedef struct GpxMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	uint32		kind;			/* GPX_KIND_* */
+	Oid			config;			/* text search configuration, fixed at build */
+	NameData	config_schema;	/* its name then, for messages */
+	NameData	config_name;
+	uint32		next_segment_id;
+	uint32		next_pending_seq;
+
+	/* pending area */
+	BlockNumber pend_head;		/* first page; InvalidBlockNumber if none */
+	uint32		pend_head_off;	/* first byte not yet merged on it */
+	uint32		pend_head_seq;	/* its sequence number */
+	BlockNumber pend_tail;
+	uint32		pend_pages;
+	uint32		pend_pad;
+	uint64		pend_entries;
+	uint64		pend_bytes;
+
+	/* the last build */
+	uint32		build_runs;		/* sorted runs spilled */
+	uint32		build_peak_kb;	/* peak memory of the postings accumulator */
+
+	uint32		nsegments;
+	uint32		nretired;
+	GpxSegRef	segments[GPX_MAX_SEGMENTS];
+	GpxRetired	retired[GPX_MAX_RETIRED];
+} GpxMetaPageData;
+
+/*
+ * On the page the arrays are packed: the fields before segments, then
+ * nsegments segments, then nretired retired sets.  The metapage changes at
+ * every insert, so its bytes (WAL deltas, CRC) stay few.
+ */
+#define GPX_META_FIXED	offsetof(GpxMetaPageData, segments)
+
+StaticAssertDecl(sizeof(GpxMetaPageData) <= GPX_PAGE_CAPACITY, "metapage too large");
+
+#endif							/* GPUIDX_STORE_LAYOUT_H */

@@ -1,0 +1,178 @@
+/*
+ * meta.c
+ *	  Reading, checking and changing the metapage.  Every change to the
+ *	  structure of the index (a new segment, merged segments, the start of
+ *	  the pending area) is one update of the metapage, so a reader that
+ *	  copies it under a share lock sees one consistent index.
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "catalog/namespace.h"
+#include "access/htup_details.h"
+#include "catalog/pg_ts_config.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "store/meta.h"
+
+static const GpxPageTag meta_tag = {GPX_PAGE_META, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
+
+void
+gpx_meta_init(GpxMetaPageData *meta, uint32 kind, Oid config)
+{
+	HeapTuple	tuple;
+
+	memset(meta, 0, sizeof(GpxMetaPageData));
+	meta->magic = GPX_MAGIC;
+	meta->version = GPX_INDEX_VERSION;
+	meta->kind = kind;
+	meta->config = config;
+	tuple = SearchSysCache1(TSCONFIGOID, ObjectIdGetDatum(config));
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_ts_config cfg = (Form_pg_ts_config) GETSTRUCT(tuple);
+		char	   *nsp = get_namespace_name(cfg->cfgnamespace);
+
+		namestrcpy(&meta->config_name, NameStr(cfg->cfgname));
+		namestrcpy(&meta->config_schema, nsp ? nsp : "");
+		ReleaseSysCache(tuple);
+	}
+	meta->next_segment_id = 1;
+	meta->next_pending_seq = 1;
+	meta->pend_head = InvalidBlockNumber;
+	meta->pend_tail = InvalidBlockNumber;
+}
+
+void
+gpx_meta_pack(Page page, const GpxMetaPageData *meta)
+{
+	char	   *p = PageGetContents(page);
+	Size		segs = meta->nsegments * sizeof(GpxSegRef);
+	Size		retired = meta->nretired * sizeof(GpxRetired);
+
+	Assert(meta->nsegments <= GPX_MAX_SEGMENTS && meta->nretired <= GPX_MAX_RETIRED);
+	memcpy(p, meta, GPX_META_FIXED);
+	memcpy(p + GPX_META_FIXED, meta->segments, segs);
+	memcpy(p + GPX_META_FIXED + segs, meta->retired, retired);
+	gpx_page_set_used(page, GPX_META_FIXED + segs + retired);
+	gpx_page_seal(page);
+}
+
+void
+gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta)
+{
+	const char *p = PageGetContents(page);
+	uint32		used = gpx_page_used(page);
+	Size		segs;
+
+	if (used < GPX_META_FIXED)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has %u bytes of contents", used);
+	memcpy(meta, p, GPX_META_FIXED);
+	if (meta->nsegments > GPX_MAX_SEGMENTS || meta->nretired > GPX_MAX_RETIRED ||
+		used != GPX_META_FIXED + meta->nsegments * sizeof(GpxSegRef) + meta->nretired * sizeof(GpxRetired))
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage lists %u segments and %u retired page sets in %u bytes",
+						   meta->nsegments, meta->nretired, used);
+	segs = meta->nsegments * sizeof(GpxSegRef);
+	memcpy(meta->segments, p + GPX_META_FIXED, segs);
+	memcpy(meta->retired, p + GPX_META_FIXED + segs, meta->nretired * sizeof(GpxRetired));
+	gpx_meta_check(index, meta);
+}
+
+void
+gpx_meta_check(Relation index, const GpxMetaPageData *meta)
+{
+	if (meta->magic != GPX_MAGIC)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has a wrong magic number");
+	if (meta->version != GPX_INDEX_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" has gpuidx format version %u, this build reads version %u",
+						RelationGetRelationName(index), meta->version, GPX_INDEX_VERSION),
+				 errhint("Rebuild the index with REINDEX.")));
+	if (meta->kind != GPX_KIND_TEXT && meta->kind != GPX_KIND_TSVECTOR)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has an unknown document kind %u", meta->kind);
+	for (uint32 i = 0; i < meta->nsegments; i++)
+	{
+		const GpxSegRef *s = &meta->segments[i];
+
+		if (s->id == 0 || s->id >= meta->next_segment_id || s->ndead > s->ndocs ||
+			s->head == GPX_META_BLKNO || s->head == InvalidBlockNumber)
+			gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage entry of segment %u is inconsistent", s->id);
+	}
+	if ((meta->pend_head == InvalidBlockNumber) != (meta->pend_tail == InvalidBlockNumber) ||
+		meta->pend_head == GPX_META_BLKNO || meta->pend_tail == GPX_META_BLKNO ||
+		meta->pend_head_off > GPX_PAGE_CAPACITY)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage pending area bounds are inconsistent");
+}
+
+void
+gpx_meta_read(Relation index, GpxMetaPageData *meta)
+{
+	Buffer		buf = gpx_read_page(index, GPX_META_BLKNO, BUFFER_LOCK_SHARE, &meta_tag);
+
+	gpx_meta_unpack(index, BufferGetPage(buf), meta);
+	UnlockReleaseBuffer(buf);
+}
+
+Buffer
+gpx_meta_share(Relation index, GpxMetaPageData *meta)
+{
+	Buffer		buf = gpx_read_page(index, GPX_META_BLKNO, BUFFER_LOCK_SHARE, &meta_tag);
+
+	gpx_meta_unpack(index, BufferGetPage(buf), meta);
+	return buf;
+}
+
+Buffer
+gpx_meta_lock(Relation index, GpxMetaPageData *meta)
+{
+	Buffer		buf = gpx_read_page(index, GPX_META_BLKNO, BUFFER_LOCK_EXCLUSIVE, &meta_tag);
+
+	gpx_meta_unpack(index, BufferGetPage(buf), meta);
+	return buf;
+}
+
+int
+gpx_meta_find_segment(const GpxMetaPageData *meta, uint32 id)
+{
+	for (uint32 i = 0; i < meta->nsegments; i++)
+		if (meta->segments[i].id == id)
+			return (int) i;
+	return -1;
+}
+
+void
+gpx_meta_remove_segment(GpxMetaPageData *meta, uint32 id)
+{
+	int			i = gpx_meta_find_segment(meta, id);
+
+	Assert(i >= 0);
+	memmove(&meta->segments[i], &meta->segments[i + 1],
+			(meta->nsegments - i - 1) * sizeof(GpxSegRef));
+	meta->nsegments--;
+}
+
+bool
+gpx_meta_retire(GpxMetaPageData *meta, uint32 kind, uint32 owner,
+				BlockNumber first, BlockNumber stop)
+{
+	GpxRetired *r;
+
+	if (meta->nretired >= GPX_MAX_RETIRED)
+		return false;
+	r = &meta->retired[meta->nretired++];
+	r->kind = kind;
+	r->owner = owner;
+	r->first = first;
+	r->stop = stop;
+	r->xid = ReadNextFullTransactionId();
+	return true;
+}
+
+char *
+gpx_meta_config_name(const GpxMetaPageData *meta)
+{
+	return psprintf("%s.%s", NameStr(meta->config_schema), NameStr(meta->config_name));
+}

@@ -1,0 +1,269 @@
+/*
+ * page.c
+ *	  Initialising, sealing and checking gpuidx pages; reading them with
+ *	  their expected tag; allocating and freeing pages.
+ *
+ * A page's CRC covers the header from pd_lower on, the contents up to
+ * pd_lower and the special space after the CRC field: what generic WAL
+ * keeps (it zeroes the hole between pd_lower and pd_upper), and nothing
+ * the buffer manager rewrites (the LSN, PostgreSQL's own checksum, flags).
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "access/xlog.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+
+#include "codec/codec.h"
+#include "store/page.h"
+
+#define GPX_CRC_START offsetof(PageHeaderData, pd_lower)
+#define GPX_SPECIAL_OFFSET (BLCKSZ - MAXALIGN(sizeof(GpxPageOpaqueData)))
+
+void
+gpx_page_init(Page page, uint16 type)
+{
+	GpxPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, MAXALIGN(sizeof(GpxPageOpaqueData)));
+	opaque = GpxPageGetOpaque(page);
+	memset(opaque, 0, sizeof(GpxPageOpaqueData));
+	opaque->type = type;
+	opaque->next = InvalidBlockNumber;
+	opaque->page_id = GPX_PAGE_ID;
+}
+
+uint32
+gpx_page_used(Page page)
+{
+	return ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData);
+}
+
+void
+gpx_page_set_used(Page page, uint32 used)
+{
+	Assert(used <= GPX_PAGE_CAPACITY);
+	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData) + used;
+}
+
+static uint32
+gpx_page_crc(Page page)
+{
+	PageHeader	hdr = (PageHeader) page;
+	uint32		crc;
+
+	crc = pl_crc32c(0, (char *) page + GPX_CRC_START, hdr->pd_lower - GPX_CRC_START);
+	return pl_crc32c(crc, (char *) page + GPX_SPECIAL_OFFSET + sizeof(uint32),
+					 sizeof(GpxPageOpaqueData) - sizeof(uint32));
+}
+
+void
+gpx_page_seal(Page page)
+{
+	GpxPageGetOpaque(page)->crc = gpx_page_crc(page);
+}
+
+static const char *
+page_problem(Page page, bool check_crc)
+{
+	PageHeader	hdr = (PageHeader) page;
+	GpxPageOpaque opaque;
+
+	if (PageIsNew(page))
+		return "Page is not initialized";
+	if (hdr->pd_special != GPX_SPECIAL_OFFSET || hdr->pd_upper != hdr->pd_special ||
+		hdr->pd_lower < MAXALIGN(SizeOfPageHeaderData) || hdr->pd_lower > hdr->pd_upper ||
+		PageGetPageSize(page) != BLCKSZ)
+		return "Page header is inconsistent";
+	opaque = GpxPageGetOpaque(page);
+	if (opaque->page_id != GPX_PAGE_ID)
+		return "Page is not a gpuidx page";
+	if (check_crc && opaque->crc != gpx_page_crc(page))
+		return "Page checksum mismatch";
+	if (opaque->type < GPX_PAGE_META || opaque->type > GPX_PAGE_FREE)
+		return "Page type is unknown";
+	return NULL;
+}
+
+const char *
+gpx_page_problem(Page page)
+{
+	return page_problem(page, true);
+}
+
+bool
+gpx_page_is_free(Page page)
+{
+	return gpx_page_problem(page) == NULL && GpxPageGetOpaque(page)->type == GPX_PAGE_FREE;
+}
+
+void
+gpx_report_corrupt(Relation index, BlockNumber blkno, const char *fmt,...)
+{
+	char		detail[256];
+	va_list		args;
+
+	va_start(args, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, args);
+	va_end(args);
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" is corrupted at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail("%s.", detail),
+			 errhint("Rebuild the index with REINDEX.")));
+	pg_unreachable();
+}
+
+static const char *const page_type_names[] = {
+	"none", "metapage", "pending", "segment header", "page table", "segment data", "free"
+};
+
+void
+gpx_check_page(Relation index, BlockNumber blkno, Page page, const GpxPageTag *expect)
+{
+	/* posting lists carry their own CRC, checked when they are opened */
+	bool		lists = expect->type == GPX_PAGE_DATA && expect->stream == GPX_STREAM_LISTS;
+	const char *problem = page_problem(page, !lists);
+	GpxPageOpaque opaque;
+
+	if (problem != NULL)
+		gpx_report_corrupt(index, blkno, "%s", problem);
+	opaque = GpxPageGetOpaque(page);
+	if (opaque->type == expect->type &&
+		(expect->stream == GPX_ANY_STREAM || opaque->stream == expect->stream) &&
+		(expect->owner == GPX_ANY_OWNER || opaque->owner == expect->owner) &&
+		(expect->pageno == GPX_ANY_OWNER || opaque->pageno == expect->pageno))
+		return;
+
+	/*
+	 * A sound page that is not the one expected.  On a primary, pages are
+	 * recycled only once no scan can still read them, so this is damage.  A
+	 * standby replays recycling whatever its scans do: cancel the scan, as a
+	 * recovery conflict would.
+	 */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling scan of index \"%s\" because its pages were recycled during the scan",
+						RelationGetRelationName(index)),
+				 errdetail("Block %u was reused by the primary while a standby query read it.", blkno),
+				 errhint("Retry the query.")));
+	gpx_report_corrupt(index, blkno,
+					   "Expected a %s page (stream %u, owner %u, page %u), found a %s page (stream %u, owner %u, page %u)",
+					   page_type_names[expect->type], expect->stream, expect->owner, expect->pageno,
+					   page_type_names[opaque->type], opaque->stream, opaque->owner, opaque->pageno);
+}
+
+Buffer
+gpx_read_page(Relation index, BlockNumber blkno, int lockmode, const GpxPageTag *expect)
+{
+	Buffer		buf;
+
+	if (blkno == InvalidBlockNumber)
+		gpx_report_corrupt(index, blkno, "A reference points to no block");
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, lockmode);
+	gpx_check_page(index, blkno, BufferGetPage(buf), expect);
+	return buf;
+}
+
+Buffer
+gpx_new_buffer(Relation index, bool use_fsm)
+{
+	Buffer		buf;
+	bool		need_lock = !RELATION_IS_LOCAL(index);
+
+	while (use_fsm)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(index, blkno);
+
+		/* the free space map is a hint: take the page only if it is free */
+		if (ConditionalLockBuffer(buf))
+		{
+			Page		page = BufferGetPage(buf);
+
+			if (PageIsNew(page) || gpx_page_is_free(page))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+
+	if (need_lock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (need_lock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+void
+gpx_put_page(Relation index, Buffer buf, Page image, bool use_wal)
+{
+	if (use_wal)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+
+		memcpy(page, image, BLCKSZ);
+		GenericXLogFinish(state);
+	}
+	else
+	{
+		START_CRIT_SECTION();
+		memcpy(BufferGetPage(buf), image, BLCKSZ);
+		MarkBufferDirty(buf);
+		END_CRIT_SECTION();
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+void
+gpx_free_locked_page(Relation index, Buffer buf)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+
+	gpx_page_init(page, GPX_PAGE_FREE);
+	gpx_page_seal(page);
+	GenericXLogFinish(state);
+}
+
+void
+gpx_free_pages(Relation index, const BlockNumber *blocks, int n)
+{
+	for (int i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
+	{
+		int			batch = Min(n - i, MAX_GENERIC_XLOG_PAGES);
+		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+		GenericXLogState *state;
+
+		for (int j = 0; j < batch; j++)
+		{
+			bufs[j] = ReadBuffer(index, blocks[i + j]);
+			LockBuffer(bufs[j], BUFFER_LOCK_EXCLUSIVE);
+		}
+		state = GenericXLogStart(index);
+		for (int j = 0; j < batch; j++)
+		{
+			Page		page = GenericXLogRegisterBuffer(state, bufs[j], GENERIC_XLOG_FULL_IMAGE);
+
+			gpx_page_init(page, GPX_PAGE_FREE);
+			gpx_page_seal(page);
+		}
+		GenericXLogFinish(state);
+		for (int j = 0; j < batch; j++)
+		{
+			UnlockReleaseBuffer(bufs[j]);
+			RecordFreeIndexPage(index, blocks[i + j]);
+		}
+	}
+}

@@ -1,0 +1,71 @@
+/*
+ * pending.h
+ *	  The pending area: new rows appended cheaply at its tail, read by every
+ *	  scan without being merged, and merged into a segment past a size limit
+ *	  or by VACUUM.  Layout: store/layout.h.
+ */
+#ifndef GPUIDX_STORE_PENDING_H
+#define GPUIDX_STORE_PENDING_H
+
+#include "lib/stringinfo.h"
+#include "storage/itemptr.h"
+
+#include "store/meta.h"
+
+/*
+ * Append one document (its distinct lexemes, sorted bytewise) at the tail.
+ * Returns the pending area's size in bytes afterwards.
+ */
+extern uint64 gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex,
+								 const int *len, int n);
+
+typedef struct GpxPendingReader
+{
+	Relation	index;
+	BlockNumber blk;			/* page held in page */
+	uint32		seq;			/* its sequence number */
+	BlockNumber next;			/* the page after it */
+	uint32		pos;			/* next byte to read on it */
+	uint32		used;
+	char	   *page;
+	BlockNumber stop_blk;		/* stop here (a merge), or InvalidBlockNumber */
+	uint32		stop_off;
+	StringInfoData assembly;	/* an entry straddling pages */
+	uint32		pages_read;
+	/* the current entry */
+	ItemPointerData tid;
+	uint32		nlex;
+	const uint8 *lex;			/* its lexemes */
+	const uint8 *end;
+	uint32		entry_bytes;	/* as counted in pend_bytes */
+} GpxPendingReader;
+
+/* read from the head the metapage gives up to the end (or to stop_blk/off) */
+extern void gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta,
+							  BlockNumber stop_blk, uint32 stop_off);
+extern bool gpx_pending_next(GpxPendingReader *r);
+extern void gpx_pending_end(GpxPendingReader *r);
+
+/* next lexeme of the current entry; false after the last */
+static inline bool
+gpx_pending_lexeme(const uint8 **p, const uint8 *end, const char **lex, int *len)
+{
+	uint64		n = 0;
+	const uint8 *q = *p;
+	int			shift = 0;
+
+	if (q >= end)
+		return false;
+	/* entries were checked as a whole by gpx_pending_next */
+	do
+	{
+		n |= (uint64) (*q & 0x7F) << shift;
+		shift += 7;
+	} while (*q++ & 0x80);
+	*lex = (const char *) q;
+	*len = (int) n;
+	*p = q + n;
+	return true;
+}
+
+#endif							/* GPUIDX_STORE_PENDING_H */

@@ -1,0 +1,136 @@
+/*
+ * segment.h
+ *	  Immutable segments: writing one (from a build, the pending area or a
+ *	  merge of segments) and reading one (term lookup, lists, doc map, dead
+ *	  docs).  Layout: store/layout.h.
+ */
+#ifndef GPUIDX_STORE_SEGMENT_H
+#define GPUIDX_STORE_SEGMENT_H
+
+#include "storage/itemptr.h"
+
+#include "codec/codec.h"
+#include "store/page.h"
+
+/* the longest term a dictionary holds (PostgreSQL's lexemes are shorter) */
+#define GPX_MAX_TERM_LEN	2047
+
+/* ---------------------------------------------------------------------------
+ * Writing
+ *
+ * Documents are added in doc id order (their TIDs form the doc map), then
+ * terms in strictly increasing bytewise order, each with its postings in
+ * increasing order, in as many pieces as the caller likes.
+ */
+typedef struct GpxSegWriter GpxSegWriter;
+
+/* codec: GPUIDX_CODEC_* for long lists, or -1 (PL_CODEC_AUTO) for the smallest */
+extern GpxSegWriter *gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec);
+extern void gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid);
+extern uint32 gpx_segw_ndocs(GpxSegWriter *w);
+extern void gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint);
+extern void gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n);
+extern void gpx_segw_term_end(GpxSegWriter *w);
+
+/* write what is left and the header; fills ref (ndead 0) */
+extern void gpx_segw_finish(GpxSegWriter *w, GpxSegRef *ref);
+
+/* bytes the writer holds besides its term buffer (for memory budgets) */
+extern Size gpx_segw_memory(GpxSegWriter *w);
+
+/* ---------------------------------------------------------------------------
+ * Reading
+ */
+/* a copy of a page's contents, kept while a reader goes on using it */
+typedef struct GpxPageCopy
+{
+	uint32		pageno;			/* or UINT32_MAX */
+	uint32		used;
+	char	   *data;			/* GPX_PAGE_CAPACITY bytes */
+} GpxPageCopy;
+
+typedef struct GpxSegment
+{
+	Relation	index;
+	GpxSegRef	ref;			/* as the metapage listed it */
+	GpxSegHeaderData *hdr;		/* copy of the header page's contents */
+	BlockNumber **tables;		/* table pages read so far (ntables > 0) */
+	uint32		dead_page;		/* DEAD page held in dead_bits, or UINT32_MAX */
+	uint8	   *dead_bits;
+	GpxPageCopy docdir;			/* doc map pages last read */
+	GpxPageCopy docmap;
+	uint32		chunk;			/* doc map chunk held in chunk_tids, or UINT32_MAX */
+	uint32		chunk_len;
+	ItemPointerData chunk_tids[GPX_DOCMAP_CHUNK];
+} GpxSegment;
+
+/* one term's postings in one segment, opened for the CPU set operations */
+typedef struct GpxList
+{
+	uint32		df;
+	pl_view		view;
+	void	   *mem;			/* palloc'd bytes the view points into */
+} GpxList;
+
+extern GpxSegment *gpx_seg_open(Relation index, const GpxSegRef *ref);
+extern void gpx_seg_close(GpxSegment *seg);
+extern BlockNumber gpx_seg_block(GpxSegment *seg, int stream, uint32 pageno);
+extern Buffer gpx_seg_read(GpxSegment *seg, int stream, uint32 pageno);
+
+/* where a term's list is, as its dictionary entry says */
+typedef struct GpxTermRef
+{
+	uint32		df;
+	bool		external;
+	uint32		len;			/* bytes of the list */
+	uint32		page;			/* external: where it starts in the LISTS stream */
+	uint32		offset;
+	uint8	   *payload;		/* inline: a palloc'd copy of the list */
+} GpxTermRef;
+
+/* a term's dictionary entry; false if the segment does not have the term */
+extern bool gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref);
+/* the leaf the inner nodes lead term to (for verification) */
+extern bool gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf);
+/* open the list of a found term (the ref's payload is freed) */
+extern void gpx_seg_list(GpxSegment *seg, GpxTermRef *ref, GpxList *list);
+extern void gpx_list_free(GpxList *list);
+
+/* TIDs of docs (increasing) that are not dead; returns how many */
+extern uint32 gpx_seg_map(GpxSegment *seg, const uint32 *docs, uint32 n, ItemPointerData *tids);
+/* the TIDs of one doc map chunk (GPX_DOCMAP_CHUNK docs, the last one fewer) */
+extern uint32 gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids);
+extern bool gpx_seg_is_dead(GpxSegment *seg, uint32 doc);
+
+/* every term in order, with its list (merges, VACUUM, verification) */
+typedef struct GpxDictIter
+{
+	GpxSegment *seg;
+	uint32		leaf;			/* next leaf page to read */
+	uint32		ordinal;		/* terms returned so far */
+	char	   *page;			/* contents of the current leaf */
+	uint32		page_len;
+	uint32		pos;			/* next entry's offset in page */
+	uint32		left;			/* entries left on this leaf */
+	uint32		leaf_no;		/* the leaf held */
+	/* the current term */
+	char		term[GPX_MAX_TERM_LEN + 1];
+	int			term_len;
+	uint32		df;
+	bool		external;
+	uint32		list_len;
+	uint32		list_page;
+	uint32		list_off;
+	const uint8 *inline_data;	/* points into page */
+} GpxDictIter;
+
+extern void gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg);
+extern bool gpx_dict_iter_next(GpxDictIter *it);
+extern void gpx_dict_iter_list(GpxDictIter *it, GpxList *list);
+extern void gpx_dict_iter_end(GpxDictIter *it);
+
+/* decoded leaf entries and inner nodes, shared by lookup and iteration */
+extern void gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what)
+			pg_attribute_noreturn();
+
+#endif							/* GPUIDX_STORE_SEGMENT_H */

@@ -1,0 +1,695 @@
+/*
+ * segread.c
+ *	  Reading a segment: its header and page table, term lookup through the
+ *	  dictionary, lists (inline ones decoded, external ones checked by their
+ *	  CRC), the doc map and the dead-doc bitmap.
+ *
+ * Every page is checked when read (CRC and tag, store/page.c), and every
+ * structure on it is checked while it is decoded: offsets and lengths stay
+ * inside the page, terms increase, doc ids stay below the segment's count,
+ * TIDs are valid.  A damaged index gives ERRCODE_INDEX_CORRUPTED, never a
+ * wild read or a wrong row.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "store/segment.h"
+#include "store/varint.h"
+
+static const char *const stream_names[GPX_NSTREAMS] = {
+	"dictionary leaf", "dictionary inner node", "posting list", "doc map directory",
+	"doc map", "dead-doc bitmap"
+};
+
+void
+gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what)
+{
+	BlockNumber blkno = InvalidBlockNumber;
+
+	if (stream >= 0 && seg->hdr != NULL && pageno < seg->hdr->streams[stream].npages &&
+		seg->hdr->ntables == 0)
+		blkno = seg->hdr->table[seg->hdr->streams[stream].first + pageno];
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" is corrupted in segment %u",
+					RelationGetRelationName(seg->index), seg->ref.id),
+			 stream >= 0 ?
+			 errdetail("%s page %u (block %u): %s.", stream_names[stream], pageno, blkno, what) :
+			 errdetail("Segment header (block %u): %s.", seg->ref.head, what),
+			 errhint("Rebuild the index with REINDEX.")));
+	pg_unreachable();
+}
+
+static void
+check_header(GpxSegment *seg, uint32 used)
+{
+	GpxSegHeaderData *h = seg->hdr;
+	uint32		npages = 0;
+	uint32		slots;
+
+	if (used < offsetof(GpxSegHeaderData, table) || h->magic != GPX_MAGIC || h->id != seg->ref.id)
+		gpx_seg_corrupt(seg, -1, 0, "header is not this segment's");
+	if (h->ndocs != seg->ref.ndocs || h->nterms != seg->ref.nterms || h->npostings != seg->ref.npostings)
+		gpx_seg_corrupt(seg, -1, 0, "counts differ from the metapage's");
+	for (int i = 0; i < GPX_NSTREAMS; i++)
+	{
+		if (h->streams[i].first != npages)
+			gpx_seg_corrupt(seg, -1, 0, "stream page ranges are inconsistent");
+		npages += h->streams[i].npages;
+	}
+	if (npages != h->npages)
+		gpx_seg_corrupt(seg, -1, 0, "page table size is inconsistent");
+	slots = h->ntables == 0 ? h->npages : h->ntables;
+	if ((h->ntables != 0 &&
+		 h->ntables != (h->npages + GPX_TABLE_SLOTS - 1) / GPX_TABLE_SLOTS) ||
+		used != offsetof(GpxSegHeaderData, table) + slots * sizeof(BlockNumber))
+		gpx_seg_corrupt(seg, -1, 0, "page table length is inconsistent");
+	if (h->docmap_chunks != (h->ndocs + GPX_DOCMAP_CHUNK - 1) / GPX_DOCMAP_CHUNK ||
+		h->streams[GPX_STREAM_DOCDIR].bytes != (uint64) h->docmap_chunks * sizeof(uint32) ||
+		h->streams[GPX_STREAM_DEAD].bytes != ((uint64) h->ndocs + 7) / 8)
+		gpx_seg_corrupt(seg, -1, 0, "doc map or dead-doc bitmap size is inconsistent");
+	if ((h->streams[GPX_STREAM_LEAF].npages == 0) != (h->nterms == 0) ||
+		(h->dict_levels == 0 && h->streams[GPX_STREAM_LEAF].npages > 1) ||
+		(h->dict_levels == 0 && h->dict_root != 0) ||
+		(h->dict_levels > 0 && h->dict_root >= h->streams[GPX_STREAM_INNER].npages) ||
+		h->dict_levels > 16)
+		gpx_seg_corrupt(seg, -1, 0, "dictionary root is inconsistent");
+}
+
+GpxSegment *
+gpx_seg_open(Relation index, const GpxSegRef *ref)
+{
+	GpxPageTag	tag = {GPX_PAGE_SEGHEAD, GPX_ANY_STREAM, ref->id, GPX_ANY_OWNER};
+	GpxSegment *seg = palloc0(sizeof(GpxSegment));
+	Buffer		buf;
+	Page		page;
+	uint32		used;
+
+	seg->index = index;
+	seg->ref = *ref;
+	buf = gpx_read_page(index, ref->head, BUFFER_LOCK_SHARE, &tag);
+	page = BufferGetPage(buf);
+	used = gpx_page_used(page);
+	seg->hdr = palloc(Max(used, sizeof(GpxSegHeaderData)));
+	memcpy(seg->hdr, PageGetContents(page), used);
+	UnlockReleaseBuffer(buf);
+	check_header(seg, used);
+	if (seg->hdr->ntables > 0)
+		seg->tables = palloc0(seg->hdr->ntables * sizeof(BlockNumber *));
+	seg->dead_page = PG_UINT32_MAX;
+	seg->chunk = PG_UINT32_MAX;
+	seg->docdir.pageno = PG_UINT32_MAX;
+	seg->docmap.pageno = PG_UINT32_MAX;
+	return seg;
+}
+
+void
+gpx_seg_close(GpxSegment *seg)
+{
+	if (seg->tables)
+	{
+		for (uint32 i = 0; i < seg->hdr->ntables; i++)
+			if (seg->tables[i])
+				pfree(seg->tables[i]);
+		pfree(seg->tables);
+	}
+	if (seg->dead_bits)
+		pfree(seg->dead_bits);
+	if (seg->docdir.data)
+		pfree(seg->docdir.data);
+	if (seg->docmap.data)
+		pfree(seg->docmap.data);
+	pfree(seg->hdr);
+	pfree(seg);
+}
+
+BlockNumber
+gpx_seg_block(GpxSegment *seg, int stream, uint32 pageno)
+{
+	GpxSegHeaderData *h = seg->hdr;
+	uint32		idx;
+	uint32		t;
+
+	if (pageno >= h->streams[stream].npages)
+		gpx_seg_corrupt(seg, stream, pageno, "a reference points past the end of the stream");
+	idx = h->streams[stream].first + pageno;
+	if (h->ntables == 0)
+		return h->table[idx];
+	t = idx / GPX_TABLE_SLOTS;
+	if (seg->tables[t] == NULL)
+	{
+		GpxPageTag	tag = {GPX_PAGE_TABLE, GPX_ANY_STREAM, seg->ref.id, t};
+		uint32		n = Min(GPX_TABLE_SLOTS, h->npages - t * GPX_TABLE_SLOTS);
+		Buffer		buf = gpx_read_page(seg->index, h->table[t], BUFFER_LOCK_SHARE, &tag);
+		Page		page = BufferGetPage(buf);
+
+		if (gpx_page_used(page) != n * sizeof(BlockNumber))
+			gpx_report_corrupt(seg->index, h->table[t], "Page table page has %u bytes, expected %u",
+							   gpx_page_used(page), (uint32) (n * sizeof(BlockNumber)));
+		seg->tables[t] = MemoryContextAlloc(GetMemoryChunkContext(seg), n * sizeof(BlockNumber));
+		memcpy(seg->tables[t], PageGetContents(page), n * sizeof(BlockNumber));
+		UnlockReleaseBuffer(buf);
+	}
+	return seg->tables[t][idx % GPX_TABLE_SLOTS];
+}
+
+Buffer
+gpx_seg_read(GpxSegment *seg, int stream, uint32 pageno)
+{
+	GpxPageTag	tag = {GPX_PAGE_DATA, stream, seg->ref.id, pageno};
+
+	return gpx_read_page(seg->index, gpx_seg_block(seg, stream, pageno), BUFFER_LOCK_SHARE, &tag);
+}
+
+/* ---------------------------------------------------------------------------
+ * Dictionary
+ */
+typedef struct LeafEntry
+{
+	uint32		shared;
+	uint32		suffix_len;
+	const uint8 *suffix;
+	uint32		df;
+	bool		external;
+	uint32		len;
+	const uint8 *payload;		/* inline list */
+	uint32		page;			/* external list */
+	uint32		offset;
+} LeafEntry;
+
+static inline int
+term_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+/* one entry at *p; false if it is malformed */
+static bool
+parse_entry(GpxSegment *seg, const uint8 **p, const uint8 *end, LeafEntry *e)
+{
+	uint64		tag;
+
+	if (!gpx_varint_get32(p, end, &e->shared) || !gpx_varint_get32(p, end, &e->suffix_len) ||
+		e->suffix_len > (uint32) (end - *p) || e->shared > GPX_MAX_TERM_LEN ||
+		e->suffix_len > GPX_MAX_TERM_LEN - e->shared || e->shared + e->suffix_len == 0)
+		return false;
+	e->suffix = *p;
+	*p += e->suffix_len;
+	if (!gpx_varint_get32(p, end, &e->df) || !gpx_varint_get(p, end, &tag) ||
+		e->df == 0 || e->df > seg->hdr->ndocs || (tag >> 1) > PG_UINT32_MAX)
+		return false;
+	e->external = (tag & 1) != 0;
+	e->len = (uint32) (tag >> 1);
+	if (e->external)
+		return gpx_varint_get32(p, end, &e->page) && gpx_varint_get32(p, end, &e->offset) &&
+			e->page < seg->hdr->streams[GPX_STREAM_LISTS].npages &&
+			e->offset < GPX_PAGE_CAPACITY && e->offset % 4 == 0 &&
+			e->len >= GPUIDX_HEADER_SIZE;
+	if (e->len > (uint32) (end - *p) || e->len < e->df)
+		return false;
+	e->payload = *p;
+	*p += e->len;
+	return true;
+}
+
+/* a leaf page's header and restart array, checked */
+static const uint16 *
+leaf_layout(GpxSegment *seg, uint32 pageno, const char *page, uint32 used,
+			GpxLeafHeader *hdr, const uint8 **entries, const uint8 **end)
+{
+	const uint16 *restarts;
+	uint32		start;
+
+	if (used < sizeof(GpxLeafHeader))
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "leaf is too short");
+	memcpy(hdr, page, sizeof(GpxLeafHeader));
+	start = sizeof(GpxLeafHeader) + hdr->nrestarts * sizeof(uint16);
+	if (hdr->nentries == 0 ||
+		hdr->nrestarts != (hdr->nentries + GPX_RESTART_INTERVAL - 1) / GPX_RESTART_INTERVAL ||
+		start >= used)
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "leaf header is inconsistent");
+	restarts = (const uint16 *) (page + sizeof(GpxLeafHeader));
+	for (uint32 i = 0; i < hdr->nrestarts; i++)
+		if (restarts[i] >= used - start || (i == 0 ? restarts[0] != 0 : restarts[i] <= restarts[i - 1]))
+			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "leaf restart points are inconsistent");
+	*entries = (const uint8 *) page + start;
+	*end = (const uint8 *) page + used;
+	return restarts;
+}
+
+/* the leaf that may hold term, through the inner nodes; false if none can */
+static bool
+descend(GpxSegment *seg, const char *term, int len, uint32 *leaf)
+{
+	GpxSegHeaderData *h = seg->hdr;
+	uint32		pageno = h->dict_root;
+	uint32		level = h->dict_levels;
+
+	if (h->nterms == 0)
+		return false;
+	while (level > 0)
+	{
+		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_INNER, pageno);
+		Page		page = BufferGetPage(buf);
+		const char *c = PageGetContents(page);
+		uint32		used = gpx_page_used(page);
+		GpxInnerHeader ih;
+		const uint16 *offs;
+		int			lo;
+		int			hi;
+		int			found = -1;
+		uint32		child = 0;
+
+		if (used < sizeof(ih))
+			gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node is too short");
+		memcpy(&ih, c, sizeof(ih));
+		offs = (const uint16 *) (c + sizeof(ih));
+		if (ih.level != level || ih.nentries == 0 ||
+			sizeof(ih) + ih.nentries * sizeof(uint16) >= used)
+			gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node header is inconsistent");
+		lo = 0;
+		hi = ih.nentries - 1;
+		while (lo <= hi)
+		{
+			int			mid = lo + (hi - lo) / 2;
+			const uint8 *p = (const uint8 *) c + offs[mid];
+			const uint8 *end = (const uint8 *) c + used;
+			uint32		klen;
+			uint32		ch;
+
+			if (offs[mid] >= used || !gpx_varint_get32(&p, end, &klen) ||
+				klen > (uint32) (end - p) || klen > GPX_MAX_TERM_LEN)
+				gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node entry is malformed");
+			if (term_cmp((const char *) p, klen, term, len) <= 0)
+			{
+				p += klen;
+				if (!gpx_varint_get32(&p, end, &ch))
+					gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node entry is malformed");
+				found = mid;
+				child = ch;
+				lo = mid + 1;
+			}
+			else
+				hi = mid - 1;
+		}
+		UnlockReleaseBuffer(buf);
+		if (found < 0)
+			return false;
+		pageno = child;
+		level--;
+	}
+	*leaf = pageno;
+	return true;
+}
+
+/* find term in a leaf; copies its entry (payload copied to *payload) */
+static bool
+leaf_find(GpxSegment *seg, uint32 pageno, const char *term, int len, LeafEntry *out,
+		  uint8 **payload)
+{
+	Buffer		buf = gpx_seg_read(seg, GPX_STREAM_LEAF, pageno);
+	Page		page = BufferGetPage(buf);
+	GpxLeafHeader hdr;
+	const uint8 *entries;
+	const uint8 *end;
+	const uint16 *restarts = leaf_layout(seg, pageno, PageGetContents(page), gpx_page_used(page),
+										 &hdr, &entries, &end);
+	int			lo = 0;
+	int			hi = hdr.nrestarts - 1;
+	int			r = -1;
+	char		key[GPX_MAX_TERM_LEN];
+	uint32		klen = 0;
+	bool		found = false;
+	const uint8 *p;
+
+	/* the last restart point whose term is <= term */
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		LeafEntry	e;
+
+		p = entries + restarts[mid];
+		if (!parse_entry(seg, &p, end, &e) || e.shared != 0)
+			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "restart entry is malformed");
+		if (term_cmp((const char *) e.suffix, e.suffix_len, term, len) <= 0)
+		{
+			r = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	if (r >= 0)
+	{
+		uint32		n = Min(GPX_RESTART_INTERVAL, hdr.nentries - r * GPX_RESTART_INTERVAL);
+
+		p = entries + restarts[r];
+		for (uint32 i = 0; i < n; i++)
+		{
+			LeafEntry	e;
+			int			c;
+
+			if (!parse_entry(seg, &p, end, &e) || e.shared > klen)
+				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "entry is malformed");
+			memcpy(key + e.shared, e.suffix, e.suffix_len);
+			klen = e.shared + e.suffix_len;
+			c = term_cmp(key, klen, term, len);
+			if (c == 0)
+			{
+				*out = e;
+				if (!e.external && payload)
+				{
+					*payload = palloc(e.len);
+					memcpy(*payload, e.payload, e.len);
+				}
+				found = true;
+				break;
+			}
+			if (c > 0)
+				break;
+		}
+	}
+	UnlockReleaseBuffer(buf);
+	return found;
+}
+
+static void
+open_inline(GpxSegment *seg, const uint8 *data, uint32 len, uint32 df, GpxList *list)
+{
+	uint32	   *ids = palloc_extended((Size) df * sizeof(uint32), MCXT_ALLOC_HUGE);
+	const uint8 *p = data;
+	const uint8 *end = data + len;
+	uint64		v = 0;
+
+	for (uint32 i = 0; i < df; i++)
+	{
+		uint64		gap;
+
+		if (!gpx_varint_get(&p, end, &gap))
+			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is cut short");
+		v = i == 0 ? gap : v + gap + 1;
+		if (v >= seg->hdr->ndocs)
+			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list has a doc id past the segment");
+		ids[i] = (uint32) v;
+	}
+	if (p != end)
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is longer than its count");
+	list->df = df;
+	list->mem = ids;
+	pl_view_from_array(&list->view, ids, df);
+}
+
+/* a list of len bytes starting at (page, offset) of the LISTS stream */
+static void
+open_external(GpxSegment *seg, uint32 df, uint32 len, uint32 page, uint32 offset, GpxList *list)
+{
+	char	   *bytes = palloc_extended(len, MCXT_ALLOC_HUGE);
+	uint32		copied = 0;
+	uint32		pageno = page;
+	uint32		off = offset;
+	pl_status	st;
+
+	while (copied < len)
+	{
+		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_LISTS, pageno);
+		Page		page = BufferGetPage(buf);
+		uint32		used = gpx_page_used(page);
+		uint32		n;
+
+		if (off >= used)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, pageno, "a list starts past the page's contents");
+		n = Min(used - off, len - copied);
+		memcpy(bytes + copied, PageGetContents(page) + off, n);
+		UnlockReleaseBuffer(buf);
+		copied += n;
+		pageno++;
+		off = 0;
+	}
+	st = pl_open(&list->view, bytes, len, PL_OPEN_VERIFY_CHECKSUM);
+	if (st != PL_OK)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, page, pl_status_message(st));
+	if (list->view.count != df || list->view.last >= seg->hdr->ndocs)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, page, "list does not match its dictionary entry");
+	list->df = df;
+	list->mem = bytes;
+}
+
+bool
+gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
+{
+	return descend(seg, term, len, leaf);
+}
+
+bool
+gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
+{
+	uint32		leaf;
+	LeafEntry	e;
+
+	ref->payload = NULL;
+	if (!descend(seg, term, len, &leaf) || !leaf_find(seg, leaf, term, len, &e, &ref->payload))
+		return false;
+	ref->df = e.df;
+	ref->external = e.external;
+	ref->len = e.len;
+	ref->page = e.page;
+	ref->offset = e.offset;
+	return true;
+}
+
+void
+gpx_seg_list(GpxSegment *seg, GpxTermRef *ref, GpxList *list)
+{
+	if (ref->external)
+		open_external(seg, ref->df, ref->len, ref->page, ref->offset, list);
+	else
+	{
+		open_inline(seg, ref->payload, ref->len, ref->df, list);
+		pfree(ref->payload);
+		ref->payload = NULL;
+	}
+}
+
+void
+gpx_list_free(GpxList *list)
+{
+	if (list->mem)
+		pfree(list->mem);
+	list->mem = NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * Iterating over every term
+ */
+void
+gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg)
+{
+	memset(it, 0, offsetof(GpxDictIter, term));
+	it->seg = seg;
+	it->page = palloc(GPX_PAGE_CAPACITY);
+	it->term_len = 0;
+}
+
+bool
+gpx_dict_iter_next(GpxDictIter *it)
+{
+	GpxSegment *seg = it->seg;
+	const uint8 *p;
+	const uint8 *end;
+	LeafEntry	e;
+	char		prev[GPX_MAX_TERM_LEN];
+	int			prev_len = it->term_len;
+
+	while (it->left == 0)
+	{
+		Buffer		buf;
+		Page		page;
+		GpxLeafHeader hdr;
+		const uint8 *entries;
+
+		if (it->leaf >= seg->hdr->streams[GPX_STREAM_LEAF].npages)
+		{
+			if (it->ordinal != seg->hdr->nterms)
+				gpx_seg_corrupt(seg, -1, 0, "the dictionary holds fewer terms than the header says");
+			return false;
+		}
+		CHECK_FOR_INTERRUPTS();
+		buf = gpx_seg_read(seg, GPX_STREAM_LEAF, it->leaf);
+		page = BufferGetPage(buf);
+		it->page_len = gpx_page_used(page);
+		memcpy(it->page, PageGetContents(page), it->page_len);
+		UnlockReleaseBuffer(buf);
+		leaf_layout(seg, it->leaf, it->page, it->page_len, &hdr, &entries, &end);
+		if (hdr.first_term != it->ordinal)
+			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, it->leaf, "leaf's first term ordinal is wrong");
+		it->pos = entries - (const uint8 *) it->page;
+		it->left = hdr.nentries;
+		it->leaf_no = it->leaf++;
+	}
+	p = (const uint8 *) it->page + it->pos;
+	end = (const uint8 *) it->page + it->page_len;
+	if (!parse_entry(seg, &p, end, &e) || e.shared > (uint32) it->term_len)
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, it->leaf_no, "entry is malformed");
+	memcpy(prev, it->term, prev_len);
+	memcpy(it->term + e.shared, e.suffix, e.suffix_len);
+	it->term_len = e.shared + e.suffix_len;
+	if (it->ordinal > 0 && term_cmp(prev, prev_len, it->term, it->term_len) >= 0)
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, it->leaf_no, "terms are out of order");
+	it->df = e.df;
+	it->external = e.external;
+	it->list_len = e.len;
+	it->list_page = e.page;
+	it->list_off = e.offset;
+	it->inline_data = e.external ? NULL : e.payload;
+	it->pos = p - (const uint8 *) it->page;
+	it->left--;
+	it->ordinal++;
+	if (it->left == 0 && p != end)
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, it->leaf_no, "leaf has bytes after its last entry");
+	return true;
+}
+
+void
+gpx_dict_iter_list(GpxDictIter *it, GpxList *list)
+{
+	if (it->external)
+		open_external(it->seg, it->df, it->list_len, it->list_page, it->list_off, list);
+	else
+		open_inline(it->seg, it->inline_data, it->list_len, it->df, list);
+}
+
+void
+gpx_dict_iter_end(GpxDictIter *it)
+{
+	pfree(it->page);
+}
+
+/* ---------------------------------------------------------------------------
+ * Doc map and dead docs
+ */
+/* a page of an immutable stream, copied once per reader */
+static const char *
+cached_page(GpxSegment *seg, int stream, uint32 pageno, GpxPageCopy *copy)
+{
+	if (copy->pageno != pageno)
+	{
+		Buffer		buf = gpx_seg_read(seg, stream, pageno);
+		Page		page = BufferGetPage(buf);
+
+		if (copy->data == NULL)
+			copy->data = MemoryContextAlloc(GetMemoryChunkContext(seg), GPX_PAGE_CAPACITY);
+		copy->used = gpx_page_used(page);
+		memcpy(copy->data, PageGetContents(page), copy->used);
+		UnlockReleaseBuffer(buf);
+		copy->pageno = pageno;
+	}
+	return copy->data;
+}
+
+uint32
+gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
+{
+	GpxSegHeaderData *h = seg->hdr;
+	const uint32 per_page = GPX_PAGE_CAPACITY / sizeof(uint32);
+	uint32		dpage = chunk / per_page;
+	uint32		n;
+	uint32		dir;
+	uint32		mpage;
+	uint32		moff;
+	const char *page;
+	const uint8 *p;
+	const uint8 *end;
+	BlockNumber prev = 0;
+	uint32		k = 0;
+
+	if (chunk >= h->docmap_chunks)
+		gpx_seg_corrupt(seg, GPX_STREAM_DOCDIR, dpage, "doc id past the segment's doc map");
+	n = chunk + 1 < h->docmap_chunks ? GPX_DOCMAP_CHUNK : h->ndocs - chunk * GPX_DOCMAP_CHUNK;
+
+	page = cached_page(seg, GPX_STREAM_DOCDIR, dpage, &seg->docdir);
+	if (seg->docdir.used < ((chunk % per_page) + 1) * sizeof(uint32))
+		gpx_seg_corrupt(seg, GPX_STREAM_DOCDIR, dpage, "directory page is too short");
+	memcpy(&dir, page + (chunk % per_page) * sizeof(uint32), sizeof(uint32));
+	mpage = dir >> GPX_DOCDIR_SHIFT;
+	moff = dir & ((1u << GPX_DOCDIR_SHIFT) - 1);
+
+	page = cached_page(seg, GPX_STREAM_DOCMAP, mpage, &seg->docmap);
+	if (moff >= seg->docmap.used)
+		gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, "chunk starts past the page's contents");
+	p = (const uint8 *) page + moff;
+	end = (const uint8 *) page + seg->docmap.used;
+	while (k < n)
+	{
+		uint64		zz;
+		uint32		off;
+		uint32		run;
+		int64		blk;
+
+		if (!gpx_varint_get(&p, end, &zz) || !gpx_varint_get32(&p, end, &off) ||
+			!gpx_varint_get32(&p, end, &run))
+			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, "chunk is cut short");
+		blk = (int64) prev + gpx_unzigzag(zz);
+		run++;
+		if (blk < 0 || blk >= (int64) MaxBlockNumber || off == 0 || run > n - k ||
+			(uint64) off + run - 1 > MaxOffsetNumber)
+			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, "chunk holds an impossible TID");
+		for (uint32 i = 0; i < run; i++, k++)
+			ItemPointerSet(&tids[k], (BlockNumber) blk, (OffsetNumber) (off + i));
+		prev = (BlockNumber) blk;
+	}
+	return n;
+}
+
+bool
+gpx_seg_is_dead(GpxSegment *seg, uint32 doc)
+{
+	uint32		pageno = doc / GPX_DEAD_BITS_PER_PAGE;
+	uint32		bit = doc % GPX_DEAD_BITS_PER_PAGE;
+
+	if (seg->ref.ndead == 0)
+		return false;
+	if (seg->dead_page != pageno)
+	{
+		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_DEAD, pageno);
+		Page		page = BufferGetPage(buf);
+		uint32		want = (uint32) Min((uint64) GPX_PAGE_CAPACITY,
+										((uint64) seg->hdr->ndocs - (uint64) pageno * GPX_DEAD_BITS_PER_PAGE + 7) / 8);
+
+		if (gpx_page_used(page) != want)
+			gpx_seg_corrupt(seg, GPX_STREAM_DEAD, pageno, "bitmap page has the wrong length");
+		if (seg->dead_bits == NULL)
+			seg->dead_bits = MemoryContextAlloc(GetMemoryChunkContext(seg), GPX_PAGE_CAPACITY);
+		memcpy(seg->dead_bits, PageGetContents(page), want);
+		UnlockReleaseBuffer(buf);
+		seg->dead_page = pageno;
+	}
+	return (seg->dead_bits[bit / 8] >> (bit % 8)) & 1;
+}
+
+uint32
+gpx_seg_map(GpxSegment *seg, const uint32 *docs, uint32 n, ItemPointerData *tids)
+{
+	uint32		k = 0;
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		uint32		doc = docs[i];
+		uint32		chunk = doc / GPX_DOCMAP_CHUNK;
+
+		if (doc >= seg->hdr->ndocs)
+			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc id past the segment");
+		if (gpx_seg_is_dead(seg, doc))
+			continue;
+		if (seg->chunk != chunk)
+		{
+			seg->chunk_len = gpx_seg_chunk(seg, chunk, seg->chunk_tids);
+			seg->chunk = chunk;
+		}
+		tids[k++] = seg->chunk_tids[doc % GPX_DOCMAP_CHUNK];
+	}
+	return k;
+}

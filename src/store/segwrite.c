@@ -1,0 +1,803 @@
+/*
+ * segwrite.c
+ *	  Writing a segment: documents (the doc map), then terms in order with
+ *	  their postings, then the dictionary's inner nodes, the dead-doc bitmap,
+ *	  the page table and the header.
+ *
+ * Each stream fills a page image at a time and writes it out when full, to a
+ * page taken from the free space map or past the end of the index.  A build
+ * writes without WAL (the whole index is WAL-logged at its end); merges
+ * write every page as a full-page generic WAL record.  Nothing references
+ * the segment until its caller puts it in the metapage, so a crash halfway
+ * leaves only unreferenced pages, which VACUUM reclaims.
+ *
+ * A term's list goes inline in its dictionary entry (delta varints) when
+ * that is no larger than the encoded list; otherwise it is encoded
+ * (docs/FORMAT.md) into the LISTS stream.  Lists too long to hold as plain
+ * arrays within the memory budget are Elias-Fano coded a block at a time.
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+
+#include "store/segment.h"
+#include "store/varint.h"
+
+/* lists with more postings than this (as announced) are encoded as they come */
+#define GPX_STREAM_MIN_POSTINGS	16384
+/* the largest inline list */
+#define GPX_INLINE_MAX			1024
+/* what an external reference costs in a dictionary entry, about */
+#define GPX_EXTERNAL_COST		6
+
+typedef struct GpxStreamW
+{
+	PGAlignedBlock page;
+	uint32		used;
+	uint32		npages;
+	uint32		cap;
+	BlockNumber *blocks;
+	uint64		bytes;
+} GpxStreamW;
+
+/* an Elias-Fano list encoded block by block */
+typedef struct GpxEfStream
+{
+	uint32		blk[GPUIDX_EF_BLOCK];
+	uint32		nblk;
+	uint32		count;
+	uint32		last;
+	uint32	   *first;
+	uint32	   *bitoff;
+	uint32		nb;
+	uint32		nbcap;
+	uint8	   *data;
+	Size		datacap;
+	uint64		bits;
+} GpxEfStream;
+
+struct GpxSegWriter
+{
+	MemoryContext cxt;			/* where its own allocations live */
+	Relation	index;
+	uint32		segid;
+	bool		use_wal;
+	int			codec;
+	GpxStreamW	streams[GPX_NSTREAMS];
+
+	/* doc map */
+	uint32		ndocs;
+	uint32		nchunks;
+	uint32		nchunk;
+	ItemPointerData chunk[GPX_DOCMAP_CHUNK];
+
+	/* the leaf being filled */
+	uint8		leaf[GPX_PAGE_CAPACITY];
+	uint32		leaf_len;
+	uint16		restarts[GPX_PAGE_CAPACITY / 8];
+	uint32		nrestarts;
+	uint32		leaf_entries;
+	uint32		leaf_first_term;
+	char		leaf_first[GPX_MAX_TERM_LEN];
+	int			leaf_first_len;
+	StringInfoData seps;		/* first term and page of each leaf */
+	uint32		nseps;
+
+	/* the term being written */
+	char		term[GPX_MAX_TERM_LEN];
+	int			term_len;
+	char		prev[GPX_MAX_TERM_LEN];
+	int			prev_len;
+	bool		have_prev;
+	bool		streaming;
+	uint32	   *ids;
+	uint32		nids;
+	uint32		idcap;
+	GpxEfStream ef;
+
+	/* what the header reports */
+	uint32		nterms;
+	uint64		npostings;
+	uint32		ninline;
+	uint64		inline_bytes;
+	uint32		nlists[GPUIDX_NUM_CODECS];
+};
+
+static void
+stream_reset_page(GpxSegWriter *w, int id)
+{
+	GpxStreamW *s = &w->streams[id];
+	GpxPageOpaque opaque;
+
+	gpx_page_init(s->page.data, GPX_PAGE_DATA);
+	opaque = GpxPageGetOpaque(s->page.data);
+	opaque->stream = id;
+	opaque->owner = w->segid;
+	opaque->pageno = s->npages;
+	s->used = 0;
+}
+
+static void
+remember_block(GpxSegWriter *w, BlockNumber **blocks, uint32 *n, uint32 *cap, BlockNumber blkno)
+{
+	if (*n == *cap)
+	{
+		*cap = *cap ? *cap * 2 : 16;
+		*blocks = *blocks ? repalloc_huge(*blocks, *cap * sizeof(BlockNumber))
+			: MemoryContextAlloc(w->cxt, *cap * sizeof(BlockNumber));
+	}
+	(*blocks)[(*n)++] = blkno;
+}
+
+/* write a finished page image to a new block; returns the block */
+static BlockNumber
+write_new_page(GpxSegWriter *w, Page image)
+{
+	Buffer		buf = gpx_new_buffer(w->index, w->use_wal);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+
+	gpx_page_seal(image);
+	gpx_put_page(w->index, buf, image, w->use_wal);
+	return blkno;
+}
+
+static void
+stream_flush(GpxSegWriter *w, int id)
+{
+	GpxStreamW *s = &w->streams[id];
+
+	CHECK_FOR_INTERRUPTS();
+	if (s->npages >= MaxBlockNumber / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuidx segment is too large")));
+	gpx_page_set_used(s->page.data, s->used);
+	remember_block(w, &s->blocks, &s->npages, &s->cap, write_new_page(w, s->page.data));
+	stream_reset_page(w, id);
+}
+
+static inline char *
+stream_tail(GpxStreamW *s)
+{
+	return PageGetContents(s->page.data) + s->used;
+}
+
+/* append bytes that may run over into the following pages */
+static void
+stream_write(GpxSegWriter *w, int id, const void *data, Size len)
+{
+	GpxStreamW *s = &w->streams[id];
+	const char *p = data;
+
+	s->bytes += len;
+	while (len > 0)
+	{
+		Size		room = GPX_PAGE_CAPACITY - s->used;
+		Size		n = Min(room, len);
+
+		memcpy(stream_tail(s), p, n);
+		s->used += n;
+		p += n;
+		len -= n;
+		if (s->used == GPX_PAGE_CAPACITY)
+			stream_flush(w, id);
+	}
+}
+
+/* start a new page unless len more bytes fit on this one */
+static void
+stream_reserve(GpxSegWriter *w, int id, Size len)
+{
+	if (w->streams[id].used + len > GPX_PAGE_CAPACITY)
+		stream_flush(w, id);
+}
+
+GpxSegWriter *
+gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec)
+{
+	GpxSegWriter *w = palloc0(sizeof(GpxSegWriter));
+
+	w->cxt = CurrentMemoryContext;
+	w->index = index;
+	w->segid = segid;
+	w->use_wal = use_wal;
+	w->codec = codec;
+	for (int i = 0; i < GPX_NSTREAMS; i++)
+		stream_reset_page(w, i);
+	initStringInfo(&w->seps);
+	return w;
+}
+
+Size
+gpx_segw_memory(GpxSegWriter *w)
+{
+	Size		size = sizeof(GpxSegWriter) + w->seps.maxlen;
+
+	for (int i = 0; i < GPX_NSTREAMS; i++)
+		size += w->streams[i].cap * sizeof(BlockNumber);
+	return size;
+}
+
+uint32
+gpx_segw_ndocs(GpxSegWriter *w)
+{
+	return w->ndocs;
+}
+
+/* ---------------------------------------------------------------------------
+ * Doc map
+ */
+static void
+flush_chunk(GpxSegWriter *w)
+{
+	uint8		buf[GPX_DOCMAP_CHUNK * (GPX_VARINT_MAX + 6)];
+	uint32		len = 0;
+	BlockNumber prev = 0;
+	uint32		dir;
+	GpxStreamW *map = &w->streams[GPX_STREAM_DOCMAP];
+
+	for (uint32 i = 0; i < w->nchunk;)
+	{
+		BlockNumber blk = ItemPointerGetBlockNumberNoCheck(&w->chunk[i]);
+		OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(&w->chunk[i]);
+		uint32		run = 1;
+
+		while (i + run < w->nchunk &&
+			   ItemPointerGetBlockNumberNoCheck(&w->chunk[i + run]) == blk &&
+			   ItemPointerGetOffsetNumberNoCheck(&w->chunk[i + run]) == off + run)
+			run++;
+		len += gpx_varint_put(buf + len, gpx_zigzag((int64) blk - (int64) prev));
+		len += gpx_varint_put(buf + len, off);
+		len += gpx_varint_put(buf + len, run - 1);
+		prev = blk;
+		i += run;
+	}
+	stream_reserve(w, GPX_STREAM_DOCMAP, len);
+	if (map->npages >= (1u << (32 - GPX_DOCDIR_SHIFT)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuidx segment doc map is too large")));
+	dir = (map->npages << GPX_DOCDIR_SHIFT) | map->used;
+	stream_write(w, GPX_STREAM_DOCMAP, buf, len);
+	stream_write(w, GPX_STREAM_DOCDIR, &dir, sizeof(dir));
+	w->nchunks++;
+	w->nchunk = 0;
+}
+
+void
+gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid)
+{
+	if (w->ndocs == PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a gpuidx segment holds at most %u documents", PG_UINT32_MAX - 1)));
+	w->chunk[w->nchunk++] = *tid;
+	w->ndocs++;
+	if (w->nchunk == GPX_DOCMAP_CHUNK)
+		flush_chunk(w);
+}
+
+/* ---------------------------------------------------------------------------
+ * Dictionary leaves
+ */
+static void
+flush_leaf(GpxSegWriter *w)
+{
+	GpxStreamW *s = &w->streams[GPX_STREAM_LEAF];
+	GpxLeafHeader hdr;
+	char	   *p;
+	uint8		vbuf[GPX_VARINT_MAX];
+
+	if (w->leaf_entries == 0)
+		return;
+	Assert(s->used == 0);
+	hdr.nentries = w->leaf_entries;
+	hdr.nrestarts = w->nrestarts;
+	hdr.first_term = w->leaf_first_term;
+	p = stream_tail(s);
+	memcpy(p, &hdr, sizeof(hdr));
+	memcpy(p + sizeof(hdr), w->restarts, w->nrestarts * sizeof(uint16));
+	memcpy(p + sizeof(hdr) + w->nrestarts * sizeof(uint16), w->leaf, w->leaf_len);
+	s->used = sizeof(hdr) + w->nrestarts * sizeof(uint16) + w->leaf_len;
+	s->bytes += s->used;
+
+	/* the separator that leads to this leaf */
+	appendBinaryStringInfo(&w->seps, (char *) vbuf, gpx_varint_put(vbuf, w->leaf_first_len));
+	appendBinaryStringInfo(&w->seps, w->leaf_first, w->leaf_first_len);
+	appendBinaryStringInfo(&w->seps, (char *) vbuf, gpx_varint_put(vbuf, s->npages));
+	w->nseps++;
+
+	stream_flush(w, GPX_STREAM_LEAF);
+	w->leaf_first_term += w->leaf_entries;
+	w->leaf_entries = 0;
+	w->nrestarts = 0;
+	w->leaf_len = 0;
+}
+
+static int
+common_prefix(const char *a, int alen, const char *b, int blen)
+{
+	int			n = Min(alen, blen);
+	int			i = 0;
+
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* encode the current term's entry; payload is the inline list or the reference */
+static uint32
+encode_entry(GpxSegWriter *w, uint8 *out, int shared, uint32 df, bool external,
+			 uint32 list_len, const uint8 *payload, uint32 payload_len)
+{
+	uint32		n = 0;
+
+	n += gpx_varint_put(out + n, shared);
+	n += gpx_varint_put(out + n, w->term_len - shared);
+	memcpy(out + n, w->term + shared, w->term_len - shared);
+	n += w->term_len - shared;
+	n += gpx_varint_put(out + n, df);
+	n += gpx_varint_put(out + n, ((uint64) list_len << 1) | (external ? 1 : 0));
+	memcpy(out + n, payload, payload_len);
+	return n + payload_len;
+}
+
+static void
+add_entry(GpxSegWriter *w, uint32 df, bool external, uint32 list_len,
+		  const uint8 *payload, uint32 payload_len)
+{
+	uint8		entry[GPX_MAX_TERM_LEN + GPX_INLINE_MAX + 8 * GPX_VARINT_MAX];
+	bool		restart = w->leaf_entries % GPX_RESTART_INTERVAL == 0;
+	int			shared = restart ? 0 : common_prefix(w->prev, w->prev_len, w->term, w->term_len);
+	uint32		len = encode_entry(w, entry, shared, df, external, list_len, payload, payload_len);
+
+	if (sizeof(GpxLeafHeader) + (w->nrestarts + (restart ? 1 : 0)) * sizeof(uint16) +
+		w->leaf_len + len > GPX_PAGE_CAPACITY)
+	{
+		flush_leaf(w);
+		restart = true;
+		len = encode_entry(w, entry, 0, df, external, list_len, payload, payload_len);
+	}
+	if (w->leaf_entries == 0)
+	{
+		memcpy(w->leaf_first, w->term, w->term_len);
+		w->leaf_first_len = w->term_len;
+	}
+	if (restart)
+		w->restarts[w->nrestarts++] = w->leaf_len;
+	memcpy(w->leaf + w->leaf_len, entry, len);
+	w->leaf_len += len;
+	w->leaf_entries++;
+}
+
+/* ---------------------------------------------------------------------------
+ * Terms and their lists
+ */
+void
+gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint)
+{
+	if (len <= 0 || len > GPX_MAX_TERM_LEN)
+		elog(ERROR, "gpuidx: term of %d bytes cannot be indexed", len);
+	memcpy(w->term, term, len);
+	w->term_len = len;
+	if (w->have_prev)
+	{
+		int			c = memcmp(w->prev, term, Min(w->prev_len, len));
+
+		if (c > 0 || (c == 0 && w->prev_len >= len))
+			elog(ERROR, "gpuidx: terms out of order while writing a segment");
+	}
+	w->nids = 0;
+	w->streaming = df_hint > GPX_STREAM_MIN_POSTINGS &&
+		(w->codec == GPUIDX_CODEC_EF || w->codec < 0);
+	if (w->streaming)
+	{
+		GpxEfStream *ef = &w->ef;
+
+		ef->nblk = 0;
+		ef->count = 0;
+		ef->nb = 0;
+		ef->bits = 0;
+		if (ef->datacap > 0)
+			memset(ef->data, 0, ef->datacap);
+	}
+}
+
+static void
+ef_stream_block(GpxSegWriter *w, GpxEfStream *ef, uint64 universe)
+{
+	uint64		need = gpuidx_data_area_bytes(ef->bits + gpuidx_ef_block_bits(universe, ef->nblk));
+
+	if (need > ef->datacap)
+	{
+		Size		cap = Max(need, ef->datacap * 2);
+
+		if (ef->data == NULL)
+			ef->data = MemoryContextAllocZero(w->cxt, cap);
+		else
+		{
+			ef->data = repalloc_huge(ef->data, cap);
+			memset(ef->data + ef->datacap, 0, cap - ef->datacap);
+		}
+		ef->datacap = cap;
+	}
+	if (ef->nb == ef->nbcap)
+	{
+		ef->nbcap = ef->nbcap ? ef->nbcap * 2 : 64;
+		ef->first = ef->first ? repalloc_huge(ef->first, ef->nbcap * sizeof(uint32))
+			: MemoryContextAlloc(w->cxt, ef->nbcap * sizeof(uint32));
+		ef->bitoff = ef->bitoff ? repalloc_huge(ef->bitoff, ef->nbcap * sizeof(uint32))
+			: MemoryContextAlloc(w->cxt, ef->nbcap * sizeof(uint32));
+	}
+	ef->first[ef->nb] = ef->blk[0];
+	ef->bitoff[ef->nb] = (uint32) ef->bits;
+	ef->bits += ef_encode_block(ef->blk, ef->nblk, universe, ef->data, ef->bits);
+	ef->nb++;
+	ef->nblk = 0;
+}
+
+void
+gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n)
+{
+	if (w->streaming)
+	{
+		GpxEfStream *ef = &w->ef;
+
+		for (uint32 i = 0; i < n; i++)
+		{
+			if (ef->nblk == GPUIDX_EF_BLOCK)
+				ef_stream_block(w, ef, (uint64) ids[i] - ef->blk[0]);
+			ef->blk[ef->nblk++] = ids[i];
+		}
+		ef->count += n;
+		if (n > 0)
+			ef->last = ids[n - 1];
+		if (ef->count > GPUIDX_MAX_POSTINGS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a gpuidx term occurs in more than %u documents of one segment",
+							GPUIDX_MAX_POSTINGS)));
+		return;
+	}
+	if (w->nids + (uint64) n > w->idcap)
+	{
+		w->idcap = Max(w->idcap * 2, Max(w->nids + n, 64));
+		if (w->idcap > GPUIDX_MAX_POSTINGS)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a gpuidx term occurs in more than %u documents of one segment",
+							GPUIDX_MAX_POSTINGS)));
+		w->ids = w->ids ? repalloc_huge(w->ids, (Size) w->idcap * sizeof(uint32))
+			: MemoryContextAllocHuge(w->cxt, (Size) w->idcap * sizeof(uint32));
+	}
+	memcpy(w->ids + w->nids, ids, (Size) n * sizeof(uint32));
+	w->nids += n;
+}
+
+/* start a list in the LISTS stream: 4-byte aligned; returns its place */
+static void
+lists_start(GpxSegWriter *w, uint32 *page, uint32 *offset)
+{
+	GpxStreamW *s = &w->streams[GPX_STREAM_LISTS];
+	static const uint8 zeros[4] = {0};
+
+	if (s->used % 4 != 0)
+		stream_write(w, GPX_STREAM_LISTS, zeros, 4 - s->used % 4);
+	*page = s->npages;
+	*offset = s->used;
+}
+
+static void
+add_external(GpxSegWriter *w, uint32 df, uint32 page, uint32 offset, uint32 len, int codec)
+{
+	uint8		ref[2 * GPX_VARINT_MAX];
+	uint32		n = 0;
+
+	n += gpx_varint_put(ref + n, page);
+	n += gpx_varint_put(ref + n, offset);
+	add_entry(w, df, true, len, ref, n);
+	w->nlists[codec]++;
+}
+
+static void
+end_streamed(GpxSegWriter *w)
+{
+	GpxEfStream *ef = &w->ef;
+	gpuidx_list_header hdr;
+	uint64		area;
+	uint32		crc;
+	uint32		page;
+	uint32		offset;
+	uint64		len;
+
+	if (ef->nblk > 0)
+		ef_stream_block(w, ef, (uint64) ef->last - ef->blk[0] + 1);
+	area = gpuidx_data_area_bytes(ef->bits);
+	Assert(area <= ef->datacap);
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.version = GPUIDX_FORMAT_VERSION;
+	hdr.codec = GPUIDX_CODEC_EF;
+	hdr.count = ef->count;
+	hdr.last = ef->last;
+	crc = pl_crc32c(0, &hdr, sizeof(hdr));
+	crc = pl_crc32c(crc, ef->first, ef->nb * sizeof(uint32));
+	crc = pl_crc32c(crc, ef->bitoff, ef->nb * sizeof(uint32));
+	hdr.checksum = pl_crc32c(crc, ef->data, area);
+	len = sizeof(hdr) + (uint64) ef->nb * 8 + area;
+	if (len > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a gpuidx posting list would exceed 4 GB")));
+	lists_start(w, &page, &offset);
+	stream_write(w, GPX_STREAM_LISTS, &hdr, sizeof(hdr));
+	stream_write(w, GPX_STREAM_LISTS, ef->first, ef->nb * sizeof(uint32));
+	stream_write(w, GPX_STREAM_LISTS, ef->bitoff, ef->nb * sizeof(uint32));
+	stream_write(w, GPX_STREAM_LISTS, ef->data, area);
+	add_external(w, ef->count, page, offset, (uint32) len, GPUIDX_CODEC_EF);
+	w->npostings += ef->count;
+}
+
+/* bytes of the inline form, or GPX_INLINE_MAX + 1 if longer */
+static uint32
+inline_size(const uint32 *ids, uint32 n)
+{
+	uint32		size = 0;
+
+	for (uint32 i = 0; i < n && size <= GPX_INLINE_MAX; i++)
+		size += gpx_varint_size(i == 0 ? ids[0] : ids[i] - ids[i - 1] - 1);
+	return size;
+}
+
+static void
+end_buffered(GpxSegWriter *w)
+{
+	uint32		n = w->nids;
+	uint32		isize = inline_size(w->ids, n);
+	int			codec = w->codec >= 0 ? w->codec : pl_choose_codec(w->ids, n);
+	size_t		esize = pl_encoded_size(codec, w->ids, n);
+
+	if (isize <= GPX_INLINE_MAX && isize <= esize + GPX_EXTERNAL_COST)
+	{
+		uint8		buf[GPX_INLINE_MAX + GPX_VARINT_MAX];
+		uint32		len = 0;
+
+		for (uint32 i = 0; i < n; i++)
+			len += gpx_varint_put(buf + len, i == 0 ? w->ids[0] : w->ids[i] - w->ids[i - 1] - 1);
+		add_entry(w, n, false, len, buf, len);
+		w->ninline++;
+		w->inline_bytes += len;
+	}
+	else
+	{
+		void	   *enc = palloc_extended(esize, MCXT_ALLOC_HUGE);
+		uint32		page;
+		uint32		offset;
+
+		if (esize > PG_UINT32_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("a gpuidx posting list would exceed 4 GB")));
+		pl_encode(codec, w->ids, n, enc);
+		lists_start(w, &page, &offset);
+		stream_write(w, GPX_STREAM_LISTS, enc, esize);
+		pfree(enc);
+		add_external(w, n, page, offset, (uint32) esize, codec);
+	}
+	w->npostings += n;
+}
+
+void
+gpx_segw_term_end(GpxSegWriter *w)
+{
+	uint32		count = w->streaming ? w->ef.count : w->nids;
+
+	if (count == 0)
+		return;					/* every posting was dropped: no entry */
+	if (w->streaming)
+		end_streamed(w);
+	else
+		end_buffered(w);
+	memcpy(w->prev, w->term, w->term_len);
+	w->prev_len = w->term_len;
+	w->have_prev = true;
+	w->nterms++;
+}
+
+/* ---------------------------------------------------------------------------
+ * Finishing: inner nodes, dead bitmap, page table, header
+ */
+
+/* write one level of inner nodes over seps; returns the separators of the level */
+static StringInfo
+write_inner_level(GpxSegWriter *w, StringInfo seps, uint32 nseps, uint16 level, uint32 *nout)
+{
+	StringInfo	out = makeStringInfo();
+	const uint8 *p = (const uint8 *) seps->data;
+	const uint8 *end = p + seps->len;
+	GpxStreamW *s = &w->streams[GPX_STREAM_INNER];
+	uint16		offsets[GPX_PAGE_CAPACITY / 4];
+	uint8	   *entries = palloc(GPX_PAGE_CAPACITY);
+	uint32		elen = 0;
+	uint32		n = 0;
+	const uint8 *first_key = NULL;
+	uint32		first_len = 0;
+
+	*nout = 0;
+	for (uint32 i = 0; i <= nseps; i++)
+	{
+		const uint8 *start = p;
+		uint64		klen = 0;
+		uint64		child;
+		uint32		entry_len = 0;
+
+		if (i < nseps)
+		{
+			gpx_varint_get(&p, end, &klen);
+			p += klen;
+			gpx_varint_get(&p, end, &child);
+			entry_len = p - start;
+		}
+		if (n > 0 && (i == nseps ||
+					  sizeof(GpxInnerHeader) + (n + 1) * sizeof(uint16) + elen + entry_len > GPX_PAGE_CAPACITY))
+		{
+			GpxInnerHeader hdr;
+			char	   *dst = stream_tail(s);
+			uint8		vbuf[GPX_VARINT_MAX];
+
+			hdr.nentries = n;
+			hdr.level = level;
+			memcpy(dst, &hdr, sizeof(hdr));
+			for (uint32 k = 0; k < n; k++)
+				offsets[k] += sizeof(hdr) + n * sizeof(uint16);
+			memcpy(dst + sizeof(hdr), offsets, n * sizeof(uint16));
+			memcpy(dst + sizeof(hdr) + n * sizeof(uint16), entries, elen);
+			s->used = sizeof(hdr) + n * sizeof(uint16) + elen;
+			s->bytes += s->used;
+			appendBinaryStringInfo(out, (char *) vbuf, gpx_varint_put(vbuf, first_len));
+			appendBinaryStringInfo(out, (const char *) first_key, first_len);
+			appendBinaryStringInfo(out, (char *) vbuf, gpx_varint_put(vbuf, s->npages));
+			(*nout)++;
+			stream_flush(w, GPX_STREAM_INNER);
+			n = 0;
+			elen = 0;
+		}
+		if (i == nseps)
+			break;
+		if (n == 0)
+		{
+			first_key = start + gpx_varint_size(klen);
+			first_len = (uint32) klen;
+		}
+		offsets[n++] = elen;
+		memcpy(entries + elen, start, entry_len);
+		elen += entry_len;
+	}
+	pfree(entries);
+	return out;
+}
+
+static void
+write_dead_bitmap(GpxSegWriter *w)
+{
+	GpxStreamW *s = &w->streams[GPX_STREAM_DEAD];
+	uint64		bytes = ((uint64) w->ndocs + 7) / 8;
+
+	while (bytes > 0)
+	{
+		uint32		n = (uint32) Min(bytes, (uint64) GPX_PAGE_CAPACITY);
+
+		memset(stream_tail(s), 0, n);
+		s->used = n;
+		s->bytes += n;
+		bytes -= n;
+		stream_flush(w, GPX_STREAM_DEAD);
+	}
+}
+
+void
+gpx_segw_finish(GpxSegWriter *w, GpxSegRef *ref)
+{
+	PGAlignedBlock head;
+	GpxSegHeaderData *hdr;
+	uint32		npages = 0;
+	uint32		ntables;
+	BlockNumber *all;
+	BlockNumber *tables = NULL;
+	uint32		nt = 0;
+	uint32		tcap = 0;
+
+	if (w->nchunk > 0)
+		flush_chunk(w);
+	flush_leaf(w);
+
+	gpx_page_init(head.data, GPX_PAGE_SEGHEAD);
+	hdr = (GpxSegHeaderData *) PageGetContents(head.data);
+	memset(hdr, 0, offsetof(GpxSegHeaderData, table));
+
+	/* inner levels until one node is left */
+	if (w->nseps > 1)
+	{
+		StringInfo	seps = &w->seps;
+		uint32		n = w->nseps;
+		uint16		level = 1;
+
+		for (;;)
+		{
+			uint32		nout;
+
+			seps = write_inner_level(w, seps, n, level, &nout);
+			if (nout == 1)
+				break;
+			n = nout;
+			level++;
+		}
+		hdr->dict_levels = level;
+		hdr->dict_root = w->streams[GPX_STREAM_INNER].npages - 1;
+	}
+	write_dead_bitmap(w);
+	for (int i = 0; i < GPX_NSTREAMS; i++)
+	{
+		if (w->streams[i].used > 0)
+			stream_flush(w, i);
+		hdr->streams[i].first = npages;
+		hdr->streams[i].npages = w->streams[i].npages;
+		hdr->streams[i].bytes = w->streams[i].bytes;
+		npages += w->streams[i].npages;
+	}
+
+	/* the page table: in the header when it fits, else in table pages */
+	all = palloc_extended(Max(npages, 1) * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+	for (int i = 0; i < GPX_NSTREAMS; i++)
+		if (w->streams[i].npages > 0)
+			memcpy(all + hdr->streams[i].first, w->streams[i].blocks,
+				   w->streams[i].npages * sizeof(BlockNumber));
+	ntables = npages <= GPX_SEGHEAD_SLOTS ? 0 : (npages + GPX_TABLE_SLOTS - 1) / GPX_TABLE_SLOTS;
+	if (ntables > GPX_SEGHEAD_SLOTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuidx segment of %u pages is too large", npages)));
+	for (uint32 t = 0; t < ntables; t++)
+	{
+		PGAlignedBlock tpage;
+		uint32		from = t * GPX_TABLE_SLOTS;
+		uint32		n = Min(GPX_TABLE_SLOTS, npages - from);
+		GpxPageOpaque opaque;
+
+		gpx_page_init(tpage.data, GPX_PAGE_TABLE);
+		opaque = GpxPageGetOpaque(tpage.data);
+		opaque->owner = w->segid;
+		opaque->pageno = t;
+		memcpy(PageGetContents(tpage.data), all + from, n * sizeof(BlockNumber));
+		gpx_page_set_used(tpage.data, n * sizeof(BlockNumber));
+		remember_block(w, &tables, &nt, &tcap, write_new_page(w, tpage.data));
+	}
+
+	hdr->magic = GPX_MAGIC;
+	hdr->id = w->segid;
+	hdr->ndocs = w->ndocs;
+	hdr->nterms = w->nterms;
+	hdr->npostings = w->npostings;
+	hdr->docmap_chunks = w->nchunks;
+	hdr->ninline = w->ninline;
+	hdr->inline_bytes = w->inline_bytes;
+	memcpy(hdr->nlists, w->nlists, sizeof(hdr->nlists));
+	hdr->npages = npages;
+	hdr->ntables = ntables;
+	if (ntables == 0)
+		memcpy(hdr->table, all, npages * sizeof(BlockNumber));
+	else
+		memcpy(hdr->table, tables, ntables * sizeof(BlockNumber));
+	gpx_page_set_used(head.data, offsetof(GpxSegHeaderData, table) +
+					  (ntables == 0 ? npages : ntables) * sizeof(BlockNumber));
+	GpxPageGetOpaque(head.data)->owner = w->segid;
+
+	memset(ref, 0, sizeof(GpxSegRef));
+	ref->id = w->segid;
+	ref->head = write_new_page(w, head.data);
+	ref->ndocs = w->ndocs;
+	ref->nterms = w->nterms;
+	ref->npostings = w->npostings;
+	ref->npages = npages + ntables + 1;
+	pfree(all);
+}

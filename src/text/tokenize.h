@@ -1,0 +1,55 @@
+/*
+ * tokenize.h
+ *	  Documents and queries as lexemes, with PostgreSQL's text search: a
+ *	  document's lexemes are those of to_tsvector(config, text), a query's
+ *	  those of plainto_tsquery(config, text).  The configuration is the
+ *	  setting gpuidx.text_config; an index records the one it was built with.
+ */
+#ifndef GPUIDX_TEXT_TOKENIZE_H
+#define GPUIDX_TEXT_TOKENIZE_H
+
+#include "postgres.h"
+
+#include "tsearch/ts_type.h"
+
+/* gpuidx.text_config */
+extern char *gpx_text_config;
+extern void gpx_text_define_settings(void);
+
+/* the configuration gpuidx.text_config names (ERROR if there is none) */
+extern Oid	gpx_current_config(void);
+
+/* called for every lexeme of a text, repeats included */
+typedef void (*gpx_lexeme_fn) (void *arg, const char *lex, int len);
+
+/*
+ * Every lexeme of text under cfg.  Text over a megabyte is parsed in pieces
+ * cut at whitespace, so no size limit applies and memory stays bounded.
+ */
+extern void gpx_tokenize(Oid cfg, const char *text, int len, gpx_lexeme_fn fn, void *arg);
+
+/* a set of distinct lexemes, sorted bytewise (as in a tsvector) */
+typedef struct GpxLexemes
+{
+	int			n;
+	const char **lex;
+	int		   *len;
+} GpxLexemes;
+
+extern void gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out);
+extern void gpx_lexemes_of_tsvector(TSVector tsv, GpxLexemes *out);
+/* union of two sets */
+extern void gpx_lexemes_union(const GpxLexemes *a, const GpxLexemes *b, GpxLexemes *out);
+/* is every lexeme of query in doc (both sorted)? false for an empty query */
+extern bool gpx_lexemes_contain(const GpxLexemes *doc, const GpxLexemes *query);
+extern bool gpx_tsvector_contains(TSVector tsv, const GpxLexemes *query);
+
+static inline int
+gpx_lexeme_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+#endif							/* GPUIDX_TEXT_TOKENIZE_H */
