@@ -59,31 +59,45 @@ dev_block_has_field(const block_shape &s)
 	return s.kind == GPUIDX_EF_ELIAS_FANO || s.kind == GPUIDX_EF_BITMAP;
 }
 
-/* step 1: the lane's 64-bit word of the field; 0 past its end */
+/*
+ * The field is cut into 32 equal spans of at most 64 bits, one per lane, so
+ * that an EF block's ~2n-bit field keeps every lane busy (a lane per 64-bit
+ * word would leave 28 of 32 lanes idle and 4 lanes walking 32 bits each).
+ */
+GPUIDX_DEV uint32_t
+dev_field_span(const block_shape &s)
+{
+	return s.nbits == 0 ? 1 : (uint32_t) ((s.nbits + WARP_LANES - 1) / WARP_LANES);
+}
+
+/* step 1: the lane's span of the field, low bit first; 0 past its end */
 GPUIDX_DEV uint64_t
 dev_field_word(const list_desc &d, const block_shape &s, unsigned lane)
 {
-	uint64_t	base = (uint64_t) lane * 64;
+	uint32_t	span = dev_field_span(s);
+	uint64_t	base = (uint64_t) lane * span;
+	uint64_t	avail;
 	uint64_t	w;
 
 	if (base >= s.nbits)
 		return 0;
+	avail = s.nbits - base < span ? s.nbits - base : span;
 	w = dev_window(d.data, s.field + base);
-	if (s.nbits - base < 64)
-		w &= (UINT64_C(1) << (s.nbits - base)) - 1;
+	if (avail < 64)
+		w &= (UINT64_C(1) << avail) - 1;
 	return w;
 }
 
 /*
- * step 2: once the lanes know how many set bits come before their word (a
+ * step 2: once the lanes know how many set bits come before their span (a
  * prefix sum over the lanes), each writes its bits' positions to hp
  */
 GPUIDX_DEV void
-dev_field_positions(uint64_t w, unsigned lane, uint32_t before, uint16_t *hp)
+dev_field_positions(uint64_t w, unsigned lane, uint32_t span, uint32_t before, uint16_t *hp)
 {
 	for (uint32_t k = before; w != 0; k++)
 	{
-		hp[k] = (uint16_t) (lane * 64 + dev_ctz64(w));
+		hp[k] = (uint16_t) (lane * span + dev_ctz64(w));
 		w &= w - 1;
 	}
 }
@@ -224,6 +238,74 @@ lower_bound64(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x)
 }
 
 /*
+ * A warp's lower bound in a sorted array: each step probes 32 evenly spaced
+ * elements of [lo, hi) at once and keeps the stretch between the last probe
+ * below x and the first one not below it, so a million elements take 4
+ * dependent loads rather than 20.  These are the per-lane steps; the kernel
+ * counts the probes below x with a ballot, the host with a loop.
+ */
+struct warp_bound
+{
+	uint32_t	lo;
+	uint32_t	hi;
+	uint32_t	step;			/* 1 in the final step, over at most 32 elements */
+};
+
+GPUIDX_DEV warp_bound
+warp_bound_start(uint32_t lo, uint32_t hi)
+{
+	warp_bound	w = {lo, hi, 1};
+
+	if (hi - lo > WARP_LANES)
+		w.step = (uint32_t) (((uint64_t) hi - lo + WARP_LANES - 1) / WARP_LANES);
+	return w;
+}
+
+/* is the lane's probe below x? */
+GPUIDX_DEV bool
+warp_bound_probe(const warp_bound &w, const uint32_t *a, uint64_t x, unsigned lane)
+{
+	uint64_t	at = w.lo + (uint64_t) lane * w.step;
+
+	return at < w.hi && (uint64_t) a[at] < x;
+}
+
+/* narrow to the stretch 'below' probes tell; true when w.lo is the answer */
+GPUIDX_DEV bool
+warp_bound_next(warp_bound *w, uint32_t below)
+{
+	uint64_t	lo = w->lo;
+
+	if (w->step == 1)
+	{
+		w->lo += below;
+		return true;
+	}
+	/* a[lo + (below-1)*step] < x <= a[lo + below*step] */
+	w->hi = (uint32_t) (lo + (uint64_t) below * w->step < w->hi ? lo + (uint64_t) below * w->step : w->hi);
+	w->lo = below == 0 ? w->lo : (uint32_t) (lo + (uint64_t) (below - 1) * w->step + 1);
+	*w = warp_bound_start(w->lo, w->hi);
+	return false;
+}
+
+/* Host only: the warp's lower bound with its 32 lanes taken in turn */
+static inline uint32_t
+host_warp_lower_bound(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x)
+{
+	warp_bound	w = warp_bound_start(lo, hi);
+
+	for (;;)
+	{
+		uint32_t	below = 0;
+
+		for (unsigned lane = 0; lane < WARP_LANES; lane++)
+			below += warp_bound_probe(w, a, x, lane);
+		if (warp_bound_next(&w, below))
+			return w.lo;
+	}
+}
+
+/*
  * The search kernel's test for one element: is x in list d?  Skip entries
  * first; a block's first posting is answered by them alone.
  */
@@ -265,7 +347,7 @@ host_warp_decode_block(const list_desc &d, uint32_t b, uint32_t *out)
 		if (total != s.n || s.nbits > 64 * WARP_LANES)
 			return false;
 		for (unsigned lane = 0; lane < WARP_LANES; lane++)
-			dev_field_positions(words[lane], lane, before[lane], hp);
+			dev_field_positions(words[lane], lane, dev_field_span(s), before[lane], hp);
 	}
 	for (unsigned lane = 0; lane < WARP_LANES; lane++)
 		for (uint32_t j = lane; j < s.n; j += WARP_LANES)

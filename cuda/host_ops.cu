@@ -115,8 +115,8 @@ host_merge(const round_launch *l, const list_desc *descs, const uint32_t *a, uin
 		round_job	job = locate_item(*l, item, &b);
 		const list_desc &d = descs[job.desc];
 		const uint32_t *q = a + job.a_offset;
-		uint32_t	s = lower_bound64(q, 0, job.a_count, dev_block_first(d, b));
-		uint32_t	e = lower_bound64(q, s, job.a_count, dev_block_end(d, b));
+		uint32_t	s = host_warp_lower_bound(q, 0, job.a_count, dev_block_first(d, b));
+		uint32_t	e = host_warp_lower_bound(q, s, job.a_count, dev_block_end(d, b));
 
 		if (s == e)
 			continue;

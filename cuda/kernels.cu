@@ -5,8 +5,9 @@
  * Decoding follows Para-EF / Parallel-QS: a warp owns a 128-posting block;
  * each lane loads one 64-bit word of the unary high field, a warp prefix sum
  * of the words' popcounts tells each lane where its set bits' postings go,
- * and every lane then joins high and low parts of four postings.  Merging is
- * fused with decoding: the list's block never leaves shared memory.
+ * and every lane then joins high and low parts of four postings.  (A lane
+ * takes a 32nd of the field rather than a whole word: see dev_field_span.)
+ * Merging is fused with decoding: the list's block never leaves shared memory.
  */
 #include <cub/device/device_scan.cuh>
 
@@ -41,7 +42,7 @@ warp_decode_block(const list_desc &d, uint32_t b, uint32_t *out, uint16_t *hp, u
 		total = __shfl_sync(0xffffffffu, before, WARP_LANES - 1);
 		if (total != s.n || s.nbits > 64 * WARP_LANES)
 			return false;
-		dev_field_positions(w, lane, before - ones, hp);
+		dev_field_positions(w, lane, dev_field_span(s), before - ones, hp);
 		__syncwarp();
 	}
 	for (uint32_t j = lane; j < s.n; j += WARP_LANES)
@@ -71,6 +72,17 @@ decode_kernel(round_launch l, const list_desc *descs, uint32_t *a, int *bad)
 		*bad = 1;
 }
 
+/* first index in a[lo, hi) with a[i] >= x, found by the whole warp (warp_bound) */
+__device__ uint32_t
+warp_lower_bound(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x, unsigned lane)
+{
+	warp_bound	w = warp_bound_start(lo, hi);
+
+	while (!warp_bound_next(&w, __popc(__ballot_sync(0xffffffffu, warp_bound_probe(w, a, x, lane)))))
+		;
+	return w.lo;
+}
+
 __global__ void
 merge_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t *flags, int *bad)
 {
@@ -81,25 +93,20 @@ merge_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t
 	uint64_t	item = (uint64_t) blockIdx.x * WARPS_PER_BLOCK + warp;
 	round_job	job;
 	const list_desc *d;
+	const uint32_t *q;
 	uint32_t	b;
-	uint32_t	s = 0;
-	uint32_t	e = 0;
+	uint32_t	s;
+	uint32_t	e;
 
 	if (item >= l.items)
 		return;
 	job = locate_item(l, item, &b);
 	d = &descs[job.desc];
+	q = a + job.a_offset;
 
 	/* the current elements inside this block's range [first, end) */
-	if (lane == 0)
-	{
-		const uint32_t *q = a + job.a_offset;
-
-		s = lower_bound64(q, 0, job.a_count, dev_block_first(*d, b));
-		e = lower_bound64(q, s, job.a_count, dev_block_end(*d, b));
-	}
-	s = __shfl_sync(0xffffffffu, s, 0);
-	e = __shfl_sync(0xffffffffu, e, 0);
+	s = warp_lower_bound(q, 0, job.a_count, dev_block_first(*d, b), lane);
+	e = warp_lower_bound(q, s, job.a_count, dev_block_end(*d, b), lane);
 	if (s == e)
 		return;
 	if (!warp_decode_block(*d, b, vals[warp], hp[warp], lane))

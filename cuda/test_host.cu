@@ -4,7 +4,8 @@
  *	  it.  Every block of lists of every shape and codec is decoded the way a
  *	  warp does it (32 lanes simulated in turn), searched the way a search
  *	  thread does, and merged the way a warp's lanes walk the merge path, and
- *	  each is compared with the CPU codecs (src/codec).
+ *	  each is compared with the CPU codecs (src/codec); the warp's 32-way
+ *	  lower bound is compared with a plain binary search.
  */
 extern "C"
 {
@@ -101,6 +102,36 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 	}
 }
 
+/* the warp's 32-way lower bound against the plain one, x in and around a */
+static void
+check_warp_bounds(const uint32_t *a, uint32_t n)
+{
+	for (int r = 0; r < 200; r++)
+	{
+		uint32_t	lo = n > 0 ? unit_rand_below(n + 1) : 0;
+		uint32_t	hi = lo + (n > lo ? unit_rand_below(n - lo + 1) : 0);
+		uint64_t	x;
+
+		switch (r % 4)
+		{
+			case 0:
+				x = n > 0 ? a[unit_rand_below(n)] : 0;
+				break;
+			case 1:
+				x = n > 0 ? (uint64_t) a[unit_rand_below(n)] + 1 : 1;
+				break;
+			case 2:
+				x = r % 8 == 2 ? 0 : UINT64_C(1) << 32;
+				break;
+			default:
+				x = unit_rand_below(UINT32_MAX);
+				break;
+		}
+		CHECK(host_warp_lower_bound(a, lo, hi, x) == lower_bound64(a, lo, hi, x),
+			  "warp lower bound of %llu in [%u, %u) of %u", (unsigned long long) x, lo, hi, n);
+	}
+}
+
 int
 main(void)
 {
@@ -136,6 +167,13 @@ main(void)
 									  1 + unit_rand_below(1u << unit_rand_below(28)));
 
 		check_list(v, n, "random");
+	}
+	for (int r = 0; r < 300; r++)
+	{
+		uint32_t	len = r < 100 ? (uint32_t) r : unit_rand_below(r < 290 ? 5000 : 200000);
+		uint32_t	n = unit_gen_gaps(v, len, unit_rand_below(1000), 1 + unit_rand_below(1u << unit_rand_below(20)));
+
+		check_warp_bounds(v, n);
 	}
 	free(v);
 	return unit_report("test_host (GPU list logic on the host)");

@@ -24,7 +24,7 @@ extern "C"
 {
 #endif
 
-#define GPUIDX_ENGINE_ABI_VERSION 1
+#define GPUIDX_ENGINE_ABI_VERSION 2
 
 /* most lists one query may intersect */
 #define GPUIDX_ENGINE_MAX_TERMS 64
@@ -60,7 +60,9 @@ typedef struct gpuidx_engine_config
 	int32_t		device;			/* device ordinal (CUDA engine) */
 	uint64_t	cache_bytes;	/* memory for cached lists; 0: engine default */
 	uint64_t	batch_bytes;	/* staging and scratch memory for one batch; 0: default */
-	uint32_t	threads;		/* CPU engine: worker threads; 0: one */
+	uint32_t	threads;		/* CPU engine: worker threads; 0: one.  GPU engine:
+								 * host threads for large staging and result
+								 * copies; 0: one */
 	uint32_t	skip_ratio;		/* length ratio from which a round searches instead of
 								 * merging; 0: engine default */
 } gpuidx_engine_config;
@@ -115,6 +117,10 @@ typedef struct gpuidx_batch_stats
 	uint64_t	bytes_returned;	/* results copied back */
 	uint64_t	list_bytes;		/* encoded bytes of the lists the batch read */
 	double		seconds;		/* wall time of run_batch */
+	/* where that time went (GPU engine; the CPU engine reports all as host) */
+	double		host_seconds;	/* planning and staging on the host */
+	double		device_seconds; /* uploads, kernels and their round trips */
+	double		return_seconds; /* results copied back into the queries' arrays */
 } gpuidx_batch_stats;
 
 typedef struct gpuidx_cache_stats

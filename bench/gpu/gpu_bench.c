@@ -34,6 +34,10 @@ typedef struct result
 	double		seconds;		/* one pass over the workload */
 	uint64_t	launches;
 	uint64_t	list_bytes;
+	uint64_t	bytes_returned;
+	double		host_seconds;	/* the engine's own split of its time */
+	double		device_seconds;
+	double		return_seconds;
 } result;
 
 /* the pack's queries as engine queries; inline: terms carry their bytes */
@@ -108,8 +112,26 @@ run_pass(engine_handle *h, workload *w, uint32_t batch, result *res)
 				harness_fail("query %u: status %s", q, engine_status_name(w->queries[q].status));
 		res->launches += st.launches;
 		res->list_bytes += st.list_bytes;
+		res->bytes_returned += st.bytes_returned;
+		res->host_seconds += st.host_seconds;
+		res->device_seconds += st.device_seconds;
+		res->return_seconds += st.return_seconds;
 	}
 	res->seconds = harness_now() - t0;
+}
+
+/* "host / device / return" shares of an engine's time, from its own stats */
+static const char *
+split(const result *r)
+{
+	static char buf[64];
+	double		t = r->host_seconds + r->device_seconds + r->return_seconds;
+
+	if (r->device_seconds == 0 || t <= 0)
+		return "-";
+	snprintf(buf, sizeof(buf), "%.0f / %.0f / %.0f", 100 * r->host_seconds / t,
+			 100 * r->device_seconds / t, 100 * r->return_seconds / t);
+	return buf;
 }
 
 /* median of 3 passes after a warm-up pass */
@@ -196,10 +218,10 @@ bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const c
 	printf("Answers compared with the CPU engine first: %llu differences.\n\n", (unsigned long long) diffs);
 	if (diffs != 0)
 		harness_fail("%s: the GPU engine's answers differ from the CPU engine's", p.name);
-	printf("| batch | engine | lists | queries/s | µs per batch | GB/s of encoded lists | "
-		   "%% of copy bandwidth | launches per batch | vs CPU 1 core | vs CPU %u cores |\n",
+	printf("| batch | engine | lists | queries/s | µs per batch | host / device / return %% | "
+		   "GB/s of encoded lists | %% of copy bandwidth | launches per batch | vs CPU 1 core | vs CPU %u cores |\n",
 		   cpun->info.multiprocessors);
-	printf("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+	printf("|---:|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n");
 	for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
 	{
 		uint32_t	b = batches[bi];
@@ -212,8 +234,8 @@ bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const c
 		measure(gpu, &cached, b, &g);
 		measure(gpu, &inlined, b, &gi);
 #define ROW(label, kind, r) \
-		printf("| %u | %s | %s | %.0f | %.1f | %.2f | %.2f%% | %.1f | %.2fx | %.2fx |\n", b, label, kind, \
-			   cached.nqueries / (r).seconds, (r).seconds / nbatches * 1e6, \
+		printf("| %u | %s | %s | %.0f | %.1f | %s | %.2f | %.2f%% | %.1f | %.2fx | %.2fx |\n", b, label, kind, \
+			   cached.nqueries / (r).seconds, (r).seconds / nbatches * 1e6, split(&(r)), \
 			   cached.list_bytes / (r).seconds / 1e9, \
 			   copy_gbps > 0 ? 100.0 * cached.list_bytes / (r).seconds / 1e9 / copy_gbps : 0.0, \
 			   (double) (r).launches / nbatches, c1.seconds / (r).seconds, cn.seconds / (r).seconds)
@@ -246,8 +268,9 @@ bench_long_lists(engine_handle *gpu, engine_handle *cpun, double copy_gbps)
 	const uint32_t npairs = 16;
 
 	printf("### Long lists: %u pairs of similar length, EF, cached, one batch\n\n", npairs);
-	printf("| postings per list | encoded MB per batch | GPU ms | G postings/s | GB/s of encoded lists | "
-		   "%% of copy bandwidth | CPU all cores ms | GPU vs CPU |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	printf("| postings per list | encoded MB per batch | result MB | GPU ms | of which device ms | of which return ms | "
+		   "G postings/s | GB/s of encoded lists | %% of copy bandwidth | same, device part only | "
+		   "CPU all cores ms | GPU vs CPU |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
 	{
 		uint32_t	n = sizes[si];
@@ -314,10 +337,12 @@ bench_long_lists(engine_handle *gpu, engine_handle *cpun, double copy_gbps)
 			harness_fail("long lists of %u: the GPU engine's answers differ", n);
 		measure(gpu, &w, npairs, &g);
 		measure(cpun, &w, npairs, &c);
-		printf("| %u | %.1f | %.2f | %.1f | %.1f | %.2f%% | %.1f | %.1fx |\n", n, bytes / 1e6,
-			   g.seconds * 1e3, 2.0 * npairs * n / g.seconds / 1e9, bytes / g.seconds / 1e9,
-			   copy_gbps > 0 ? 100.0 * bytes / g.seconds / 1e9 / copy_gbps : 0.0, c.seconds * 1e3,
-			   c.seconds / g.seconds);
+		printf("| %u | %.1f | %.1f | %.2f | %.2f | %.2f | %.1f | %.1f | %.2f%% | %.2f%% | %.1f | %.1fx |\n", n,
+			   bytes / 1e6, g.bytes_returned / 1e6, g.seconds * 1e3, g.device_seconds * 1e3,
+			   g.return_seconds * 1e3, 2.0 * npairs * n / g.seconds / 1e9, bytes / g.seconds / 1e9,
+			   copy_gbps > 0 ? 100.0 * bytes / g.seconds / 1e9 / copy_gbps : 0.0,
+			   copy_gbps > 0 && g.device_seconds > 0 ? 100.0 * bytes / g.device_seconds / 1e9 / copy_gbps : 0.0,
+			   c.seconds * 1e3, c.seconds / g.seconds);
 		for (uint32_t l = 0; l < 2 * npairs; l++)
 		{
 			gpu->api->cache_remove(gpu->engine, 7000 + l);
@@ -338,7 +363,7 @@ main(int argc, char **argv)
 	int			npacks = 0;
 	double		copy_gbps = 0;
 	uint32_t	cores = (uint32_t) sysconf(_SC_NPROCESSORS_ONLN);
-	gpuidx_engine_config gcfg = {sizeof(gcfg), 0, UINT64_C(16) << 30, UINT64_C(4) << 30, 1, 0};
+	gpuidx_engine_config gcfg = {sizeof(gcfg), 0, UINT64_C(16) << 30, UINT64_C(4) << 30, cores, 0};
 	gpuidx_engine_config c1cfg = {sizeof(c1cfg), 0, UINT64_C(16) << 30, 0, 1, 0};
 	gpuidx_engine_config cncfg = {sizeof(cncfg), 0, UINT64_C(16) << 30, 0, cores, 0};
 	engine_handle gpu,
@@ -363,10 +388,11 @@ main(int argc, char **argv)
 		engine_open(&cpu1, "cpu", &c1cfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpun, "cpu", &cncfg, err, sizeof(err)) != GPUIDX_ENGINE_OK)
 		harness_fail("%s", err);
-	printf("## GPU engine benchmark\n\n- engine: %s (%s, %s, %u SMs, %.0f GiB)\n- CPU engine: %u cores\n"
+	printf("## GPU engine benchmark\n\n- engine: %s (%s, %s, %u SMs, %.0f GiB; %u host threads for large copies)\n"
+		   "- CPU engine: %u cores\n"
 		   "- device copy bandwidth (measured in the same run, read + write): %.0f GB/s\n\n",
 		   engine, gpu.info.kind, gpu.info.device_name, gpu.info.multiprocessors,
-		   gpu.info.device_memory / 1073741824.0, cores, copy_gbps);
+		   gpu.info.device_memory / 1073741824.0, cores, cores, copy_gbps);
 	for (int i = 0; i < npacks; i++)
 		bench_pack(&gpu, &cpu1, &cpun, packs[i], copy_gbps);
 	bench_long_lists(&gpu, &cpun, copy_gbps);

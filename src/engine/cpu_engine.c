@@ -456,6 +456,7 @@ cpu_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 		stats->search_rounds = w.search_rounds;
 		stats->rounds = w.merge_rounds + w.search_rounds;
 		stats->seconds = now_seconds() - start;
+		stats->host_seconds = stats->seconds;
 	}
 	free(w.views);
 	free(w.first_view);

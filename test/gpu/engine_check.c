@@ -582,7 +582,8 @@ main(int argc, char **argv)
 	bool		skip_no_device = false;
 	check_state *s = calloc(1, sizeof(check_state));
 	batch	   *b = calloc(1, sizeof(batch));
-	gpuidx_engine_config cfg = {sizeof(cfg), 0, UINT64_C(4) << 30, 0, 1, 0};
+	/* 4 threads: the GPU engine copies large results with several (copy_pieces) */
+	gpuidx_engine_config cfg = {sizeof(cfg), 0, UINT64_C(4) << 30, 0, 4, 0};
 	char		err[512];
 	int			st;
 
