@@ -6,7 +6,7 @@
  *	  and intersected, for the bytes-per-second figure.  Every answer is
  *	  compared with the CPU engine's first.  Prints Markdown.
  *
- *	  gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]...
+ *	  gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists]
  */
 #include "../../test/gpu/harness.h"
 #include "codec/codec.h"
@@ -362,6 +362,7 @@ main(int argc, char **argv)
 	const char *packs[16];
 	int			npacks = 0;
 	double		copy_gbps = 0;
+	bool		long_lists = true;
 	uint32_t	cores = (uint32_t) sysconf(_SC_NPROCESSORS_ONLN);
 	gpuidx_engine_config gcfg = {sizeof(gcfg), 0, UINT64_C(16) << 30, UINT64_C(4) << 30, cores, 0};
 	gpuidx_engine_config c1cfg = {sizeof(c1cfg), 0, UINT64_C(16) << 30, 0, 1, 0};
@@ -379,11 +380,13 @@ main(int argc, char **argv)
 			copy_gbps = atof(argv[++i]);
 		else if (strcmp(argv[i], "--pack") == 0 && i + 1 < argc && npacks < 16)
 			packs[npacks++] = argv[++i];
+		else if (strcmp(argv[i], "--no-long-lists") == 0)
+			long_lists = false;
 		else
 			harness_fail("unknown argument %s", argv[i]);
 	}
 	if (engine == NULL)
-		harness_fail("usage: gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]...");
+		harness_fail("usage: gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists]");
 	if (engine_open(&gpu, engine, &gcfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpu1, "cpu", &c1cfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpun, "cpu", &cncfg, err, sizeof(err)) != GPUIDX_ENGINE_OK)
@@ -395,7 +398,8 @@ main(int argc, char **argv)
 		   gpu.info.device_memory / 1073741824.0, cores, cores, copy_gbps);
 	for (int i = 0; i < npacks; i++)
 		bench_pack(&gpu, &cpu1, &cpun, packs[i], copy_gbps);
-	bench_long_lists(&gpu, &cpun, copy_gbps);
+	if (long_lists)
+		bench_long_lists(&gpu, &cpun, copy_gbps);
 	engine_close(&gpu);
 	engine_close(&cpu1);
 	engine_close(&cpun);
