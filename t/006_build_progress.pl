@@ -1,0 +1,72 @@
+# Progress of a long index build: while one session builds a gpuidx index on
+# 600,000 rows with a small maintenance_work_mem (so runs spill and are
+# merged), another watches pg_stat_progress_create_index and must see the
+# build's own phases, with the table's blocks and rows counted as they go.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('progress');
+$node->init;
+$node->append_conf('postgresql.conf', "autovacuum = off\n");
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION gpuidx;
+	CREATE TABLE t (id int, body text);
+	INSERT INTO t
+	SELECT g, 'w' || (g % 5003) || ' v' || (g % 7919) || ' u' || g || ' x' || (g * 31 % 100003)
+	FROM generate_series(1, 600000) g;
+	ANALYZE t;
+});
+
+my $builder = $node->background_psql('postgres');
+$builder->query_until(qr/started/, q{
+	SET maintenance_work_mem = '1MB';
+	\echo started
+	CREATE INDEX t_idx ON t USING gpuidx (body);
+	\echo built
+});
+
+# sample the view until the build is over
+my %phases;
+my ($max_blocks, $max_tuples, $total_blocks) = (0, 0, 0);
+my $deadline = time() + 300;
+while (time() < $deadline)
+{
+	my $row = $node->safe_psql('postgres', q{
+		SELECT phase || '|' || blocks_total || '|' || blocks_done || '|' || tuples_done
+		FROM pg_stat_progress_create_index WHERE command = 'CREATE INDEX'});
+	if ($row eq '')
+	{
+		last if $node->safe_psql('postgres',
+			q{SELECT count(*) FROM pg_class WHERE relname = 't_idx'}) eq '1';
+		usleep(5_000);
+		next;
+	}
+	my ($phase, $bt, $bd, $td) = split /\|/, $row;
+	$phases{$phase}++;
+	$total_blocks = $bt if $bt > $total_blocks;
+	$max_blocks = $bd if $bd > $max_blocks;
+	$max_tuples = $td if $td > $max_tuples;
+	usleep(5_000);
+}
+$builder->quit;
+
+note 'phases seen: ' . join(', ', map { "$_ ($phases{$_})" } sort keys %phases);
+ok($phases{'building index: scanning table'}, 'the scan phase is reported by name');
+cmp_ok($max_blocks, '>', 0, "blocks done counted during the scan ($max_blocks of $total_blocks)");
+cmp_ok($max_tuples, '>', 0, "rows done counted ($max_tuples)");
+my $table_blocks = $node->safe_psql('postgres',
+	q{SELECT pg_relation_size('t') / current_setting('block_size')::int});
+is($total_blocks, $table_blocks, 'blocks_total is the table\'s size');
+like($node->safe_psql('postgres', q{SELECT gpuidx_verify('t_idx')}), qr/ok|sound|verified/i,
+	'the index built under watch verifies');
+is($node->safe_psql('postgres', q{SELECT (gpuidx_index_stats('t_idx')).build_runs > 1}), 't',
+	'the 1 MB build spilled runs (so there was a merge phase to report)');
+
+$node->stop;
+done_testing();
