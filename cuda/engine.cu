@@ -34,6 +34,7 @@ extern "C"
 }
 
 #include "device_ops.h"
+#include "host_team.h"
 
 /* the device the engine was linked with: CUDA, or the host emulation */
 #define OPS (&engine_device_ops)
@@ -59,7 +60,7 @@ struct gpuidx_engine
 	cudaStream_t stream;
 	gpuidx_engine_info info;
 	uint32_t	skip_ratio;
-	uint32_t	copy_threads;	/* host threads for large memcpys */
+	host_team  *team;			/* host threads for planning and large copies */
 	bool		lost;			/* a sticky CUDA error: only destroy is left */
 
 	uint8_t    *arena;			/* the cache's device memory */
@@ -215,7 +216,13 @@ cuda_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engi
 	}
 	e->device = config->device;
 	e->skip_ratio = config->skip_ratio ? config->skip_ratio : 32;
-	e->copy_threads = std::max(1u, std::min(config->threads, 16u));
+	e->team = new(std::nothrow) host_team(std::max(1u, std::min(config->threads, 64u)));
+	if (e->team == NULL)
+	{
+		delete e;
+		ERR(error, GPUIDX_ENGINE_ERR_OUT_OF_MEMORY, "out of host memory");
+		return GPUIDX_ENGINE_ERR_OUT_OF_MEMORY;
+	}
 	e->batch_budget = config->batch_bytes ? config->batch_bytes : DEFAULT_BATCH_BYTES;
 	/* default cache: a quarter of the device, within half of what is free */
 	e->arena_bytes = config->cache_bytes ? config->cache_bytes
@@ -229,6 +236,7 @@ cuda_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engi
 		st = cuda_status(NULL, err);
 		ERR(error, st, "initializing CUDA device %d: %s", e->device, OPS->error_string(err));
 		OPS->stream_destroy(e->stream);
+		delete e->team;
 		delete e;
 		return st;
 	}
@@ -236,6 +244,7 @@ cuda_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engi
 	{
 		OPS->dev_free(e->arena);
 		OPS->stream_destroy(e->stream);
+		delete e->team;
 		delete e;
 		ERR(error, GPUIDX_ENGINE_ERR_OUT_OF_MEMORY, "out of host memory");
 		return GPUIDX_ENGINE_ERR_OUT_OF_MEMORY;
@@ -269,6 +278,7 @@ cuda_destroy(gpuidx_engine *e)
 	OPS->dev_free(e->scratch);
 	OPS->host_free(e->pinned);
 	OPS->stream_destroy(e->stream);
+	delete e->team;
 	delete e;
 }
 
@@ -412,41 +422,29 @@ copy_range(const std::vector<copy_piece> &pieces, uint64_t from, uint64_t to)
 
 /*
  * Copy the pieces, cutting their concatenation into equal parts for the
- * engine's host threads when it is large: one core copies pinned memory at
- * ~6 GB/s, a fraction of what the bus moves, so a big result would spend most
- * of its time here on one thread.
+ * engine's host team when it is large: one core copies pinned memory into a
+ * caller's arrays at ~5 GB/s, so even a 4 MB result would take most of a
+ * millisecond on one thread.
  */
-#define PARALLEL_COPY_BYTES (UINT64_C(16) << 20)
+#define PARALLEL_COPY_BYTES (UINT64_C(256) << 10)
 
 static void
 copy_pieces(gpuidx_engine *e, const std::vector<copy_piece> &pieces)
 {
 	uint64_t	total = 0;
-	uint32_t	nthreads;
-	std::vector<std::thread> team;
+	uint32_t	nparts;
 
 	for (const copy_piece &p : pieces)
 		total += p.len;
-	nthreads = (uint32_t) std::min<uint64_t>(e->copy_threads, total / (PARALLEL_COPY_BYTES / 4) + 1);
-	if (total < PARALLEL_COPY_BYTES || nthreads <= 1)
+	nparts = (uint32_t) std::min<uint64_t>(e->team->size(), total / (PARALLEL_COPY_BYTES / 2));
+	if (total < PARALLEL_COPY_BYTES || nparts <= 1)
 	{
 		copy_range(pieces, 0, total);
 		return;
 	}
-	try
-	{
-		for (uint32_t t = 1; t < nthreads; t++)
-			team.emplace_back(copy_range, std::cref(pieces), total * t / nthreads,
-							  total * (t + 1) / nthreads);
-	}
-	catch (const std::system_error &)
-	{
-		/* no more threads: the ones started copy their parts, this one the rest */
-		copy_range(pieces, total * (team.size() + 1) / nthreads, total);
-	}
-	copy_range(pieces, 0, total / nthreads);
-	for (std::thread &t : team)
-		t.join();
+	e->team->run(nparts, [&](uint32_t part) {
+		copy_range(pieces, total * part / nparts, total * (part + 1) / nparts);
+	});
 }
 
 /* ------------------------------------------------------------ batches */
@@ -811,29 +809,40 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 }
 
 /*
- * Resolve query q's lists into term plans (sorted by count) and size its
- * round-0 set; sets q->status on a bad query and returns false.
+ * Planning runs in two passes.  resolve_query finds a query's lists and
+ * checks them, touching nothing shared, so the host team runs it for many
+ * queries at once; then, in the batch's order on one thread, the cache's hits
+ * and misses are counted and the LRU order updated (touch_query), exactly as
+ * one lru_use per term would.
  */
-static bool
-plan_query(gpuidx_engine *e, gpuidx_query *q, uint32_t qi, std::vector<term_plan> &terms,
-		   query_plan *plan, gpuidx_batch_stats *stats)
+struct query_lookup
+{
+	int32_t		status;			/* OK, INVALID or NOT_CACHED */
+	uint32_t	resolved;		/* terms looked up before a failure (all on OK) */
+	uint64_t	list_bytes;
+};
+
+static void
+resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_entry **entries,
+			  query_lookup *r)
 {
 	uint64_t	bound = q->initial != NULL ? q->ninitial : UINT64_MAX;
-	size_t		first = terms.size();
 
-	q->out_count = 0;
-	q->status = GPUIDX_ENGINE_OK;
+	r->status = GPUIDX_ENGINE_OK;
+	r->resolved = 0;
+	r->list_bytes = 0;
 	if ((q->nterms == 0 && q->initial == NULL) || q->nterms > GPUIDX_ENGINE_MAX_TERMS || q->out == NULL)
 	{
-		q->status = GPUIDX_ENGINE_ERR_INVALID;
-		return false;
+		r->status = GPUIDX_ENGINE_ERR_INVALID;
+		return;
 	}
 	for (uint32_t t = 0; t < q->nterms; t++)
 	{
 		const gpuidx_term_ref *ref = &q->terms[t];
-		term_plan	tp;
+		term_plan  *tp = &slots[t];
 
-		memset(&tp, 0, sizeof(tp));
+		memset(tp, 0, sizeof(*tp));
+		entries[t] = NULL;
 		if (ref->bytes != NULL)
 		{
 			pl_view		v;
@@ -841,51 +850,49 @@ plan_query(gpuidx_engine *e, gpuidx_query *q, uint32_t qi, std::vector<term_plan
 			if (pl_open(&v, ref->bytes, ref->len, 0) != PL_OK ||
 				!list_layout_ok(&v, (const uint8_t *) ref->bytes))
 			{
-				q->status = GPUIDX_ENGINE_ERR_INVALID;
-				terms.resize(first);
-				return false;
+				r->status = GPUIDX_ENGINE_ERR_INVALID;
+				return;
 			}
-			tp.desc = relative_desc(&v, (const uint8_t *) ref->bytes);
-			tp.stage_src = (const uint8_t *) ref->bytes;
-			tp.stage_len = ref->len;
-			if (stats)
-				stats->list_bytes += ref->len;
+			tp->desc = relative_desc(&v, (const uint8_t *) ref->bytes);
+			tp->stage_src = (const uint8_t *) ref->bytes;
+			tp->stage_len = ref->len;
+			r->list_bytes += ref->len;
 		}
 		else
 		{
-			lru_entry  *entry = lru_use(&e->cache, ref->key);
+			lru_entry  *entry = lru_find(&e->cache, ref->key);
 			dev_list   *l;
 
 			if (entry == NULL)
 			{
-				q->status = GPUIDX_ENGINE_ERR_NOT_CACHED;
-				terms.resize(first);
-				return false;
+				r->status = GPUIDX_ENGINE_ERR_NOT_CACHED;
+				return;
 			}
+			entries[t] = entry;
 			l = (dev_list *) entry->data;
-			tp.desc = absolute_desc(l->rel, e->arena + l->offset);
-			if (stats)
-				stats->list_bytes += entry->bytes;
+			tp->desc = absolute_desc(l->rel, e->arena + l->offset);
+			r->list_bytes += entry->bytes;
 		}
-		bound = std::min(bound, (uint64_t) tp.desc.count);
-		terms.push_back(tp);
+		r->resolved = t + 1;
+		bound = std::min(bound, (uint64_t) tp->desc.count);
 	}
 	if (bound > q->out_capacity)
 	{
-		q->status = GPUIDX_ENGINE_ERR_INVALID;
-		terms.resize(first);
-		return false;
+		r->status = GPUIDX_ENGINE_ERR_INVALID;
+		return;
 	}
-	std::sort(terms.begin() + first, terms.end(),
+	std::sort(slots, slots + q->nterms,
 			  [](const term_plan &x, const term_plan &y) { return x.desc.count < y.desc.count; });
-	plan->qi = qi;
-	plan->first_term = (uint32_t) first;
-	plan->nterms = q->nterms;
-	plan->has_initial = q->initial != NULL;
-	plan->cap = plan->has_initial ? q->ninitial : terms[first].desc.count;
-	plan->count = 0;
-	plan->offset = 0;
-	return true;
+}
+
+static void
+touch_query(gpuidx_engine *e, lru_entry *const *entries, const query_lookup &r)
+{
+	for (uint32_t t = 0; t < r.resolved; t++)
+		if (entries[t] != NULL)
+			lru_touch(&e->cache, entries[t]);
+	if (r.status == GPUIDX_ENGINE_ERR_NOT_CACHED)
+		e->cache.stats.misses++;
 }
 
 /* device bytes a query needs in a chunk: its elements and its staged lists */
@@ -949,19 +956,48 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 	{
 		std::vector<query_plan> plans;
 		std::vector<term_plan> terms;
+		std::vector<lru_entry *> entries;
+		std::vector<query_lookup> lookups(nqueries);
+		std::vector<uint32_t> first(nqueries + 1, 0);
 		size_t		from = 0;
 		uint64_t	used = 0;
+		uint32_t	nparts;
 
+		/* each query's slots: its terms, in order, then sorted by count */
+		for (uint32_t qi = 0; qi < nqueries; qi++)
+			first[qi + 1] = first[qi] + std::min(queries[qi].nterms, (uint32_t) GPUIDX_ENGINE_MAX_TERMS + 1);
+		terms.resize(first[nqueries]);
+		entries.resize(first[nqueries]);
+		nparts = std::min(e->team->size() * 4, nqueries / 64);
+		e->team->run(std::max(nparts, 1u), [&](uint32_t part) {
+			uint32_t	n = std::max(nparts, 1u);
+
+			for (uint32_t qi = (uint64_t) nqueries * part / n; qi < (uint64_t) nqueries * (part + 1) / n; qi++)
+				resolve_query(e, &queries[qi], terms.data() + first[qi], entries.data() + first[qi],
+							  &lookups[qi]);
+		});
 		for (uint32_t qi = 0; qi < nqueries; qi++)
 		{
+			gpuidx_query *q = &queries[qi];
+			const query_lookup &r = lookups[qi];
 			query_plan	p = {};
 
-			if (!plan_query(e, &queries[qi], qi, terms, &p, stats))
+			touch_query(e, entries.data() + first[qi], r);
+			if (stats)
+				stats->list_bytes += r.list_bytes;
+			q->out_count = 0;
+			q->status = r.status;
+			if (r.status != GPUIDX_ENGINE_OK)
 				continue;
+			p.qi = qi;
+			p.first_term = first[qi];
+			p.nterms = q->nterms;
+			p.has_initial = q->initial != NULL;
+			p.cap = p.has_initial ? q->ninitial : terms[first[qi]].desc.count;
 			if (query_footprint(p, terms) > e->batch_budget)
 			{
 				/* alone too large for the GPU's batch memory: the caller's CPU answers it */
-				queries[qi].status = GPUIDX_ENGINE_ERR_TOO_LARGE;
+				q->status = GPUIDX_ENGINE_ERR_TOO_LARGE;
 				continue;
 			}
 			plans.push_back(p);

@@ -12,6 +12,7 @@ extern "C"
 #include "codec/codec.h"
 }
 #include "block_ops.cuh"
+#include "host_team.h"
 #include "../test/unit/unit.h"
 
 /* a list's device descriptor, pointing into host memory */
@@ -132,6 +133,31 @@ check_warp_bounds(const uint32_t *a, uint32_t n)
 	}
 }
 
+/* the engine's host team: every part of every run done exactly once */
+static void
+check_host_team(void)
+{
+	static const uint32_t sizes[] = {1, 2, 4, 9};
+
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+	{
+		host_team	team(sizes[si]);
+		std::vector<std::atomic<int>> hits(100);
+
+		for (int r = 0; r < 2000; r++)
+		{
+			uint32_t	n = unit_rand_below(100);
+
+			for (uint32_t i = 0; i < n; i++)
+				hits[i].store(0);
+			team.run(n, [&](uint32_t part) { hits[part].fetch_add(1); });
+			for (uint32_t i = 0; i < n; i++)
+				CHECK(hits[i].load() == 1, "team of %u, run %d: part %u done %d times", sizes[si], r, i,
+					  hits[i].load());
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -175,6 +201,7 @@ main(void)
 
 		check_warp_bounds(v, n);
 	}
+	check_host_team();
 	free(v);
 	return unit_report("test_host (GPU list logic on the host)");
 }

@@ -35,6 +35,7 @@ typedef struct result
 	uint64_t	launches;
 	uint64_t	list_bytes;
 	uint64_t	bytes_returned;
+	uint64_t	result_bytes;	/* the answers' size, whatever the engine */
 	double		host_seconds;	/* the engine's own split of its time */
 	double		device_seconds;
 	double		return_seconds;
@@ -108,8 +109,11 @@ run_pass(engine_handle *h, workload *w, uint32_t batch, result *res)
 		if (rc != GPUIDX_ENGINE_OK)
 			harness_fail("run_batch: %s: %s", engine_status_name(rc), err.message);
 		for (uint32_t q = i; q < i + n; q++)
+		{
 			if (w->queries[q].status != GPUIDX_ENGINE_OK)
 				harness_fail("query %u: status %s", q, engine_status_name(w->queries[q].status));
+			res->result_bytes += (uint64_t) w->queries[q].out_count * sizeof(uint32_t);
+		}
 		res->launches += st.launches;
 		res->list_bytes += st.list_bytes;
 		res->bytes_returned += st.bytes_returned;
@@ -213,8 +217,14 @@ bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const c
 	workload_from_pack(&inlined, &p, key_base, 1);
 	diffs = compare_answers(gpu, cpun, &cached) + compare_answers(gpu, cpun, &inlined);
 
-	printf("### %s: %u real queries, %u lists, %.1f MB of encoded lists read per pass\n\n",
-		   p.name, cached.nqueries, p.nlists, cached.list_bytes / 1e6);
+	{
+		result		r;
+
+		run_pass(cpun, &cached, 4096, &r);
+		printf("### %s: %u real queries, %u lists, %.1f MB of encoded lists read and %.1f MB of results "
+			   "written per pass\n\n", p.name, cached.nqueries, p.nlists, cached.list_bytes / 1e6,
+			   r.result_bytes / 1e6);
+	}
 	printf("Answers compared with the CPU engine first: %llu differences.\n\n", (unsigned long long) diffs);
 	if (diffs != 0)
 		harness_fail("%s: the GPU engine's answers differ from the CPU engine's", p.name);

@@ -5,6 +5,7 @@
 # packs), then benchmark.  Logs and results go to $OUT (or bench/build/gpu/out).
 #
 #   MODE=quick  a short check (for debugging)       MODE=full (default)
+#   MODE=bench  the real-query check, the benchmark, then 1M random queries
 #   PACKS="a.pack b.pack"                           default: bench/build/gpu/*.pack
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -52,6 +53,13 @@ echo "device-to-device ${d2d} GB/s (read + write), pinned host-to-device ${h2d} 
 log "benchmark"
 bench/build/gpu/gpu_bench --engine $so --copy-gbps "$d2d" $(for p in $packs; do echo --pack $p; done) \
 	2>&1 | tee "$out/gpu_bench.md"
+
+if [ "$mode" = bench ]; then
+	log "check: 1 million random queries, lists up to 200k postings"
+	$ec --engine $so --queries 1000000 --max-len 200000 --seed 3 2>&1 | tee -a "$out/check.log"
+	log "done"
+	exit 0
+fi
 
 log "check: 10 million random queries, lists up to 200k postings"
 $ec --engine $so --queries 10000000 --max-len 200000 --seed 1 2>&1 | tee -a "$out/check.log"

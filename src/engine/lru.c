@@ -72,10 +72,16 @@ lru_use(lru_cache *cache, uint64_t key)
 		cache->stats.misses++;
 		return NULL;
 	}
+	lru_touch(cache, e);
+	return e;
+}
+
+void
+lru_touch(lru_cache *cache, lru_entry *e)
+{
 	cache->stats.hits++;
 	ring_unlink(e);
 	ring_push_newest(cache, e);
-	return e;
 }
 
 lru_entry *

@@ -36,7 +36,10 @@ extern void lru_free(lru_cache *cache);	/* entries must have been removed */
 /* lookup that counts a hit or a miss and makes the entry the newest */
 extern lru_entry *lru_use(lru_cache *cache, uint64_t key);
 
-/* lookup without side effects */
+/* count a hit on an entry found by lru_find and make it the newest */
+extern void lru_touch(lru_cache *cache, lru_entry *entry);
+
+/* lookup without side effects (safe on many threads while nothing changes) */
 extern lru_entry *lru_find(const lru_cache *cache, uint64_t key);
 
 extern lru_entry *lru_oldest(const lru_cache *cache);
