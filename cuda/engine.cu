@@ -965,14 +965,15 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 
 		/* each query's slots: its terms, in order, then sorted by count */
 		for (uint32_t qi = 0; qi < nqueries; qi++)
-			first[qi + 1] = first[qi] + std::min(queries[qi].nterms, (uint32_t) GPUIDX_ENGINE_MAX_TERMS + 1);
+			first[qi + 1] = first[qi] +
+				(queries[qi].nterms <= GPUIDX_ENGINE_MAX_TERMS ? queries[qi].nterms : 0);
 		terms.resize(first[nqueries]);
 		entries.resize(first[nqueries]);
-		nparts = std::min(e->team->size() * 4, nqueries / 64);
-		e->team->run(std::max(nparts, 1u), [&](uint32_t part) {
-			uint32_t	n = std::max(nparts, 1u);
-
-			for (uint32_t qi = (uint64_t) nqueries * part / n; qi < (uint64_t) nqueries * (part + 1) / n; qi++)
+		/* parts of at least 64 queries, a few per thread */
+		nparts = std::max(1u, std::min(e->team->size() * 4, nqueries / 64));
+		e->team->run(nparts, [&](uint32_t part) {
+			for (uint32_t qi = (uint64_t) nqueries * part / nparts;
+				 qi < (uint64_t) nqueries * (part + 1) / nparts; qi++)
 				resolve_query(e, &queries[qi], terms.data() + first[qi], entries.data() + first[qi],
 							  &lookups[qi]);
 		});
