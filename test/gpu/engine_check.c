@@ -290,6 +290,19 @@ run_and_compare(check_state *s, batch *b, const char *what)
 	s->totals.search_rounds += st.search_rounds;
 	s->totals.list_bytes += st.list_bytes;
 	s->totals.bytes_uploaded += st.bytes_uploaded;
+	/* the engine's split of its time: three non-negative parts of the whole */
+	CHECK(st.host_seconds >= 0 && st.device_seconds >= 0 && st.return_seconds >= 0 &&
+		  st.seconds >= 0 && st.seconds <= harness_now() - t0 + 1e-6 &&
+		  fabs(st.host_seconds + st.device_seconds + st.return_seconds - st.seconds) < 1e-9,
+		  "%s: time split %g + %g + %g of %g s", what, st.host_seconds, st.device_seconds,
+		  st.return_seconds, st.seconds);
+	if (strcmp(s->test.info.kind, "cpu") != 0)
+		for (uint32_t i = 0; i < b->n; i++)
+			if (b->test[i].status == GPUIDX_ENGINE_OK)
+			{
+				CHECK(st.device_seconds > 0, "%s: the GPU engine ran queries but reports no device time", what);
+				break;
+			}
 	t0 = harness_now();
 	if (s->plain)
 		for (uint32_t i = 0; i < b->n; i++)
