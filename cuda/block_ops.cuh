@@ -221,22 +221,6 @@ locate_item(const round_launch &l, uint64_t item, uint32_t *index)
 	return l.jobs[j];
 }
 
-/* first index in a[lo, hi) with a[i] >= x (64-bit x: a block's end may be 2^32) */
-GPUIDX_DEV uint32_t
-lower_bound64(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x)
-{
-	while (lo < hi)
-	{
-		uint32_t	mid = lo + (hi - lo) / 2;
-
-		if ((uint64_t) a[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * A warp's lower bound in a sorted array: each step probes 32 evenly spaced
  * elements of [lo, hi) at once and keeps the stretch between the last probe

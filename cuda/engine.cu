@@ -436,8 +436,9 @@ copy_pieces(gpuidx_engine *e, const std::vector<copy_piece> &pieces)
 
 	for (const copy_piece &p : pieces)
 		total += p.len;
+	/* parts of at least half the threshold: below it, one part */
 	nparts = (uint32_t) std::min<uint64_t>(e->team->size(), total / (PARALLEL_COPY_BYTES / 2));
-	if (total < PARALLEL_COPY_BYTES || nparts <= 1)
+	if (nparts <= 1)
 	{
 		copy_range(pieces, 0, total);
 		return;

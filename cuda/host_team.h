@@ -53,10 +53,9 @@ public:
 			return;
 		}
 		{
-			std::unique_lock<std::mutex> lk(m_);
+			/* no worker is active between runs: each run waits for them all below */
+			std::lock_guard<std::mutex> lk(m_);
 
-			/* a worker still finishing the last run would take this run's parts */
-			done_cv_.wait(lk, [&] { return active_ == 0; });
 			job_ = &fn;
 			nparts_ = nparts;
 			next_.store(0);

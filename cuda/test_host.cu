@@ -103,6 +103,22 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 	}
 }
 
+/* the plain reference: first index in a[lo, hi) with a[i] >= x (x may be 2^32) */
+static uint32_t
+lower_bound64(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x)
+{
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if ((uint64_t) a[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* the warp's 32-way lower bound against the plain one, x in and around a */
 static void
 check_warp_bounds(const uint32_t *a, uint32_t n)
