@@ -16,6 +16,15 @@ extern "C"
 #include "../test/unit/unit.h"
 
 /* a list's device descriptor, pointing into host memory */
+/* membership by the C codec (false also when it reports damage: these lists are sound) */
+static bool
+list_has(const pl_view *view, uint32_t x)
+{
+	bool		found = false;
+
+	return pl_contains(view, x, &found) == PL_OK && found;
+}
+
 static list_desc
 host_desc(const pl_view *v, const uint8_t *bytes)
 {
@@ -85,19 +94,19 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 				}
 			}
 		}
-		/* search: every posting, its neighbours, and random ids */
+		/* search: every posting, its neighbours, and random ids (list_has: the codec's answer) */
 		for (uint32_t i = 0; i < n; i++)
 		{
 			CHECK(dev_search_one(d, v[i]), "%s/%d: search misses %u", shape, codec, v[i]);
 			if (v[i] < UINT32_MAX)
-				CHECK(dev_search_one(d, v[i] + 1) == pl_contains(&view, v[i] + 1),
+				CHECK(dev_search_one(d, v[i] + 1) == list_has(&view, v[i] + 1),
 					  "%s/%d: search %u", shape, codec, v[i] + 1);
 		}
 		for (int r = 0; r < 2000; r++)
 		{
 			uint32_t	x = n > 0 && r % 2 ? v[unit_rand_below(n)] - unit_rand_below(5) : (uint32_t) unit_rand64();
 
-			CHECK(dev_search_one(d, x) == pl_contains(&view, x), "%s/%d: search %u", shape, codec, x);
+			CHECK(dev_search_one(d, x) == list_has(&view, x), "%s/%d: search %u", shape, codec, x);
 		}
 		free(bytes);
 	}

@@ -51,6 +51,7 @@ CREATE INDEX ddl_bad ON ddl USING gpuidx (body text_pattern_ops);
 SELECT gpuidx_index_stats('ddl_pkey');
 SELECT gpuidx_merge_pending('ddl');
 SELECT gpuidx_verify('ddl_pkey');
+SELECT gpuidx_verify(0);
 
 -- the index records its configuration and depends on it
 CREATE TEXT SEARCH CONFIGURATION ddl_cfg (COPY = simple);

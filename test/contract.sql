@@ -4,9 +4,11 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS gpuidx;
+-- the settings exist once the library is loaded, whether or not this session created the extension
+LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(87);
+SELECT plan(91);
 
 -- the type
 SELECT has_type('postinglist');
@@ -146,6 +148,12 @@ SELECT throws_ok($$SELECT set_byte(pl_to_bytea('{1,2}'), 0, 2)::postinglist$$, '
 SELECT throws_ok($$SELECT set_byte(pl_to_bytea('{1,2}'), 1, 9)::postinglist$$, '22P03', NULL, 'binary codec: 22P03');
 SELECT throws_ok($$SELECT set_byte(pl_to_bytea(pl_range(0, 500)), 30, 1)::postinglist$$, '22P03', NULL, 'binary bit flip: 22P03');
 SELECT throws_ok($$SELECT substring(pl_to_bytea(pl_range(0, 500)) FROM 1 FOR 30)::postinglist$$, '22P03', NULL, 'truncated binary: 22P03');
+SELECT throws_ok($$SELECT '{-0-1}'::postinglist$$, '22P02', NULL, 'a malformed negative id: 22P02, not 22003');
+SELECT throws_ok($$SELECT set_byte(pl_to_bytea('{1,2,3}'), 7, 16)::postinglist$$, '22P03', NULL,
+				 'a damaged count over the limit: 22P03, not 54000');
+SELECT throws_ok($$SELECT '\x0101000001000000ffffffff44603d6e0000000000000000ffffffff010000000000000000000000'::bytea::postinglist$$,
+				 '22P03', NULL, 'an EF block of one id in 2^32 (valid checksum): 22P03');
+SELECT is('{-0,5}'::postinglist::text, '{0,5}', '-0 is the id 0');
 
 -- binary round trip through send/recv
 SELECT is(postinglist_send(pl_range(0, 1000)), pl_to_bytea(pl_range(0, 1000)), 'send is the encoded list');

@@ -4,9 +4,11 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS gpuidx;
+-- the settings exist once the library is loaded, whether or not this session created the extension
+LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(59);
+SELECT plan(62);
 
 -- the operator
 SELECT has_operator('text', '@@&', 'text', 'boolean');
@@ -101,6 +103,9 @@ SELECT throws_ok($$SET gpuidx.text_config = 'no_such_config'$$, '22023', NULL,
 				 'a configuration that does not exist: 22023');
 SELECT throws_ok($$SELECT gpuidx_verify('ic')$$, '42809', NULL, 'verify a table: 42809');
 SELECT throws_ok($$SELECT gpuidx_merge_pending('ic')$$, '42809', NULL, 'merge a table: 42809');
+SELECT throws_ok($$SELECT gpuidx_verify(0)$$, '42P01', NULL, 'verify OID 0: 42P01');
+SELECT throws_ok($$SELECT gpuidx_index_stats(0)$$, '42P01', NULL, 'stats of OID 0: 42P01');
+SELECT throws_ok($$SELECT gpuidx_merge_pending(0)$$, '42P01', NULL, 'merge OID 0: 42P01');
 CREATE INDEX ic_btree ON ic (id);
 SELECT throws_ok($$SELECT gpuidx_index_stats('ic_btree')$$, '42809', NULL, 'stats of a btree: 42809');
 CREATE TEXT SEARCH CONFIGURATION ic_cfg (COPY = simple);

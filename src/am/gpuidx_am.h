@@ -48,6 +48,7 @@ extern int	gpx_index_codec(Relation index);
 extern Size gpx_pending_limit(Relation index);
 extern const GpxIndexInfo *gpx_index_info(Relation index);
 extern void gpx_check_index(Relation index);	/* ERROR unless a gpuidx index */
+extern void gpx_check_index_oid(Oid indexoid);	/* ERROR unless an index exists */
 
 /* build.c */
 extern IndexBuildResult *gpx_build(Relation heap, Relation index, IndexInfo *indexInfo);

@@ -96,6 +96,21 @@ gpx_index_info(Relation index)
 }
 
 void
+gpx_check_index_oid(Oid indexoid)
+{
+	char		relkind = get_rel_relkind(indexoid);
+
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("index with OID %u does not exist", indexoid)));
+	if (relkind != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+}
+
+void
 gpx_check_index(Relation index)
 {
 	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||

@@ -29,8 +29,12 @@ GPUIDX_FUNCTION(gpuidx_merge_pending);
 static Relation
 open_for_stats(Oid indexoid)
 {
-	Relation	index = index_open(indexoid, AccessShareLock);
-	Oid			heapoid = IndexGetRelation(indexoid, false);
+	Relation	index;
+	Oid			heapoid;
+
+	gpx_check_index_oid(indexoid);
+	index = index_open(indexoid, AccessShareLock);
+	heapoid = IndexGetRelation(indexoid, false);
 
 	gpx_check_index(index);
 	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
@@ -146,6 +150,7 @@ gpuidx_merge_pending(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("The pending area of a gpuidx index cannot be merged during recovery.")));
+	gpx_check_index_oid(indexoid);
 	index = index_open(indexoid, RowExclusiveLock);
 	gpx_check_index(index);
 	if (!pg_class_ownercheck(indexoid, GetUserId()))

@@ -382,10 +382,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	char	   *report;
 
-	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	gpx_check_index_oid(indexoid);
 	heapoid = IndexGetRelation(indexoid, false);
 	memset(&vs, 0, sizeof(vs));
 	/* the table first, as amcheck does, then the index */

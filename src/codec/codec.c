@@ -66,6 +66,9 @@ pl_open(pl_view *view, const void *bytes, size_t len, int flags)
 	if (len < GPUIDX_HEADER_SIZE)
 		return PL_ERR_TRUNCATED;
 	memcpy(&hdr, p, GPUIDX_HEADER_SIZE);
+	/* the checksum first: damaged bytes say so, whatever field they hit */
+	if ((flags & PL_OPEN_VERIFY_CHECKSUM) && pl_list_checksum(p, len) != hdr.checksum)
+		return PL_ERR_CHECKSUM;
 	if (hdr.version != GPUIDX_FORMAT_VERSION)
 		return PL_ERR_VERSION;
 	if (hdr.codec >= GPUIDX_NUM_CODECS)
@@ -76,8 +79,6 @@ pl_open(pl_view *view, const void *bytes, size_t len, int flags)
 		return PL_ERR_TOO_MANY;
 	if (hdr.count == 0 && hdr.last != 0)
 		return PL_ERR_STRUCTURE;
-	if ((flags & PL_OPEN_VERIFY_CHECKSUM) && pl_list_checksum(p, len) != hdr.checksum)
-		return PL_ERR_CHECKSUM;
 
 	view->codec = hdr.codec;
 	view->count = hdr.count;
@@ -135,6 +136,12 @@ pl_block_first(const pl_view *view, uint32_t block)
 	}
 }
 
+uint32_t
+pl_block_limit(const pl_view *view, uint32_t block)
+{
+	return block + 1 < view->nblocks ? pl_block_first(view, block + 1) - 1 : view->last;
+}
+
 int
 pl_decode_block(const pl_view *view, uint32_t block, uint32_t *out)
 {
@@ -165,15 +172,19 @@ pl_decode(const pl_view *view, uint32_t *out)
 	}
 	for (uint32_t b = 0; b < view->nblocks; b++)
 		if (pl_decode_block(view, b, out + (size_t) b * cap) < 0)
-			return PL_ERR_STRUCTURE;
+			return PL_ERR_ORDER;
 	return PL_OK;
 }
 
+/*
+ * Skip entries strictly increase (checked on opening) and each block's
+ * decoding checks its postings between its skip entry and the next one, so
+ * decoding every block proves the whole list sorted.
+ */
 pl_status
 pl_validate(const pl_view *view)
 {
 	uint32_t	buf[GPUIDX_LRC_SEGMENT];
-	uint32_t	prev = 0;
 
 	if (view->codec == GPUIDX_CODEC_LRC)
 	{
@@ -183,22 +194,8 @@ pl_validate(const pl_view *view)
 			return st;
 	}
 	for (uint32_t b = 0; b < view->nblocks; b++)
-	{
-		int			n = pl_decode_block(view, b, buf);
-		uint32_t	limit;
-
-		if (n < 0)
-			return PL_ERR_STRUCTURE;
-		if (buf[0] != pl_block_first(view, b) || (b > 0 && buf[0] <= prev))
+		if (pl_decode_block(view, b, buf) < 0)
 			return PL_ERR_ORDER;
-		for (int j = 1; j < n; j++)
-			if (buf[j] <= buf[j - 1])
-				return PL_ERR_ORDER;
-		limit = b + 1 < view->nblocks ? pl_block_first(view, b + 1) - 1 : view->last;
-		if (buf[n - 1] > limit || (b + 1 == view->nblocks && buf[n - 1] != view->last))
-			return PL_ERR_ORDER;
-		prev = buf[n - 1];
-	}
 	return PL_OK;
 }
 
@@ -337,32 +334,42 @@ pl_gallop(const uint32_t *a, uint32_t from, uint32_t n, uint32_t x)
 	return hi;
 }
 
-bool
-pl_contains(const pl_view *view, uint32_t x)
+pl_status
+pl_contains(const pl_view *view, uint32_t x, bool *found)
 {
 	int64_t		b;
 	uint32_t	n;
 	uint32_t	k;
-	uint32_t	v;
+	uint32_t	v = 0;
 
+	*found = false;
 	if (view->count == 0 || x > view->last)
-		return false;
+		return PL_OK;
 	b = pl_find_block(view, 0, x);
 	if (b < 0)
-		return false;
+		return PL_OK;
 	if (pl_block_first(view, (uint32_t) b) == x)
-		return true;
+	{
+		*found = true;
+		return PL_OK;
+	}
 	n = pl_block_len(view, (uint32_t) b);
 	switch (view->codec)
 	{
 		case GPUIDX_CODEC_RAW:
 			k = pl_gallop(view->values + (size_t) b * GPUIDX_EF_BLOCK, 0, n, x);
-			return k < n && view->values[(size_t) b * GPUIDX_EF_BLOCK + k] == x;
+			if (k < n)
+				v = view->values[(size_t) b * GPUIDX_EF_BLOCK + k];
+			break;
 		case GPUIDX_CODEC_LRC:
-			k = lrc_lower_bound(view, (uint32_t) b, 0, x);
-			return k < n && lrc_get(view, (uint32_t) b * GPUIDX_LRC_SEGMENT + k) == x;
+			k = lrc_lower_bound(view, (uint32_t) b, 0, x, &v);
+			break;
 		default:
 			k = ef_block_lower_bound(view, (uint32_t) b, 0, x, &v);
-			return k < n && v == x;
+			break;
 	}
+	if (k == PL_SEARCH_CORRUPT)
+		return PL_ERR_ORDER;
+	*found = k < n && v == x;
+	return PL_OK;
 }

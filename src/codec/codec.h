@@ -6,9 +6,14 @@
  * The layout is defined in include/gpuidx_format.h.  A list is opened into a
  * pl_view (pointers into the encoded bytes) after its header, its structure
  * and optionally its checksum were checked; a view that opened is safe to
- * decode: no decoder reads outside the bytes, whatever they hold.  Whether
- * the postings themselves are sorted is proven only by pl_validate(), which
- * decodes everything; untrusted bytes (binary input) must go through it.
+ * decode: no decoder reads outside the bytes, whatever they hold.
+ *
+ * Bytes can be damaged in ways a checksum does not catch (or be crafted
+ * with a matching one), so nothing trusts the order of the postings:
+ * decoding a block checks that its postings strictly increase inside the
+ * block's range, and searches check every posting they meet.  A violation
+ * is reported (PL_ERR_ORDER, PL_SEARCH_CORRUPT), never returned as ids.
+ * pl_validate() decodes everything, for untrusted bytes (binary input).
  */
 #ifndef GPUIDX_CODEC_H
 #define GPUIDX_CODEC_H
@@ -87,7 +92,7 @@ extern int	pl_choose_codec(const uint32_t *values, uint32_t n);
  */
 extern size_t pl_encode(int codec, const uint32_t *values, uint32_t n, void *out);
 
-/* decode the whole list into out[count]; PL_ERR_STRUCTURE on bad bits */
+/* decode the whole list into out[count]; PL_ERR_ORDER on damaged bits */
 extern pl_status pl_decode(const pl_view *view, uint32_t *out);
 
 /* blocks: 128 postings (EF, raw) or 256 (LRC) */
@@ -95,10 +100,17 @@ extern uint32_t pl_block_capacity(const pl_view *view);
 extern uint32_t pl_block_len(const pl_view *view, uint32_t block);
 extern uint32_t pl_block_first(const pl_view *view, uint32_t block);
 
-/* decode one block into out (room for pl_block_capacity); returns its length, or -1 on bad bits */
+/*
+ * Decode one block into out (room for pl_block_capacity); returns its
+ * length, or -1 when its postings do not strictly increase from the block's
+ * skip entry to below the next one (damaged bytes).
+ */
 extern int	pl_decode_block(const pl_view *view, uint32_t block, uint32_t *out);
 
-/* posting i (random access: LRC and raw directly, EF through its block) */
+/* the largest posting block b may hold: below the next skip entry, or last */
+extern uint32_t pl_block_limit(const pl_view *view, uint32_t block);
+
+/* posting i (random access: LRC and raw directly, EF through its block); unchecked */
 extern uint32_t pl_get(const pl_view *view, uint32_t i);
 
 /* last block whose first posting is <= x, searching from block lo; -1 if none */
@@ -107,8 +119,14 @@ extern int64_t pl_find_block(const pl_view *view, uint32_t lo, uint32_t x);
 /* first k in [from, n) with a[k] >= x, galloping from 'from' */
 extern uint32_t pl_gallop(const uint32_t *a, uint32_t from, uint32_t n, uint32_t x);
 
-/* membership without decoding the list: skip search, then one block */
-extern bool pl_contains(const pl_view *view, uint32_t x);
+/*
+ * Membership without decoding the list: skip search, then one block.
+ * PL_ERR_ORDER when the postings it meets are out of order.
+ */
+extern pl_status pl_contains(const pl_view *view, uint32_t x, bool *found);
+
+/* returned by the in-block searches instead of an index: postings out of order */
+#define PL_SEARCH_CORRUPT UINT32_MAX
 
 /*
  * A forward cursor for next_geq: the first posting >= x at or after the
@@ -122,6 +140,9 @@ typedef struct pl_cursor
 	uint32_t	touched;		/* block whose payload was last read, or UINT32_MAX */
 	uint32_t	decoded;		/* EF block held in buf, or UINT32_MAX */
 	uint64_t	blocks_touched; /* blocks whose payload was read */
+	uint32_t	answer;			/* the last posting returned, if any */
+	bool		answered;
+	pl_status	status;			/* PL_ERR_ORDER once damage was met */
 	uint32_t	buf[GPUIDX_LRC_SEGMENT];
 } pl_cursor;
 
@@ -129,7 +150,8 @@ extern void pl_cursor_init(pl_cursor *cur, const pl_view *view);
 
 /*
  * Move to the first posting >= x at or after the cursor; returns false when
- * there is none (the cursor is then at the end).
+ * there is none (the cursor is then at the end) and when the postings it
+ * met are out of order (cur->status is then PL_ERR_ORDER).
  */
 extern bool pl_cursor_next_geq(pl_cursor *cur, uint32_t x, uint32_t *value);
 
@@ -148,6 +170,7 @@ extern uint32_t ef_get(const pl_view *view, uint32_t i);
  * First index k >= from in EF block b with posting >= x (x below the next
  * block's first posting), found by select over the unary field without
  * decoding the block; sets *value when k < the block's length.
+ * PL_SEARCH_CORRUPT when the postings it walks are out of order.
  */
 extern uint32_t ef_block_lower_bound(const pl_view *view, uint32_t b, uint32_t from,
 									 uint32_t x, uint32_t *value);
@@ -165,7 +188,9 @@ extern size_t lrc_encoded_size(const uint32_t *values, uint32_t n);
 extern size_t lrc_encode(const uint32_t *values, uint32_t n, uint8_t *payload);
 extern int	lrc_decode_block(const pl_view *view, uint32_t seg, uint32_t *out);
 extern uint32_t lrc_get(const pl_view *view, uint32_t i);
-extern uint32_t lrc_lower_bound(const pl_view *view, uint32_t seg, uint32_t from, uint32_t x);
+/* as ef_block_lower_bound, for LRC segment seg (PL_SEARCH_CORRUPT likewise) */
+extern uint32_t lrc_lower_bound(const pl_view *view, uint32_t seg, uint32_t from, uint32_t x,
+								uint32_t *value);
 extern pl_status lrc_validate(const pl_view *view);
 
 #endif							/* GPUIDX_CODEC_H */

@@ -19,11 +19,15 @@ pl_cursor_init(pl_cursor *cur, const pl_view *view)
 	cur->touched = UINT32_MAX;
 	cur->decoded = UINT32_MAX;
 	cur->blocks_touched = 0;
+	cur->answer = 0;
+	cur->answered = false;
+	cur->status = PL_OK;
 }
 
 /*
  * First k >= from in the current block with posting >= x, its posting in
- * *value; the block length when there is none.
+ * *value; the block length when there is none; PL_SEARCH_CORRUPT when the
+ * block's postings are out of order.
  */
 static uint32_t
 cursor_block_lower_bound(pl_cursor *cur, uint32_t from, uint32_t x, uint32_t *value)
@@ -47,17 +51,14 @@ cursor_block_lower_bound(pl_cursor *cur, uint32_t from, uint32_t x, uint32_t *va
 				*value = view->values[(size_t) b * GPUIDX_EF_BLOCK + k];
 			return k;
 		case GPUIDX_CODEC_LRC:
-			k = lrc_lower_bound(view, b, from, x);
-			if (k < n)
-				*value = lrc_get(view, b * GPUIDX_LRC_SEGMENT + k);
-			return k;
+			return lrc_lower_bound(view, b, from, x, value);
 		default:
 			if (!again)
 				return ef_block_lower_bound(view, b, from, x, value);
 			if (cur->decoded != b)
 			{
 				if (ef_decode_block(view, b, cur->buf) < 0)
-					return n;	/* unreachable for a list that opened */
+					return PL_SEARCH_CORRUPT;
 				cur->decoded = b;
 			}
 			k = pl_gallop(cur->buf, from, n, x);
@@ -67,11 +68,28 @@ cursor_block_lower_bound(pl_cursor *cur, uint32_t from, uint32_t x, uint32_t *va
 	}
 }
 
+/* the cursor's answers never go backwards: one that does is damage */
+static bool
+cursor_answer(pl_cursor *cur, uint32_t v, uint32_t *value)
+{
+	if (cur->answered && v < cur->answer)
+	{
+		cur->status = PL_ERR_ORDER;
+		cur->block = cur->view->nblocks;
+		return false;
+	}
+	cur->answer = v;
+	cur->answered = true;
+	*value = v;
+	return true;
+}
+
 bool
 pl_cursor_next_geq(pl_cursor *cur, uint32_t x, uint32_t *value)
 {
 	const pl_view *view = cur->view;
 	uint32_t	k;
+	uint32_t	v = 0;
 
 	if (cur->block >= view->nblocks)
 		return false;
@@ -87,21 +105,23 @@ pl_cursor_next_geq(pl_cursor *cur, uint32_t x, uint32_t *value)
 		cur->pos = 0;
 	}
 	if (cur->pos == 0 && pl_block_first(view, cur->block) >= x)
+		return cursor_answer(cur, pl_block_first(view, cur->block), value);
+	k = cursor_block_lower_bound(cur, cur->pos, x, &v);
+	if (k == PL_SEARCH_CORRUPT || (k < pl_block_len(view, cur->block) && v < x))
 	{
-		*value = pl_block_first(view, cur->block);
-		return true;
+		cur->status = PL_ERR_ORDER;
+		cur->block = view->nblocks;
+		return false;
 	}
-	k = cursor_block_lower_bound(cur, cur->pos, x, value);
 	if (k < pl_block_len(view, cur->block))
 	{
 		cur->pos = k;
-		return true;
+		return cursor_answer(cur, v, value);
 	}
 	/* nothing >= x left in this block: the next block's first posting is the answer */
 	cur->block++;
 	cur->pos = 0;
 	if (cur->block >= view->nblocks)
 		return false;
-	*value = pl_block_first(view, cur->block);
-	return true;
+	return cursor_answer(cur, pl_block_first(view, cur->block), value);
 }

@@ -137,6 +137,10 @@ ef_check(pl_view *view, const uint8_t *payload, size_t len)
 		universe = ef_universe64(view, b);
 		if (universe < n || view->block_bitoff[b] != bits)
 			return PL_ERR_STRUCTURE;
+		/* 32 low bits (one posting in 2^32) would shift a uint32 by 32 */
+		if (gpuidx_ef_block_kind(universe, n) == GPUIDX_EF_ELIAS_FANO &&
+			gpuidx_ef_low_bits(universe, n) >= 32)
+			return PL_ERR_STRUCTURE;
 		bits += gpuidx_ef_block_bits(universe, n);
 		if (bits > UINT32_MAX)
 			return PL_ERR_STRUCTURE;
@@ -285,14 +289,17 @@ ef_high_positions(const uint8_t *data, uint64_t pos, uint64_t nbits, uint32_t n,
 	return j == n ? (int) n : -1;
 }
 
-/* a bitmap block: the set bits' positions are the offsets from first */
+/*
+ * A bitmap block: the set bits' positions are the offsets from first, so
+ * they increase and stay in the universe; the first must be the skip entry.
+ */
 static int
 ef_decode_bitmap(const uint8_t *data, uint64_t pos, uint64_t universe,
 				 uint32_t first, uint32_t n, uint32_t *out)
 {
 	uint16_t	hp[GPUIDX_EF_BLOCK + 8];
 
-	if (ef_high_positions(data, pos, universe, n, hp) < 0)
+	if (ef_high_positions(data, pos, universe, n, hp) < 0 || hp[0] != 0)
 		return -1;
 	for (uint32_t j = 0; j < n; j++)
 		out[j] = first + hp[j];
@@ -332,6 +339,20 @@ ef_decode_elias_fano(const uint8_t *data, uint64_t pos, uint64_t universe,
 #endif
 		for (; j < n; j++)
 			out[j] = first + ((((uint32_t) hp[j] - j) << l) | out[j]);
+	}
+
+	/*
+	 * The high parts never decrease, but damaged low bits can break the
+	 * order and a value can leave the universe (wrapping past 2^32 too):
+	 * strictly increasing from the skip entry to first + U - 1, or damaged.
+	 */
+	{
+		uint32_t	unordered = out[0] != first;
+
+		for (uint32_t j = 1; j < n; j++)
+			unordered |= out[j] <= out[j - 1];
+		if (unordered || (uint64_t) out[n - 1] - first >= universe)
+			return -1;
 	}
 	return (int) n;
 }
@@ -491,26 +512,39 @@ ef_block_lower_bound(const pl_view *view, uint32_t b, uint32_t from, uint32_t x,
 			j = (uint32_t) (start - (rel >> l));
 			break;
 	}
-	/* walk the set bits from start, comparing postings, until one reaches x */
-	for (uint64_t base = start; base < nbits && j < n; base += 64)
+	/*
+	 * Walk the set bits from start, comparing postings, until one reaches x.
+	 * Each posting met must exceed the one before and stay in the block's
+	 * universe; the first one of the block must be its skip entry.
+	 */
 	{
-		uint64_t	w = bits_window(view->data, field + base);
+		/* what the next posting must exceed: first - 1 at j == 0, else first */
+		int64_t		prev = (int64_t) first - (j == 0 ? 1 : 0);
 
-		if (nbits - base < 64)
-			w &= (UINT64_C(1) << (nbits - base)) - 1;
-		while (w != 0 && j < n)
+		for (uint64_t base = start; base < nbits && j < n; base += 64)
 		{
-			uint32_t	p = (uint32_t) (base + (uint64_t) bits_ctz64(w));
-			uint32_t	v = bitmap ? first + p
-				: first + (((p - j) << l) | bits_get(view->data, pos + (uint64_t) j * l, l));
+			uint64_t	w = bits_window(view->data, field + base);
 
-			if (j >= from && v >= x)
+			if (nbits - base < 64)
+				w &= (UINT64_C(1) << (nbits - base)) - 1;
+			while (w != 0 && j < n)
 			{
-				*value = v;
-				return j;
+				uint64_t	p = base + (uint64_t) bits_ctz64(w);
+				uint64_t	off = bitmap ? p
+					: (((p - j) << l) | bits_get(view->data, pos + (uint64_t) j * l, l));
+				uint64_t	v = (uint64_t) first + off;
+
+				if (off >= universe || (j == 0 && off != 0) || (int64_t) v <= prev)
+					return PL_SEARCH_CORRUPT;
+				if (j >= from && v >= x)
+				{
+					*value = (uint32_t) v;
+					return j;
+				}
+				prev = (int64_t) v;
+				j++;
+				w &= w - 1;
 			}
-			j++;
-			w &= w - 1;
 		}
 	}
 	return n;

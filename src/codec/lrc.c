@@ -155,12 +155,17 @@ lrc_encode(const uint32_t *values, uint32_t n, uint8_t *payload)
 	return (size_t) ns * GPUIDX_LRC_SEGMENT_SIZE + gpuidx_data_area_bytes(pos);
 }
 
-static inline uint32_t
+/*
+ * Posting i as the 64-bit value the line and deviation give.  lrc_check
+ * bounds the intercept and slope so this cannot overflow; whether it fits
+ * 0 .. 2^32 - 1 is for the caller to check.
+ */
+static inline int64_t
 lrc_value(const uint8_t *data, const gpuidx_lrc_segment *seg, uint32_t i)
 {
 	uint32_t	dev = bits_get(data, seg->bitoff + (uint64_t) i * seg->width, seg->width);
 
-	return (uint32_t) (gpuidx_lrc_line(gpuidx_lrc_intercept(seg), gpuidx_lrc_slope(seg), i) + dev);
+	return gpuidx_lrc_line(gpuidx_lrc_intercept(seg), gpuidx_lrc_slope(seg), i) + dev;
 }
 
 pl_status
@@ -189,6 +194,15 @@ lrc_check(pl_view *view, const uint8_t *payload, size_t len)
 			gpuidx_lrc_slope(seg) > GPUIDX_LRC_SLOPE_MAX ||
 			bits_width(seg->max_dev) > seg->width)
 			return PL_ERR_STRUCTURE;
+
+		/*
+		 * v_0 = intercept + dev_0 is the skip entry and 0 <= dev_0 <= max_dev,
+		 * so an encoder's intercept lies in [first - max_dev, first]; with
+		 * the slope below 2^48, no line value can then overflow int64.
+		 */
+		if (gpuidx_lrc_intercept(seg) > (int64_t) seg->first ||
+			gpuidx_lrc_intercept(seg) < (int64_t) seg->first - (int64_t) seg->max_dev)
+			return PL_ERR_STRUCTURE;
 		bits += (uint64_t) n * seg->width;
 		if (bits > UINT32_MAX)
 			return PL_ERR_STRUCTURE;
@@ -202,15 +216,21 @@ lrc_check(pl_view *view, const uint8_t *payload, size_t len)
 		return PL_ERR_STRUCTURE;
 	/* each segment's line must give its skip entry back, the last the header's */
 	for (uint32_t s = 0; s < ns; s++)
-		if (lrc_value(view->data, &view->segs[s], 0) != view->segs[s].first)
+		if (lrc_value(view->data, &view->segs[s], 0) != (int64_t) view->segs[s].first)
 			return PL_ERR_STRUCTURE;
 	if (ns > 0 &&
-		lrc_value(view->data, &view->segs[ns - 1], gpuidx_lrc_segment_len(view->count, ns - 1) - 1) != view->last)
+		lrc_value(view->data, &view->segs[ns - 1],
+				  gpuidx_lrc_segment_len(view->count, ns - 1) - 1) != (int64_t) view->last)
 		return PL_ERR_STRUCTURE;
 	view->data_bits = bits;
 	return PL_OK;
 }
 
+/*
+ * Every posting must exceed the one before, from the skip entry (v_0, as
+ * lrc_check made sure) up to the segment's limit, compared as 64-bit values
+ * so that nothing wraps into range.
+ */
 int
 lrc_decode_block(const pl_view *view, uint32_t s, uint32_t *out)
 {
@@ -220,17 +240,26 @@ lrc_decode_block(const pl_view *view, uint32_t s, uint32_t *out)
 	uint64_t	slope = gpuidx_lrc_slope(seg);
 	uint64_t	mask = (UINT64_C(1) << seg->width) - 1;
 	uint64_t	pos = seg->bitoff;
+	int64_t		prev = (int64_t) seg->first - 1;
+	int64_t		limit = pl_block_limit(view, s);
+	uint32_t	unordered = 0;
 
 	for (uint32_t i = 0; i < n; i++, pos += seg->width)
-		out[i] = (uint32_t) (gpuidx_lrc_line(intercept, slope, i) +
-							 (int64_t) (bits_window(view->data, pos) & mask));
-	return (int) n;
+	{
+		int64_t		v = gpuidx_lrc_line(intercept, slope, i) +
+			(int64_t) (bits_window(view->data, pos) & mask);
+
+		unordered |= v <= prev;
+		out[i] = (uint32_t) v;
+		prev = v;
+	}
+	return unordered || prev > limit ? -1 : (int) n;
 }
 
 uint32_t
 lrc_get(const pl_view *view, uint32_t i)
 {
-	return lrc_value(view->data, &view->segs[i / GPUIDX_LRC_SEGMENT], i % GPUIDX_LRC_SEGMENT);
+	return (uint32_t) lrc_value(view->data, &view->segs[i / GPUIDX_LRC_SEGMENT], i % GPUIDX_LRC_SEGMENT);
 }
 
 /* first k in [from, n) with line(k) + extra >= x, by bisection on the line */
@@ -254,12 +283,15 @@ lrc_line_reaches(int64_t intercept, uint64_t slope, int64_t extra,
 }
 
 /*
- * First index k in [from, n) of segment s with v_k >= x, or n.  The line and
- * the largest deviation bound every v_k, so only [a, b) is probed: before a
- * even line + max_dev is below x, and at b the line alone reaches x.
+ * First index k in [from, n) of segment s with v_k >= x, or n; v_k in
+ * *value.  The line and the largest deviation bound every v_k, so only
+ * [a, b) is probed: before a even line + max_dev is below x, and at b the
+ * line alone reaches x.  The answer is checked as far as it can be without
+ * decoding the segment: at least x, inside the segment's range, above the
+ * posting before it.
  */
 uint32_t
-lrc_lower_bound(const pl_view *view, uint32_t s, uint32_t from, uint32_t x)
+lrc_lower_bound(const pl_view *view, uint32_t s, uint32_t from, uint32_t x, uint32_t *value)
 {
 	const gpuidx_lrc_segment *seg = &view->segs[s];
 	uint32_t	n = gpuidx_lrc_segment_len(view->count, s);
@@ -267,23 +299,36 @@ lrc_lower_bound(const pl_view *view, uint32_t s, uint32_t from, uint32_t x)
 	uint64_t	slope = gpuidx_lrc_slope(seg);
 	uint32_t	a = lrc_line_reaches(intercept, slope, seg->max_dev, from, n, x);
 	uint32_t	b = lrc_line_reaches(intercept, slope, 0, a, n, x);
+	int64_t		v;
 
 	while (a < b)
 	{
 		uint32_t	mid = a + (b - a) / 2;
+		int64_t		line = gpuidx_lrc_line(intercept, slope, mid);
 
-		if (lrc_value(view->data, seg, mid) >= x)
+		v = lrc_value(view->data, seg, mid);
+		/* range contraction trusts max_dev: a probe that breaks it is damage */
+		if (v - line > (int64_t) seg->max_dev)
+			return PL_SEARCH_CORRUPT;
+		if (v >= (int64_t) x)
 			b = mid;
 		else
 			a = mid + 1;
 	}
+	if (a == n)
+		return n;
+	v = lrc_value(view->data, seg, a);
+	if (v < (int64_t) x || v < (int64_t) seg->first || v > (int64_t) pl_block_limit(view, s) ||
+		v - gpuidx_lrc_line(intercept, slope, a) > (int64_t) seg->max_dev ||
+		(a > 0 && lrc_value(view->data, seg, a - 1) >= v))
+		return PL_SEARCH_CORRUPT;
+	*value = (uint32_t) v;
 	return a;
 }
 
 /*
- * Every posting must come out of its line in range: 0 <= v_i <= 2^32 - 1 and
- * dev_i <= max_dev, or range contraction would skip postings.  Order is
- * checked by pl_validate().
+ * Every deviation must be at most max_dev, or range contraction would skip
+ * postings.  Order and range are checked by decoding (pl_validate).
  */
 pl_status
 lrc_validate(const pl_view *view)
@@ -292,17 +337,10 @@ lrc_validate(const pl_view *view)
 	{
 		const gpuidx_lrc_segment *seg = &view->segs[s];
 		uint32_t	n = gpuidx_lrc_segment_len(view->count, s);
-		int64_t		intercept = gpuidx_lrc_intercept(seg);
-		uint64_t	slope = gpuidx_lrc_slope(seg);
 
 		for (uint32_t i = 0; i < n; i++)
-		{
-			uint32_t	dev = bits_get(view->data, seg->bitoff + (uint64_t) i * seg->width, seg->width);
-			int64_t		v = gpuidx_lrc_line(intercept, slope, i) + dev;
-
-			if (dev > seg->max_dev || v < 0 || v > (int64_t) UINT32_MAX)
+			if (bits_get(view->data, seg->bitoff + (uint64_t) i * seg->width, seg->width) > seg->max_dev)
 				return PL_ERR_ORDER;
-		}
 	}
 	return PL_OK;
 }

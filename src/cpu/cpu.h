@@ -7,7 +7,10 @@
  * Independent of PostgreSQL: the extension, the CPU engine, the unit tests
  * and the benchmarks share it, and the GPU engine is checked against it.
  * Results are plain sorted uint32 arrays; every output buffer must have room
- * for the bound given with each function.
+ * for the bound given with each function.  Arrays passed in must be sorted
+ * and distinct; lists may hold anything that opened: a function that meets
+ * postings out of order returns CPU_CORRUPT instead of a count (what it
+ * wrote to out is then meaningless).
  */
 #ifndef GPUIDX_CPU_H
 #define GPUIDX_CPU_H
@@ -20,6 +23,9 @@ typedef enum cpu_method
 	CPU_METHOD_MERGE,			/* stream both sides block by block */
 	CPU_METHOD_SKIP				/* walk the shorter side, next_geq on the longer */
 } cpu_method;
+
+/* returned instead of a count: a list's postings are out of order (damaged) */
+#define CPU_CORRUPT UINT32_MAX
 
 /* length ratio from which AUTO searches instead of merging (bench/codec) */
 #define CPU_SKIP_RATIO_DEFAULT 32
@@ -75,7 +81,7 @@ extern void cpu_sort_u32(uint32_t *v, size_t n, uint32_t *tmp);
 /* drop repeats from sorted v; returns the new length */
 extern size_t cpu_unique_u32(uint32_t *v, size_t n);
 
-/* same set of postings, whatever the codecs */
-extern bool cpu_lists_equal(const pl_view *a, const pl_view *b);
+/* same set of postings, whatever the codecs, in *equal; PL_ERR_ORDER on damage */
+extern pl_status cpu_lists_equal(const pl_view *a, const pl_view *b, bool *equal);
 
 #endif							/* GPUIDX_CPU_H */

@@ -53,20 +53,21 @@ intersect_array_list_merge(const uint32_t *a, uint32_t na, const pl_view *b,
 	uint32_t	i = 0;
 	uint32_t	k = 0;
 
-	r.view = b;
+	reader_init(&r, b);
 	if (na == 0 || !reader_load(&r, 0, a[0], stats))
-		return 0;
+		return r.corrupt ? CPU_CORRUPT : 0;
 	for (;;)
 	{
 		/* a's postings below this block cannot match */
 		i = pl_gallop(a, i, na, r.buf[0]);
 		k += cpu_merge_intersect(a + i, na - i, r.buf, r.len, out + k, room_left(k, limit));
-		i = pl_gallop(a, i, na, r.buf[r.len - 1] + 1);
+		/* a block that ends on 2^32 - 1 is the last */
+		i = r.buf[r.len - 1] == UINT32_MAX ? na : pl_gallop(a, i, na, r.buf[r.len - 1] + 1);
 		if (i >= na || (limit != 0 && k >= limit) ||
 			!reader_load(&r, r.block + 1, a[i], stats))
 			break;
 	}
-	return k;
+	return r.corrupt ? CPU_CORRUPT : k;
 }
 
 static uint32_t
@@ -93,7 +94,7 @@ intersect_array_list_skip(const uint32_t *a, uint32_t na, const pl_view *b,
 	}
 	if (stats)
 		stats->blocks_touched += cur.blocks_touched;
-	return k;
+	return cur.status != PL_OK ? CPU_CORRUPT : k;
 }
 
 static cpu_method
@@ -134,10 +135,10 @@ intersect_lists_merge(const pl_view *a, const pl_view *b, uint32_t *out,
 	block_reader rb;
 	uint32_t	k = 0;
 
-	ra.view = a;
-	rb.view = b;
+	reader_init(&ra, a);
+	reader_init(&rb, b);
 	if (!reader_load(&ra, 0, 0, stats) || !reader_load(&rb, 0, ra.buf[0], stats))
-		return 0;
+		return ra.corrupt || rb.corrupt ? CPU_CORRUPT : 0;
 	for (;;)
 	{
 		uint32_t	i = ra.pos;
@@ -165,7 +166,7 @@ intersect_lists_merge(const pl_view *a, const pl_view *b, uint32_t *out,
 			!reader_load(&rb, rb.block + 1, ra.buf[ra.pos], stats))
 			break;
 	}
-	return k;
+	return ra.corrupt || rb.corrupt ? CPU_CORRUPT : k;
 }
 
 /* walk the shorter list's blocks, next_geq on the longer */
@@ -178,7 +179,7 @@ intersect_lists_skip(const pl_view *shorter, const pl_view *longer, uint32_t *ou
 	uint32_t	k = 0;
 	bool		more;
 
-	r.view = shorter;
+	reader_init(&r, shorter);
 	pl_cursor_init(&cur, longer);
 	more = reader_load(&r, 0, 0, stats);
 	while (more)
@@ -205,7 +206,7 @@ intersect_lists_skip(const pl_view *shorter, const pl_view *longer, uint32_t *ou
 done:
 	if (stats)
 		stats->blocks_touched += cur.blocks_touched;
-	return k;
+	return r.corrupt || cur.status != PL_OK ? CPU_CORRUPT : k;
 }
 
 uint32_t
@@ -242,13 +243,9 @@ cpu_intersect_k(const pl_view **lists, int k, uint32_t *out, cpu_method method,
 	if (k == 0)
 		return 0;
 	if (k == 1)
-	{
-		if (pl_decode(lists[0], out) != PL_OK)
-			return 0;
-		return lists[0]->count;
-	}
+		return pl_decode(lists[0], out) == PL_OK ? lists[0]->count : CPU_CORRUPT;
 	n = cpu_intersect_lists(lists[0], lists[1], out, method, 0, stats);
-	for (int i = 2; i < k && n > 0; i++)
+	for (int i = 2; i < k && n > 0 && n != CPU_CORRUPT; i++)
 		n = cpu_intersect_array_list(out, n, lists[i], out, method, 0, stats);
 	return n;
 }

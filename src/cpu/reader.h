@@ -15,12 +15,21 @@ typedef struct block_reader
 	uint32_t	block;			/* block held in buf; nblocks at the end */
 	uint32_t	len;
 	uint32_t	pos;
+	bool		corrupt;		/* a block decoded out of order */
 	uint32_t	buf[GPUIDX_LRC_SEGMENT];
 } block_reader;
 
+static inline void
+reader_init(block_reader *r, const pl_view *view)
+{
+	r->view = view;
+	r->corrupt = false;
+}
+
 /*
  * Load block b, or the last block whose first posting is <= floor when that
- * lies further on.  Returns false at the end of the list.
+ * lies further on.  Returns false at the end of the list, and when the
+ * block is damaged (r->corrupt is then set).
  */
 static inline bool
 reader_load(block_reader *r, uint32_t b, uint32_t floor, cpu_stats *stats)
@@ -39,7 +48,7 @@ reader_load(block_reader *r, uint32_t b, uint32_t floor, cpu_stats *stats)
 		stats->blocks_touched++;
 	if (n < 0)
 	{
-		/* bad bits in a list that opened: treat it as ended */
+		r->corrupt = true;
 		r->block = view->nblocks;
 		return false;
 	}

@@ -44,7 +44,7 @@ cpu_union_array_list(const uint32_t *a, uint32_t na, const pl_view *b, uint32_t 
 		uint32_t	upto;
 
 		if (n < 0)
-			break;
+			return CPU_CORRUPT;
 		/* a's postings up to this block's last one merge with it */
 		upto = buf[n - 1] == UINT32_MAX ? na : pl_gallop(a, i, na, buf[n - 1] + 1);
 		k += cpu_merge_union(a + i, upto - i, buf, (uint32_t) n, out + k);
@@ -80,7 +80,7 @@ difference_merge(const uint32_t *a, uint32_t na, const pl_view *b, uint32_t *out
 		if (stats)
 			stats->blocks_touched++;
 		if (n < 0)
-			break;
+			return CPU_CORRUPT;
 		/* a's postings before the next block's first are decided by this one */
 		while (i < na && (blk + 1 >= b->nblocks || a[i] < pl_block_first(b, blk + 1)))
 		{
@@ -115,7 +115,7 @@ difference_skip(const uint32_t *a, uint32_t na, const pl_view *b, uint32_t *out,
 	}
 	if (stats)
 		stats->blocks_touched += cur.blocks_touched;
-	return k;
+	return cur.status != PL_OK ? CPU_CORRUPT : k;
 }
 
 uint32_t
@@ -131,18 +131,19 @@ cpu_difference_array_list(const uint32_t *a, uint32_t na, const pl_view *b,
 	return difference_merge(a, na, b, out, stats);
 }
 
-bool
-cpu_lists_equal(const pl_view *a, const pl_view *b)
+pl_status
+cpu_lists_equal(const pl_view *a, const pl_view *b, bool *equal)
 {
 	block_reader ra;
 	block_reader rb;
 	bool		more_a;
 	bool		more_b;
 
+	*equal = false;
 	if (a->count != b->count || a->last != b->last)
-		return false;
-	ra.view = a;
-	rb.view = b;
+		return PL_OK;
+	reader_init(&ra, a);
+	reader_init(&rb, b);
 	more_a = reader_load(&ra, 0, 0, NULL);
 	more_b = reader_load(&rb, 0, 0, NULL);
 	while (more_a && more_b)
@@ -150,7 +151,7 @@ cpu_lists_equal(const pl_view *a, const pl_view *b)
 		uint32_t	n = ra.len - ra.pos < rb.len - rb.pos ? ra.len - ra.pos : rb.len - rb.pos;
 
 		if (memcmp(ra.buf + ra.pos, rb.buf + rb.pos, n * sizeof(uint32_t)) != 0)
-			return false;
+			return PL_OK;
 		ra.pos += n;
 		rb.pos += n;
 		if (ra.pos == ra.len)
@@ -158,5 +159,8 @@ cpu_lists_equal(const pl_view *a, const pl_view *b)
 		if (rb.pos == rb.len)
 			more_b = reader_load(&rb, rb.block + 1, 0, NULL);
 	}
-	return more_a == more_b;
+	if (ra.corrupt || rb.corrupt)
+		return PL_ERR_ORDER;
+	*equal = more_a == more_b;
+	return PL_OK;
 }

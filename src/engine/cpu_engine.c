@@ -250,7 +250,7 @@ run_query(batch_work *w, uint32_t qi)
 	{
 		if (k == 1)
 		{
-			n = pl_decode(order[0], q->out) == PL_OK ? order[0]->count : 0;
+			n = pl_decode(order[0], q->out) == PL_OK ? order[0]->count : CPU_CORRUPT;
 			r = 1;
 		}
 		else
@@ -261,11 +261,12 @@ run_query(batch_work *w, uint32_t qi)
 			r = 2;
 		}
 	}
-	for (; r < k && n > 0; r++)
+	for (; r < k && n > 0 && n != CPU_CORRUPT; r++)
 		n = cpu_intersect_array_list(q->out, n, order[r], q->out,
 									 round_method(w->engine, n, order[r]->count), 0, &stats);
-	q->out_count = n;
-	q->status = GPUIDX_ENGINE_OK;
+	/* a list whose postings decode out of order is invalid input */
+	q->out_count = n == CPU_CORRUPT ? 0 : n;
+	q->status = n == CPU_CORRUPT ? GPUIDX_ENGINE_ERR_INVALID : GPUIDX_ENGINE_OK;
 	__atomic_fetch_add(&w->merge_rounds, stats.rounds_merge, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&w->search_rounds, stats.rounds_skip, __ATOMIC_RELAXED);
 }

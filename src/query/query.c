@@ -124,12 +124,16 @@ gq_run_cpu(const GqPlan *plan, const GpxList *lists, uint32 *out, cpu_stats *sta
 	/* the method of each round follows the real lengths (cpu_pick_method) */
 	k = cpu_intersect_lists(&lists[plan->first].view, &lists[plan->rounds[0].list].view,
 							out, CPU_METHOD_AUTO, 0, stats);
-	for (int r = 1; r < plan->nrounds && k > 0; r++)
+	for (int r = 1; r < plan->nrounds && k > 0 && k != CPU_CORRUPT; r++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		k = cpu_intersect_array_list(out, k, &lists[plan->rounds[r].list].view, out,
 									 CPU_METHOD_AUTO, 0, stats);
 	}
+	if (k == CPU_CORRUPT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuidx posting list does not decode")));
 	return k;
 }
 

@@ -122,7 +122,7 @@ pl_collect_transfn(PG_FUNCTION_ARGS)
 		PG_GETARG_PL_VIEW(1, &view);
 		state_reserve(st, view.count);
 		if (pl_decode(&view, st->values + st->n) != PL_OK)
-			pl_report_corrupt(PL_ERR_STRUCTURE);
+			pl_report_corrupt(PL_ERR_ORDER);
 		st->n += view.count;
 	}
 	PG_RETURN_POINTER(st);
@@ -176,12 +176,13 @@ pl_intersect_transfn(PG_FUNCTION_ARGS)
 		/* the first list is the running intersection */
 		st = state_new(cxt, view.count);
 		if (pl_decode(&view, st->values) != PL_OK)
-			pl_report_corrupt(PL_ERR_STRUCTURE);
+			pl_report_corrupt(PL_ERR_ORDER);
 		st->n = st->sorted_upto = view.count;
 	}
 	else if (st->n > 0)
-		st->n = st->sorted_upto = cpu_intersect_array_list(st->values, (uint32) st->n, &view,
-														   st->values, CPU_METHOD_AUTO, 0, NULL);
+		st->n = st->sorted_upto =
+			pl_checked_count(cpu_intersect_array_list(st->values, (uint32) st->n, &view,
+													  st->values, CPU_METHOD_AUTO, 0, NULL));
 	PG_RETURN_POINTER(st);
 }
 

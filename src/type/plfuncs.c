@@ -99,7 +99,7 @@ pl_unnest(PG_FUNCTION_ARGS)
 			SRF_RETURN_DONE(funcctx);
 		n = pl_decode_block(&st->view, st->block++, st->buf);
 		if (n < 0)
-			pl_report_corrupt(PL_ERR_STRUCTURE);
+			pl_report_corrupt(PL_ERR_ORDER);
 		st->len = (uint32) n;
 		st->pos = 0;
 	}
@@ -110,11 +110,16 @@ static bool
 contains_id(Datum list, int64 id)
 {
 	pl_view		view;
+	bool		found;
+	pl_status	st;
 
 	pl_open_datum(list, &view);
 	if (id < 0 || id > (int64) PG_UINT32_MAX)
 		return false;
-	return pl_contains(&view, (uint32) id);
+	st = pl_contains(&view, (uint32) id, &found);
+	if (st != PL_OK)
+		pl_report_corrupt(st);
+	return found;
 }
 
 Datum
@@ -188,7 +193,7 @@ pl_intersect(PG_FUNCTION_ARGS)
 		shortest = Min(shortest, views[i].count);
 	}
 	out = palloc(Max((size_t) shortest, 1) * sizeof(uint32));
-	count = cpu_intersect_k(order, n, out, CPU_METHOD_AUTO, NULL);
+	count = pl_checked_count(cpu_intersect_k(order, n, out, CPU_METHOD_AUTO, NULL));
 	PG_RETURN_DATUM(pl_make_datum(out, count));
 }
 
@@ -209,7 +214,7 @@ union_views(const pl_view *views, int n)
 	{
 		uint32	   *t;
 
-		count = cpu_union_array_list(acc, count, &views[i], next);
+		count = pl_checked_count(cpu_union_array_list(acc, count, &views[i], next));
 		t = acc;
 		acc = next;
 		next = t;
@@ -264,7 +269,7 @@ pl_and(PG_FUNCTION_ARGS)
 	PG_GETARG_PL_VIEW(0, &a);
 	PG_GETARG_PL_VIEW(1, &b);
 	out = palloc(Max((size_t) Min(a.count, b.count), 1) * sizeof(uint32));
-	n = cpu_intersect_lists(&a, &b, out, CPU_METHOD_AUTO, 0, NULL);
+	n = pl_checked_count(cpu_intersect_lists(&a, &b, out, CPU_METHOD_AUTO, 0, NULL));
 	PG_RETURN_DATUM(pl_make_datum(out, n));
 }
 
@@ -289,7 +294,7 @@ pl_minus(PG_FUNCTION_ARGS)
 	PG_GETARG_PL_VIEW(0, &a);
 	PG_GETARG_PL_VIEW(1, &b);
 	values = pl_decode_palloc(&a);
-	n = cpu_difference_array_list(values, a.count, &b, values, CPU_METHOD_AUTO, NULL);
+	n = pl_checked_count(cpu_difference_array_list(values, a.count, &b, values, CPU_METHOD_AUTO, NULL));
 	PG_RETURN_DATUM(pl_make_datum(values, n));
 }
 
@@ -302,7 +307,7 @@ pl_overlap(PG_FUNCTION_ARGS)
 
 	PG_GETARG_PL_VIEW(0, &a);
 	PG_GETARG_PL_VIEW(1, &b);
-	PG_RETURN_BOOL(cpu_intersect_lists(&a, &b, &first, CPU_METHOD_AUTO, 1, NULL) > 0);
+	PG_RETURN_BOOL(pl_checked_count(cpu_intersect_lists(&a, &b, &first, CPU_METHOD_AUTO, 1, NULL)) > 0);
 }
 
 static bool
@@ -310,10 +315,15 @@ lists_equal(FunctionCallInfo fcinfo)
 {
 	pl_view		a,
 				b;
+	bool		equal;
+	pl_status	st;
 
 	PG_GETARG_PL_VIEW(0, &a);
 	PG_GETARG_PL_VIEW(1, &b);
-	return cpu_lists_equal(&a, &b);
+	st = cpu_lists_equal(&a, &b, &equal);
+	if (st != PL_OK)
+		pl_report_corrupt(st);
+	return equal;
 }
 
 Datum

@@ -106,41 +106,39 @@ postinglist_in(PG_FUNCTION_ARGS)
 		for (;;)
 		{
 			uint64		v = 0;
+			bool		negative;
+			bool		overflow = false;
 			const char *start;
 
 			while (scanner_isspace(*p))
 				p++;
+			/* the whole number first: its form decides before its range */
 			start = p;
-			if (*p == '-' && isdigit((unsigned char) p[1]))
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("document id %s is out of range for a posting list",
-								pnstrdup(start, strspn(start + 1, "0123456789") + 1)),
-						 errdetail("Document ids are integers from 0 to 4294967295.")));
+			negative = *p == '-';
+			if (negative)
+				p++;
 			if (!isdigit((unsigned char) *p))
 				syntax_error(input, "Expected a document id.");
 			while (isdigit((unsigned char) *p))
 			{
 				v = v * 10 + (uint64) (*p++ - '0');
-				if (v > PG_UINT32_MAX)
-					ereport(ERROR,
-							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("document id %s is out of range for a posting list",
-									pnstrdup(start, strspn(start, "0123456789"))),
-							 errdetail("Document ids are integers from 0 to 4294967295.")));
+				overflow |= v > PG_UINT32_MAX;
+				if (overflow)
+					v = 0;
 			}
-			id_buffer_push(&buf, (uint32) v);
 			while (scanner_isspace(*p))
 				p++;
-			if (*p == ',')
-				p++;
-			else if (*p == '}')
-			{
-				p++;
-				break;
-			}
-			else
+			if (*p != ',' && *p != '}')
 				syntax_error(input, "Expected \",\" or \"}\" after a document id.");
+			if (overflow || (negative && v != 0))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("document id %s is out of range for a posting list",
+								pnstrdup(start, strspn(start + 1, "0123456789") + 1)),
+						 errdetail("Document ids are integers from 0 to 4294967295.")));
+			id_buffer_push(&buf, (uint32) v);
+			if (*p++ == '}')
+				break;
 		}
 	}
 	while (scanner_isspace(*p))
@@ -165,7 +163,7 @@ postinglist_out(PG_FUNCTION_ARGS)
 		int			n = pl_decode_block(&view, b, buf);
 
 		if (n < 0)
-			pl_report_corrupt(PL_ERR_STRUCTURE);
+			pl_report_corrupt(PL_ERR_ORDER);
 		for (int j = 0; j < n; j++)
 		{
 			char		digits[12];
@@ -208,8 +206,6 @@ list_from_untrusted(const char *bytes, int len)
 	status = pl_open(&view, VARDATA(result), len, PL_OPEN_VERIFY_CHECKSUM);
 	if (status == PL_OK)
 		status = pl_validate(&view);
-	if (status == PL_ERR_TOO_MANY)
-		pl_report_corrupt(status);
 	if (status != PL_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),

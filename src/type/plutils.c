@@ -12,17 +12,22 @@
 
 int			gpuidx_codec_setting = PL_CODEC_AUTO;
 
+/* no list is ever made with more ids than the limit: one that says so is damaged */
 void
 pl_report_corrupt(pl_status status)
 {
-	if (status == PL_ERR_TOO_MANY)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("posting list has more than %u document ids", GPUIDX_MAX_POSTINGS)));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("posting list is corrupt"),
 			 errdetail("%s.", pl_status_message(status))));
+}
+
+uint32
+pl_checked_count(uint32 count)
+{
+	if (count == CPU_CORRUPT)
+		pl_report_corrupt(PL_ERR_ORDER);
+	return count;
 }
 
 struct varlena *

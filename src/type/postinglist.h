@@ -40,6 +40,9 @@ extern uint32 pl_checked_id(int64 value);
 /* report a failed pl_status as corrupt data */
 extern void pl_report_corrupt(pl_status status) pg_attribute_noreturn();
 
+/* a count from a src/cpu set operation, or corrupt data reported (CPU_CORRUPT) */
+extern uint32 pl_checked_count(uint32 count);
+
 /* the codec named by a string ("raw", "ef", "lrc", "auto") or an ERROR */
 extern int	pl_codec_from_name(const char *name);
 extern const char *pl_codec_name(int codec);

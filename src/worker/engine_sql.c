@@ -177,7 +177,7 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 						engine_status_name(st != GPUIDX_ENGINE_OK ? st : q.status))));
 		for (int i = 0; i < n; i++)
 			order[i] = &views[i];
-		q.out_count = cpu_intersect_k(order, n, q.out, CPU_METHOD_AUTO, NULL);
+		q.out_count = pl_checked_count(cpu_intersect_k(order, n, q.out, CPU_METHOD_AUTO, NULL));
 	}
 	PG_RETURN_DATUM(pl_make_datum(q.out, q.out_count));
 }

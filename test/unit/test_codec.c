@@ -30,6 +30,17 @@ ref_lower_bound(const uint32_t *a, uint32_t n, uint64_t x)
 	return lo;
 }
 
+/* pl_contains as a plain answer: -1 when it reports damage */
+static int
+contains(const pl_view *view, uint32_t x)
+{
+	bool		found;
+
+	if (pl_contains(view, x, &found) != PL_OK)
+		return -1;
+	return found ? 1 : 0;
+}
+
 /* encode into a buffer of exactly the announced size (so ASan sees overruns) */
 static uint8_t *
 encode_exact(int codec, const uint32_t *v, uint32_t n, size_t *len)
@@ -125,11 +136,11 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 			uint32_t	i = small ? s : unit_rand_below(n);
 
 			CHECK(pl_get(&view, i) == v[i], "%s: get(%u)", what, i);
-			CHECK(pl_contains(&view, v[i]), "%s: contains(%u)", what, v[i]);
+			CHECK(contains(&view, v[i]) == 1, "%s: contains(%u)", what, v[i]);
 			if (v[i] < UINT32_MAX && (i + 1 == n || v[i + 1] != v[i] + 1))
-				CHECK(!pl_contains(&view, v[i] + 1), "%s: !contains(%u)", what, v[i] + 1);
+				CHECK(contains(&view, v[i] + 1) == 0, "%s: !contains(%u)", what, v[i] + 1);
 			if (v[i] > 0 && (i == 0 || v[i - 1] != v[i] - 1))
-				CHECK(!pl_contains(&view, v[i] - 1), "%s: !contains(%u)", what, v[i] - 1);
+				CHECK(contains(&view, v[i] - 1) == 0, "%s: !contains(%u)", what, v[i] - 1);
 		}
 
 		/* next_geq from a fresh cursor: exhaustive over small ranges */
@@ -146,7 +157,7 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 				found = pl_cursor_next_geq(&cur, (uint32_t) x, &got);
 				CHECK(found == (k < n) && (!found || got == v[k]),
 					  "%s: next_geq(%llu)", what, (unsigned long long) x);
-				CHECK(pl_contains(&view, (uint32_t) x) == (k < n && v[k] == x),
+				CHECK(contains(&view, (uint32_t) x) == (k < n && v[k] == x),
 					  "%s: contains(%llu)", what, (unsigned long long) x);
 			}
 		}
@@ -204,23 +215,43 @@ set_checksum(uint8_t *buf, size_t len)
 
 /*
  * Crafted bytes with a valid checksum: whatever they hold, opening, decoding
- * and searching must stay inside the buffer (run under AddressSanitizer), and
- * a list that validates must decode strictly increasing.
+ * and searching must stay inside the buffer (run under AddressSanitizer),
+ * and nothing may hand out postings out of order: decoding either succeeds
+ * with a strictly increasing list ending on the header's last posting, or
+ * reports PL_ERR_ORDER; a cursor's answers never go backwards and never fall
+ * below what was asked; membership agrees with the decoded list whenever
+ * that decoded.  The counts make sure the crafting reached all of this.
  */
+typedef struct crafted_counts
+{
+	long		rounds;
+	long		opened;
+	long		decoded;
+	long		rejected_order;
+} crafted_counts;
+
 static void
-check_crafted(const uint32_t *v, uint32_t n, int codec, int rounds)
+check_crafted(const uint32_t *v, uint32_t n, int codec, int rounds, crafted_counts *counts)
 {
 	size_t		len;
 	uint8_t    *buf = encode_exact(codec, v, n, &len);
 	uint8_t    *copy = unit_alloc(len);
 	uint32_t   *out = unit_alloc(((size_t) n + GPUIDX_LRC_SEGMENT) * sizeof(uint32_t));
-	long		opened = 0;
 
 	for (int r = 0; r < rounds; r++)
 	{
 		pl_view		view;
+		pl_status	st;
+		pl_status	decoded;
+		bool		valid;
 		int			edits = 1 + unit_rand_below(4);
+		pl_cursor	cur;
+		uint64_t	x = 0;
+		uint32_t	got;
+		uint32_t	prev = 0;
+		bool		have_prev = false;
 
+		counts->rounds++;
 		memcpy(copy, buf, len);
 		for (int e = 0; e < edits; e++)
 		{
@@ -230,33 +261,135 @@ check_crafted(const uint32_t *v, uint32_t n, int codec, int rounds)
 				copy[at] = (uint8_t) unit_rand64();
 		}
 		set_checksum(copy, len);
-		if (pl_open(&view, copy, len, PL_OPEN_VERIFY_CHECKSUM) != PL_OK)
+		st = pl_open(&view, copy, len, PL_OPEN_VERIFY_CHECKSUM);
+		/* raw values are searched in place, so their order is checked on opening */
+		if (st == PL_ERR_ORDER)
+			counts->rejected_order++;
+		if (st != PL_OK)
 			continue;
-		opened++;
-		/* structurally sound: these must not read out of bounds */
-		(void) pl_decode(&view, out);
+		counts->opened++;
+		decoded = pl_decode(&view, out);
+		CHECK(decoded == PL_OK || decoded == PL_ERR_ORDER, "crafted %s: decode status %d", codec_names[codec], decoded);
+		if (decoded == PL_OK)
+		{
+			counts->decoded++;
+			for (uint32_t i = 1; i < view.count; i++)
+				CHECK(out[i] > out[i - 1], "crafted %s: decoded list not increasing at %u", codec_names[codec], i);
+			CHECK(view.count == 0 || out[view.count - 1] == view.last, "crafted %s: wrong last", codec_names[codec]);
+			/* LRC: deviations over max_dev decode in order but must not validate */
+			if (codec != GPUIDX_CODEC_LRC)
+				CHECK(pl_validate(&view) == PL_OK, "crafted %s: decodes but does not validate", codec_names[codec]);
+		}
+		else
+			counts->rejected_order++;
+		/* sound as a whole: decodes in order, every LRC deviation within max_dev */
+		valid = pl_validate(&view) == PL_OK;
+		CHECK(!valid || decoded == PL_OK, "crafted %s: validates but does not decode", codec_names[codec]);
+
+		/* a cursor walk: answers never below the target nor going backwards */
+		pl_cursor_init(&cur, &view);
+		while (x <= UINT32_MAX && pl_cursor_next_geq(&cur, (uint32_t) x, &got))
+		{
+			CHECK(got >= x && (!have_prev || got >= prev), "crafted %s: next_geq(%llu) gave %u after %u",
+				  codec_names[codec], (unsigned long long) x, got, prev);
+			if (valid)
+				CHECK(got == out[ref_lower_bound(out, view.count, x)], "crafted %s: next_geq(%llu) gave %u",
+					  codec_names[codec], (unsigned long long) x, got);
+			prev = got;
+			have_prev = true;
+			x = (uint64_t) got + 1 + unit_rand_below(1 + (view.last - got) / 16);
+		}
+		CHECK(cur.status == PL_OK || cur.status == PL_ERR_ORDER, "crafted %s: cursor status", codec_names[codec]);
 		for (int q = 0; q < 32; q++)
 		{
-			pl_cursor	cur;
-			uint32_t	got;
+			uint32_t	probe = q % 2 ? (uint32_t) unit_rand64() : v[unit_rand_below(n)];
+			int			c = contains(&view, probe);
 
-			(void) pl_contains(&view, (uint32_t) unit_rand64());
-			if (n > 0)
-				(void) pl_contains(&view, v[unit_rand_below(n)]);
-			pl_cursor_init(&cur, &view);
-			(void) pl_cursor_next_geq(&cur, (uint32_t) unit_rand64(), &got);
-		}
-		if (pl_validate(&view) == PL_OK)
-		{
-			CHECK(pl_decode(&view, out) == PL_OK, "crafted %s: validated but decode fails", codec_names[codec]);
-			for (uint32_t i = 1; i < n; i++)
-				CHECK(out[i] > out[i - 1], "crafted %s: validated list not increasing at %u", codec_names[codec], i);
-			CHECK(n == 0 || out[n - 1] == view.last, "crafted %s: validated list wrong last", codec_names[codec]);
+			if (valid)
+			{
+				uint32_t	k = ref_lower_bound(out, view.count, probe);
+
+				CHECK(c == (k < view.count && out[k] == probe), "crafted %s: contains(%u) is %d",
+					  codec_names[codec], probe, c);
+			}
 		}
 	}
-	(void) opened;
 	free(out);
 	free(copy);
+	free(buf);
+}
+
+/* the damaged values the review found, each rejected without undefined behaviour */
+static void
+check_known_damage(void)
+{
+	/* EF: one posting in a universe of 2^32 would need 32 low bits */
+	static const uint8_t ef_u32[] = {
+		0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x44, 0x60, 0x3d, 0x6e,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0xff, 0xff, 0xff, 0xff, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+	uint32_t	v[256];
+	uint32_t	out[256];
+	uint8_t    *buf;
+	size_t		len;
+	pl_view		view;
+	uint32_t	aligned[sizeof(ef_u32) / 4];
+	gpuidx_lrc_segment seg;
+
+	memcpy(aligned, ef_u32, sizeof(ef_u32));
+	CHECK(pl_open(&view, aligned, sizeof(ef_u32), PL_OPEN_VERIFY_CHECKSUM) == PL_ERR_STRUCTURE,
+		  "EF block of one posting in 2^32 is rejected");
+
+	/* raw: one id set to 2^32 - 1 in the middle, checksum recomputed */
+	for (uint32_t i = 0; i < 256; i++)
+		v[i] = 10 + 3 * i;
+	buf = encode_exact(GPUIDX_CODEC_RAW, v, 256, &len);
+	memcpy(buf + GPUIDX_HEADER_SIZE + 100 * 4, &(uint32_t) {UINT32_MAX}, 4);
+	set_checksum(buf, len);
+	CHECK(pl_open(&view, buf, len, PL_OPEN_VERIFY_CHECKSUM) == PL_ERR_ORDER, "raw list out of order is rejected");
+	free(buf);
+
+	/* LRC: an intercept near INT64_MAX would overflow the line */
+	buf = encode_exact(GPUIDX_CODEC_LRC, v, 256, &len);
+	memcpy(&seg, buf + GPUIDX_HEADER_SIZE, sizeof(seg));
+	seg.intercept_lo = 0xFFFFFFF0u;
+	seg.intercept_hi = 0x7FFFFFFFu;
+	memcpy(buf + GPUIDX_HEADER_SIZE, &seg, sizeof(seg));
+	set_checksum(buf, len);
+	CHECK(pl_open(&view, buf, len, PL_OPEN_VERIFY_CHECKSUM) == PL_ERR_STRUCTURE, "LRC intercept overflow is rejected");
+	free(buf);
+
+	/* EF: two low-bit fields swapped inside a block decode out of order */
+	for (uint32_t i = 0; i < 256; i++)
+		v[i] = 1000 + 37 * i + (i % 5);
+	buf = encode_exact(GPUIDX_CODEC_EF, v, 256, &len);
+	CHECK(pl_open(&view, buf, len, PL_OPEN_VERIFY_CHECKSUM) == PL_OK, "EF list opens");
+	{
+		uint32_t	l = gpuidx_ef_low_bits((uint64_t) v[128] - v[0], 128);
+		uint8_t    *data = (uint8_t *) view.data;
+		uint32_t	low1 = bits_get(data, 1 * l, l);
+		uint32_t	low2 = bits_get(data, 2 * l, l);
+		uint64_t	mask = ((UINT64_C(1) << l) - 1);
+
+		CHECK(l > 0 && low1 != low2, "EF test list has distinct low bits");
+		/* clear and write back the two fields swapped */
+		for (uint32_t j = 1; j <= 2; j++)
+			for (uint32_t b = 0; b < l; b++)
+				data[(j * l + b) / 8] &= (uint8_t) ~(1u << ((j * l + b) % 8));
+		bits_put_at(data, 1 * l, low2 & mask, l);
+		bits_put_at(data, 2 * l, low1 & mask, l);
+	}
+	set_checksum(buf, len);
+	CHECK(pl_open(&view, buf, len, PL_OPEN_VERIFY_CHECKSUM) == PL_OK, "EF list with swapped low bits still opens");
+	CHECK(pl_decode_block(&view, 0, out) == -1 || (out[1] < out[2]), "EF block decode checks order");
+	{
+		pl_status	st = pl_decode(&view, out);
+		bool		in_order = true;
+
+		for (uint32_t i = 1; i < 256 && st == PL_OK; i++)
+			in_order &= out[i] > out[i - 1];
+		CHECK(st == PL_ERR_ORDER || in_order, "EF decode reports order violations (%d)", st);
+	}
 	free(buf);
 }
 
@@ -329,8 +462,12 @@ main(void)
 	383, 384, 385, 511, 512, 513, 1000, 2047, 2048, 2049, 3000};
 	uint32_t   *v = unit_alloc(4000000 * sizeof(uint32_t));
 
+	crafted_counts crafted[GPUIDX_NUM_CODECS];
+
+	memset(crafted, 0, sizeof(crafted));
 	CHECK(pl_crc32c(0, "123456789", 9) == 0xE3069283u, "crc32c check value");
 	check_header_fields();
+	check_known_damage();
 
 	for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
 	{
@@ -396,9 +533,26 @@ main(void)
 		check_corruption_detected(v, n, codec, "tiny");
 		check_corruption_detected(v, 0, codec, "empty");
 		n = gen_mixed(v, 1500);
-		check_crafted(v, n, codec, 3000);
+		check_crafted(v, n, codec, 3000, &crafted[codec]);
 		n = unit_gen_gaps(v, 300, 0, 4);
-		check_crafted(v, n, codec, 3000);
+		check_crafted(v, n, codec, 3000, &crafted[codec]);
+		n = unit_gen_gaps(v, 2000, 100, 300);
+		check_crafted(v, n, codec, 3000, &crafted[codec]);
+	}
+	for (int codec = 0; codec < GPUIDX_NUM_CODECS; codec++)
+	{
+		crafted_counts *c = &crafted[codec];
+
+		printf("crafted %s: %ld rounds, %ld opened, %ld decoded in order, %ld rejected out of order\n",
+			   codec_names[codec], c->rounds, c->opened, c->decoded, c->rejected_order);
+		/*
+		 * The crafting must reach the decoders (raw values rarely stay in
+		 * order under random edits) and damage they reject.
+		 */
+		CHECK(c->opened >= c->rounds / (codec == GPUIDX_CODEC_RAW ? 100 : 4), "crafted %s: only %ld of %ld opened",
+			  codec_names[codec], c->opened, c->rounds);
+		CHECK(c->decoded > 0 && c->rejected_order > 0, "crafted %s: no damage reached the order checks",
+			  codec_names[codec]);
 	}
 	free(v);
 	return unit_report("test_codec");

@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+static const char *const codec_names_cpu[] = {"raw", "ef", "lrc"};
+
 typedef struct enc_list
 {
 	uint8_t    *bytes;
@@ -266,7 +268,12 @@ check_sort_and_equal(void)
 					enc_make(&lists[c], v, (uint32_t) nu, c);
 				for (int c = 0; c < GPUIDX_NUM_CODECS; c++)
 					for (int d = 0; d < GPUIDX_NUM_CODECS; d++)
-						CHECK(cpu_lists_equal(&lists[c].view, &lists[d].view), "equal %d %d", c, d);
+					{
+						bool		equal = false;
+
+						CHECK(cpu_lists_equal(&lists[c].view, &lists[d].view, &equal) == PL_OK && equal,
+							  "equal %d %d", c, d);
+					}
 				enc_free(&lists[1]);
 				v[nu / 2] ^= 1;
 				if (nu / 2 + 1 < nu && v[nu / 2] >= v[nu / 2 + 1])
@@ -274,8 +281,12 @@ check_sort_and_equal(void)
 				else if (nu / 2 > 0 && v[nu / 2] <= v[nu / 2 - 1])
 					v[nu / 2] ^= 1;
 				enc_make(&lists[1], v, (uint32_t) nu, GPUIDX_CODEC_EF);
-				CHECK(cpu_lists_equal(&lists[0].view, &lists[1].view) ==
-					  (memcmp(v, lists[0].values, nu * sizeof(uint32_t)) == 0), "unequal n=%zu", nu);
+				{
+					bool		equal = true;
+
+					CHECK(cpu_lists_equal(&lists[0].view, &lists[1].view, &equal) == PL_OK &&
+						  equal == (memcmp(v, lists[0].values, nu * sizeof(uint32_t)) == 0), "unequal n=%zu", nu);
+				}
 				for (int c = 0; c < GPUIDX_NUM_CODECS; c++)
 					enc_free(&lists[c]);
 			}
@@ -283,6 +294,118 @@ check_sort_and_equal(void)
 			free(ref);
 			free(tmp);
 		}
+}
+
+/* is out[0..n) strictly increasing? */
+static bool
+increasing(const uint32_t *out, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (out[i] <= out[i - 1])
+			return false;
+	return true;
+}
+
+/*
+ * Set operations on damaged lists (random bytes changed, checksum fixed):
+ * each either reports CPU_CORRUPT or answers as on the list's decoded
+ * postings when those are sound, and never hands out ids out of order.
+ */
+static void
+check_damaged(int codec, uint32_t *buf)
+{
+	long		corrupt = 0;
+	long		answered = 0;
+
+	for (int r = 0; r < 1500; r++)
+	{
+		uint32_t	n = unit_gen_gaps(buf, 200 + unit_rand_below(3000), unit_rand_below(1000), 1 + unit_rand_below(40));
+		enc_list	good,
+					bad;
+		size_t		len = pl_encoded_size(codec, buf, n);
+		uint32_t   *decoded = unit_alloc(((size_t) n + GPUIDX_LRC_SEGMENT) * sizeof(uint32_t));
+		uint32_t   *out = unit_alloc(((size_t) 2 * n + 1) * sizeof(uint32_t));
+		uint32_t   *ref = unit_alloc(((size_t) 2 * n + 1) * sizeof(uint32_t));
+		bool		in_order;
+		bool		sound;
+		bool		equal;
+		pl_status	st;
+
+		enc_make(&good, buf, n, codec);
+		bad.bytes = unit_alloc(len);
+		memcpy(bad.bytes, good.bytes, len);
+		for (int e = 0; e < 3; e++)
+			bad.bytes[GPUIDX_HEADER_SIZE + unit_rand_below(len - GPUIDX_HEADER_SIZE)] = (uint8_t) unit_rand64();
+		{
+			uint32_t	crc = pl_list_checksum(bad.bytes, len);
+
+			memcpy(bad.bytes + 12, &crc, 4);
+		}
+		if (pl_open(&bad.view, bad.bytes, len, PL_OPEN_VERIFY_CHECKSUM) != PL_OK)
+		{
+			free(bad.bytes);
+			enc_free(&good);
+			free(decoded);
+			free(out);
+			free(ref);
+			continue;
+		}
+		in_order = pl_decode(&bad.view, decoded) == PL_OK;
+		/* sound: in order, and (LRC) every deviation within its bound */
+		sound = in_order && pl_validate(&bad.view) == PL_OK;
+		for (int m = 0; m < 3; m++)
+		{
+			cpu_method	method = (cpu_method) m;
+			uint32_t	k;
+
+			/* both orders of a two-list intersection, and array x list */
+			for (int side = 0; side < 2; side++)
+			{
+				k = side ? cpu_intersect_lists(&bad.view, &good.view, out, method, 0, NULL)
+					: cpu_intersect_lists(&good.view, &bad.view, out, method, 0, NULL);
+				if (k == CPU_CORRUPT)
+					corrupt++;
+				else
+				{
+					answered++;
+					CHECK(increasing(out, k), "damaged %s: intersection out of order", codec_names_cpu[codec]);
+					if (sound)
+						CHECK(k == ref_intersect(decoded, bad.view.count, buf, n, ref) &&
+							  memcmp(out, ref, (size_t) k * sizeof(uint32_t)) == 0,
+							  "damaged %s: sound list, wrong intersection", codec_names_cpu[codec]);
+				}
+			}
+			k = cpu_intersect_array_list(buf, n, &bad.view, out, method, 0, NULL);
+			CHECK(k == CPU_CORRUPT || increasing(out, k), "damaged %s: array intersection out of order",
+				  codec_names_cpu[codec]);
+			k = cpu_difference_array_list(buf, n, &bad.view, out, method, NULL);
+			CHECK(k == CPU_CORRUPT || increasing(out, k), "damaged %s: difference out of order",
+				  codec_names_cpu[codec]);
+			if (sound && k != CPU_CORRUPT)
+				CHECK(k == ref_difference(buf, n, decoded, bad.view.count, ref) &&
+					  memcmp(out, ref, (size_t) k * sizeof(uint32_t)) == 0,
+					  "damaged %s: sound list, wrong difference", codec_names_cpu[codec]);
+		}
+		{
+			uint32_t	k = cpu_union_array_list(buf, n, &bad.view, out);
+
+			CHECK(k == CPU_CORRUPT || increasing(out, k), "damaged %s: union out of order", codec_names_cpu[codec]);
+			CHECK(in_order == (k != CPU_CORRUPT), "damaged %s: union reads every block, so it must tell",
+				  codec_names_cpu[codec]);
+		}
+		st = cpu_lists_equal(&good.view, &bad.view, &equal);
+		CHECK(st == PL_OK || st == PL_ERR_ORDER, "damaged %s: equality status", codec_names_cpu[codec]);
+		CHECK(st != PL_OK || !sound || equal == (bad.view.count == n &&
+												 memcmp(decoded, buf, (size_t) n * sizeof(uint32_t)) == 0),
+			  "damaged %s: equality", codec_names_cpu[codec]);
+		free(bad.bytes);
+		enc_free(&good);
+		free(decoded);
+		free(out);
+		free(ref);
+	}
+	printf("damaged %s lists: %ld operations reported damage, %ld answered\n", codec_names_cpu[codec], corrupt, answered);
+	CHECK(corrupt > 0 && answered > 0, "damaged %s: both outcomes reached", codec_names_cpu[codec]);
 }
 
 int
@@ -345,6 +468,8 @@ main(void)
 		enc_free(&run2);
 	}
 	check_sort_and_equal();
+	for (int codec = GPUIDX_CODEC_EF; codec < GPUIDX_NUM_CODECS; codec++)
+		check_damaged(codec, buf);
 	/* k-way SvS */
 	for (int rep = 0; rep < 60; rep++)
 		check_k(2 + rep % 7, rep % 2 ? UINT64_C(1) << 16 : UINT64_C(1) << 24, 1 + unit_rand_below(50000));
