@@ -4,6 +4,12 @@
  *	  windows, skip entries, one posting, a whole block, a search inside a
  *	  block.  The layout is gpuidx_format.h's; the arithmetic is the CPU
  *	  codecs' (src/codec), so both give the same postings bit for bit.
+ *
+ * Only lists the host opened (pl_open: structure and checksum) come here,
+ * so every EF block has fewer than 32 low bits and 32-bit shifts by l are
+ * defined.  Unlike the CPU codecs, nothing here checks the order of what
+ * it decodes: a list damaged behind a valid checksum is the host's to
+ * reject before it is sent.
  */
 #ifndef GPUIDX_DEVICE_LIST_CUH
 #define GPUIDX_DEVICE_LIST_CUH
