@@ -103,6 +103,24 @@ SELECT (SELECT total_bytes FROM gpuidx_index_stats('ddl_mem_small')) =
 SELECT gpuidx_verify('ddl_mem_small') LIKE '%is sound%60000 rows%' AS sound;
 DROP TABLE ddl_mem;
 
+-- memory follows the data, not the budget: the largest maintenance_work_mem
+-- builds and vacuums a small table in a few hundred kB
+CREATE TABLE ddl_huge_mem (body text) WITH (autovacuum_enabled = off);
+INSERT INTO ddl_huge_mem SELECT 'row' || g || ' common' FROM generate_series(1, 1000) g;
+SET maintenance_work_mem = '6GB';
+CREATE INDEX ddl_huge_mem_6gb ON ddl_huge_mem USING gpuidx (body);
+SET maintenance_work_mem = '2147483647kB';
+CREATE INDEX ddl_huge_mem_max ON ddl_huge_mem USING gpuidx (body);
+SELECT build_peak_kb < 2048 AS small_peak FROM gpuidx_index_stats('ddl_huge_mem_6gb');
+SELECT build_peak_kb < 2048 AS small_peak FROM gpuidx_index_stats('ddl_huge_mem_max');
+INSERT INTO ddl_huge_mem SELECT 'more' || g FROM generate_series(1, 100) g;
+DELETE FROM ddl_huge_mem WHERE body LIKE 'row1%';
+VACUUM ddl_huge_mem;
+RESET maintenance_work_mem;
+SELECT pending_entries, dead_docs FROM gpuidx_index_stats('ddl_huge_mem_max');
+SELECT gpuidx_verify('ddl_huge_mem_max') LIKE '%is sound%' AS sound;
+DROP TABLE ddl_huge_mem;
+
 -- an empty table
 CREATE TABLE ddl_empty (body text);
 CREATE INDEX ddl_empty_idx ON ddl_empty USING gpuidx (body);

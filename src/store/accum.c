@@ -28,6 +28,8 @@
 #define TAPE_BUFFER		BLCKSZ	/* the tape set's own buffer per tape */
 #define MAX_FANIN		512
 #define EMIT_BATCH		2048
+#define TABLE_MIN		1024	/* slots of a new table */
+#define TABLE_MAX		(((Size) 1) << 31)	/* slots; hashes are 32 bits */
 
 typedef struct AccEntry
 {
@@ -55,8 +57,8 @@ struct GpxAccum
 	Size		arena_left;
 	Size		arena_block;
 	AccEntry  **table;
-	uint32		table_size;		/* a power of two */
-	uint32		table_base;		/* its size after a reset */
+	Size		table_size;		/* a power of two */
+	Size		table_base;		/* its size after a reset: the last run's */
 	uint32		nentries;
 	bool		full;			/* the table is as large as the budget allows */
 	LogicalTapeSet *tapes;
@@ -100,7 +102,8 @@ reset_table(GpxAccum *a)
 	a->nentries = 0;
 	a->full = false;
 	a->table_size = a->table_base;
-	a->table = MemoryContextAllocZero(a->ctx, a->table_size * sizeof(AccEntry *));
+	a->table = MemoryContextAllocHuge(a->ctx, a->table_size * sizeof(AccEntry *));
+	memset(a->table, 0, a->table_size * sizeof(AccEntry *));
 	note_used(a, a->table_size * sizeof(AccEntry *));
 }
 
@@ -117,12 +120,11 @@ gpx_accum_create(Size budget)
 	a->arena_block = Min(ARENA_BLOCK, a->budget / 16);
 
 	/*
-	 * A term costs some 80 bytes (entry, bytes, postings); size the table for
-	 * what the budget holds at half load, so it rarely has to grow.
+	 * The table starts small and doubles with the terms (memory follows the
+	 * data, not the budget: a huge maintenance_work_mem costs nothing on a
+	 * small table); once doubling would pass the budget, the run ends.
 	 */
-	a->table_base = 1024;
-	while (a->table_base < a->budget / 40 / 2)
-		a->table_base *= 2;
+	a->table_base = TABLE_MIN;
 	reset_table(a);
 	note_peak(a);
 	return a;
@@ -151,14 +153,14 @@ arena_alloc(GpxAccum *a, Size n)
 static void
 grow_table(GpxAccum *a)
 {
-	uint32		size = a->table_size * 2;
+	Size		size = a->table_size * 2;
 	AccEntry  **t = MemoryContextAllocHuge(a->ctx, size * sizeof(AccEntry *));
 
 	memset(t, 0, size * sizeof(AccEntry *));
-	for (uint32 i = 0; i < a->table_size; i++)
+	for (Size i = 0; i < a->table_size; i++)
 	{
 		AccEntry   *e = a->table[i];
-		uint32		slot;
+		Size		slot;
 
 		if (e == NULL)
 			continue;
@@ -172,6 +174,7 @@ grow_table(GpxAccum *a)
 	note_used(a, size * sizeof(AccEntry *));
 	a->table = t;
 	a->table_size = size;
+	a->table_base = size;
 }
 
 static void
@@ -205,7 +208,7 @@ void
 gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc)
 {
 	uint32		hash = hash_bytes((const unsigned char *) term, len);
-	uint32		slot = hash & (a->table_size - 1);
+	Size		slot = hash & (a->table_size - 1);
 	AccEntry   *e;
 
 	while ((e = a->table[slot]) != NULL)
@@ -226,12 +229,19 @@ gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc)
 		e->gaps = e->inl;
 		memcpy(e->term, term, len);
 		a->table[slot] = e;
-		/* at half load the run ends with this document; grow only for a huge one */
-		if (++a->nentries * 2 > a->table_size)
+		if (++a->nentries * (Size) 2 > a->table_size)
 		{
-			a->full = true;
-			if ((uint64) a->nentries * 10 > (uint64) a->table_size * 9)
+			/*
+			 * Past half load the table doubles while the budget allows;
+			 * after that the run ends with this document, and the table
+			 * grows only for a document too big for it.
+			 */
+			if (a->table_size < TABLE_MAX &&
+				(a->used + a->table_size * sizeof(AccEntry *) <= a->budget - a->budget / 8 ||
+				 (Size) a->nentries * 10 > a->table_size * 9))
 				grow_table(a);
+			else
+				a->full = true;
 		}
 		return;
 	}
@@ -259,7 +269,7 @@ sorted_entries(GpxAccum *a)
 	AccEntry  **v = MemoryContextAllocHuge(a->ctx, Max(a->nentries, 1) * sizeof(AccEntry *));
 	uint32		n = 0;
 
-	for (uint32 i = 0; i < a->table_size; i++)
+	for (Size i = 0; i < a->table_size; i++)
 		if (a->table[i])
 			v[n++] = a->table[i];
 	qsort(v, n, sizeof(AccEntry *), entry_cmp);
