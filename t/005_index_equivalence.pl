@@ -4,7 +4,8 @@
 # to_tsvector('english', body) @@ plainto_tsquery('english', q) return the
 # same rows for every query, before and after rounds of random inserts,
 # updates, deletes, merges and VACUUMs.  Skipped, with a notice, when the
-# corpus is not there (GPUIDX_DATA, default ~/.cache/gpuidx-data).
+# corpus is not there (GPUIDX_DATA, default ~/.cache/gpuidx-data), unless
+# GPUIDX_REQUIRE_CORPUS=1 (scripts/test.sh sets it) makes that a failure.
 use strict;
 use warnings;
 
@@ -19,7 +20,9 @@ my $docs_file = "$data/$corpus/docs.tsv";
 my $queries_file = "$data/$corpus/queries.tsv";
 if (!-r $docs_file || !-r $queries_file)
 {
-	diag("NOTICE: corpus '$corpus' not found under $data: run ../shared/data/fetch $corpus");
+	BAIL_OUT("corpus $corpus not found under $data, and GPUIDX_REQUIRE_CORPUS is set")
+	  if ($ENV{GPUIDX_REQUIRE_CORPUS} // '') eq '1';
+	diag("NOTICE: corpus '$corpus' not found under $data: run scripts/data/fetch $corpus");
 	plan skip_all => "corpus $corpus not available under $data";
 }
 

@@ -83,7 +83,7 @@ limit=${LIMIT_DOCS:-}
 [ "$limit" = 0 ] && limit=
 for f in docs.tsv queries.tsv; do
 	if [ ! -r "$data/$f" ]; then
-		echo "export_lists: $data/$f not found (see ../shared/data/README.md)" >&2
+		echo "export_lists: $data/$f not found (scripts/data/fetch gets it, see scripts/data/README.md)" >&2
 		exit 1
 	fi
 done

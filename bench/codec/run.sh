@@ -28,7 +28,7 @@ make -s -C bench/codec
 args=()
 for corpus in $corpora; do
 	if [ ! -r "$data/$corpus/docs.tsv" ] || [ ! -r "$data/$corpus/queries.tsv" ]; then
-		echo "run.sh: $corpus is not under $data, skipped (../shared/data/fetch $corpus gets it)" >&2
+		echo "run.sh: $corpus is not under $data, skipped (scripts/data/fetch $corpus gets it)" >&2
 		continue
 	fi
 	limit=
