@@ -33,6 +33,9 @@ ifneq ($(PGXS),)
 include $(PGXS)
 endif
 
+# PGXS tracks no header dependencies: any header change rebuilds every object
+$(OBJS): $(wildcard include/*.h src/*.h src/*/*.h)
+
 # the GPU engine, when nvcc is there
 include Makefile.cuda
 all: cuda-engine

@@ -152,9 +152,14 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.tmpcxt = AllocSetContextCreate(buildcxt, "gpuidx build document", ALLOCSET_DEFAULT_SIZES);
 	bs.ndocs = 0;
 
-	/* block 0 is the metapage, written last */
+	/*
+	 * Block 0 is the metapage, written last.  No lock is held on it
+	 * meanwhile (nobody else sees the index yet): a buffer lock would hold
+	 * off cancels for the whole build.
+	 */
 	metabuf = gpx_new_buffer(index, false);
 	Assert(BufferGetBlockNumber(metabuf) == GPX_META_BLKNO);
+	UnlockReleaseBuffer(metabuf);
 
 	bs.writer = gpx_segw_begin(index, 1, false, gpx_index_codec(index));
 	bs.accum = gpx_accum_create(budget > 2 * BUILD_RESERVE ? budget - BUILD_RESERVE : budget / 2);
@@ -178,6 +183,8 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	meta.build_peak_kb = (uint32) (gpx_accum_peak(bs.accum) / 1024);
 	gpx_page_init(metaimage.data, GPX_PAGE_META);
 	gpx_meta_pack(metaimage.data, &meta);
+	metabuf = ReadBuffer(index, GPX_META_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	gpx_put_page(index, metabuf, metaimage.data, false);
 	gpx_accum_free(bs.accum);
 

@@ -83,7 +83,15 @@ extern uint32 gpx_reserve_segment_id(Relation index);
 extern IndexBulkDeleteResult *gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 											 IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+
+/* recycle.c: callers hold the merge lock */
+/* room in the metapage for need more retired sets (moving its sets to the chain) */
+extern void gpx_retired_make_room(Relation index, int need);
+/* free the retired sets no snapshot can read any more */
 extern void gpx_recycle(Relation index);
+/* every page: free ones to the free space map, unreferenced ones freed; returns how many */
+extern BlockNumber gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy,
+									 BlockNumber *nblocks);
 
 /* cost.c */
 typedef struct GpxEstimate

@@ -10,7 +10,8 @@
  * writes the new segment to pages nothing references, then changes the
  * metapage once (one generic WAL record): the new segment in, the merged
  * ones out and listed as retired, to be recycled once no scan can still be
- * reading them (vacuum.c).
+ * reading them (recycle.c).  The retired lists have no limit, so merges
+ * never stop behind an old snapshot (only the pages wait for it).
  *
  * Doc ids of a merged segment are those of its inputs concatenated, dead
  * docs left out, so each input's postings stay in order: a merge never
@@ -120,20 +121,13 @@ gpx_merge_pending(Relation index, Size budget)
 	}
 	UnlockReleaseBuffer(metabuf);
 
-	/* room in the metapage for the result */
+	/* room in the metapage for the new segment: tiers merge down to below it */
 	if (meta.nsegments >= GPX_MAX_SEGMENTS)
 		gpx_merge_tiers(index, budget, false);
-	if (meta.nretired + 2 > GPX_MAX_RETIRED)
-		gpx_recycle(index);
 	gpx_meta_read(index, &meta);
-	/* the new segment, and up to two retired sets (pending pages, an empty segment) */
-	if (meta.nsegments >= GPX_MAX_SEGMENTS || meta.nretired + 2 > GPX_MAX_RETIRED)
-	{
-		ereport(DEBUG1,
-				(errmsg("gpuidx index \"%s\": no room for a new segment, pending area kept",
-						RelationGetRelationName(index))));
-		return 0;
-	}
+	if (meta.nsegments >= GPX_MAX_SEGMENTS)
+		elog(ERROR, "gpuidx index \"%s\": %u segments after merging tiers",
+			 RelationGetRelationName(index), meta.nsegments);
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx merge", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
@@ -162,7 +156,8 @@ gpx_merge_pending(Relation index, Size budget)
 	gpx_accum_free(accum);
 	gpx_segw_finish(w, &ref);
 
-	/* one record: the segment in, the merged pages out */
+	/* one record: the segment in, the merged pages out (up to two sets) */
+	gpx_retired_make_room(index, 2);
 	metabuf = gpx_meta_lock(index, &meta);
 	if (entries > 0)
 		meta.segments[meta.nsegments++] = ref;
@@ -367,12 +362,11 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 	gpx_segw_finish(w, &ref);
 
 	/* one record: the new segment in, the inputs out and retired */
+	gpx_retired_make_room(index, n + 1);
 	metabuf = gpx_meta_lock(index, m);
 	for (int i = 0; i < n; i++)
 		if (gpx_meta_find_segment(m, refs[i].id) < 0)
 			elog(ERROR, "gpuidx: segment %u vanished during a merge", refs[i].id);
-	if (m->nretired + n + 1 > GPX_MAX_RETIRED)
-		elog(ERROR, "gpuidx: no room to retire merged segments");
 	for (int i = 0; i < n; i++)
 	{
 		gpx_meta_remove_segment(m, refs[i].id);
@@ -489,13 +483,6 @@ gpx_merge_tiers(Relation index, Size budget, bool vacuum)
 		n = pick_group(&meta, vacuum, group);
 		if (n == 0)
 			break;
-		if (meta.nretired + n + 1 > GPX_MAX_RETIRED)
-		{
-			gpx_recycle(index);
-			gpx_meta_read(index, &meta);
-			if (meta.nretired + n + 1 > GPX_MAX_RETIRED)
-				break;
-		}
 		merge_segments(index, group, n, budget);
 		merges++;
 	}

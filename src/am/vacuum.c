@@ -5,7 +5,8 @@
  *	  are gone are marked in its dead-doc bitmap; scans skip them.  Their
  *	  space comes back when the segment is merged (merge.c).  The cleanup
  *	  pass merges tiers, recycles retired pages once no scan can read them,
- *	  and rebuilds the free space map, reclaiming pages a crash left behind.
+ *	  and rebuilds the free space map, reclaiming pages a crash left behind
+ *	  (recycle.c).
  */
 #include "postgres.h"
 
@@ -19,7 +20,11 @@
 #include "utils/snapmgr.h"
 
 #include "am/gpuidx_am.h"
+#include "store/pending.h"
 #include "store/segment.h"
+
+/* dead docs marked per batch */
+#define DEAD_BATCH	8192
 
 /* set the bits of docs (increasing) on their dead-bitmap pages */
 static uint32
@@ -79,6 +84,31 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 	return marked;
 }
 
+/*
+ * The entries the merge left in the pending area were appended after it
+ * began, for rows inserted after VACUUM read the table: none can hold a TID
+ * VACUUM is about to free.  Checked, since a VACUUM that went on would
+ * leave an entry pointing at a TID the heap may hand to another row.
+ */
+static void
+check_pending_survivors(Relation index, IndexBulkDeleteCallback callback, void *callback_state)
+{
+	GpxMetaPageData meta;
+	GpxPendingReader r;
+
+	gpx_meta_read(index, &meta);
+	gpx_pending_begin(&r, index, &meta, InvalidBlockNumber, 0);
+	while (gpx_pending_next(&r))
+	{
+		vacuum_delay_point();
+		if (callback(&r.tid, callback_state))
+			elog(ERROR, "gpuidx index \"%s\": pending entry (%u,%u) was not merged before VACUUM frees its row",
+				 RelationGetRelationName(index), ItemPointerGetBlockNumber(&r.tid),
+				 ItemPointerGetOffsetNumber(&r.tid));
+	}
+	gpx_pending_end(&r);
+}
+
 IndexBulkDeleteResult *
 gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			   IndexBulkDeleteCallback callback, void *callback_state)
@@ -89,17 +119,19 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	ItemPointerData tids[GPX_DOCMAP_CHUNK];
+	uint32	   *dead = palloc(DEAD_BATCH * sizeof(uint32));
 	double		live = 0;
 
 	if (stats == NULL)
 		stats = MemoryContextAllocZero(old, sizeof(IndexBulkDeleteResult));
 	gpx_merge_lock(index);
+	/* every row's TID into a segment first, where dead docs are marked */
 	gpx_merge_pending(index, (Size) maintenance_work_mem * 1024);
+	check_pending_survivors(index, callback, callback_state);
 	gpx_meta_read(index, &meta);
 	for (uint32 s = 0; s < meta.nsegments; s++)
 	{
 		GpxSegment *seg = gpx_seg_open(index, &meta.segments[s]);
-		uint32	   *dead = palloc(Max(seg->hdr->ndocs, 1) * sizeof(uint32));
 		uint32		ndead = 0;
 
 		for (uint32 c = 0; c < seg->hdr->docmap_chunks; c++)
@@ -118,10 +150,15 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				else
 					live++;
 			}
+			/* marked in batches: memory stays the same at any segment size */
+			if (ndead > DEAD_BATCH - GPX_DOCMAP_CHUNK)
+			{
+				stats->tuples_removed += mark_dead(index, seg, dead, ndead);
+				ndead = 0;
+			}
 		}
 		if (ndead > 0)
 			stats->tuples_removed += mark_dead(index, seg, dead, ndead);
-		pfree(dead);
 		gpx_seg_close(seg);
 	}
 	gpx_merge_unlock(index);
@@ -134,224 +171,8 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 }
 
 /* ---------------------------------------------------------------------------
- * Recycling
- */
-typedef struct BlockList
-{
-	BlockNumber *v;
-	int			n;
-	int			cap;
-} BlockList;
-
-static void
-blocks_add(BlockList *l, BlockNumber b)
-{
-	if (l->n == l->cap)
-	{
-		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = l->v ? repalloc_huge(l->v, l->cap * sizeof(BlockNumber)) : palloc(l->cap * sizeof(BlockNumber));
-	}
-	l->v[l->n++] = b;
-}
-
-/* is this page (still) what a retired set left behind: same owner, not reused? */
-static bool
-page_is_retired(Relation index, BlockNumber blkno, const GpxRetired *r, uint32 seq, BlockNumber *next)
-{
-	Buffer		buf = ReadBuffer(index, blkno);
-	Page		page;
-	GpxPageOpaque opaque;
-	bool		ok;
-
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	opaque = GpxPageGetOpaque(page);
-	if (gpx_page_problem(page) != NULL)
-		ok = false;
-	else if (r->kind == GPX_RETIRED_SEGMENT)
-		ok = (opaque->type == GPX_PAGE_SEGHEAD || opaque->type == GPX_PAGE_TABLE ||
-			  opaque->type == GPX_PAGE_DATA) && opaque->owner == r->owner;
-	else
-		ok = opaque->type == GPX_PAGE_PENDING && opaque->owner == seq;
-	if (next)
-		*next = ok ? opaque->next : InvalidBlockNumber;
-	UnlockReleaseBuffer(buf);
-	return ok;
-}
-
-/*
- * The pages of a retired set that are still its own, in the order to free
- * them: data before the tables and header that list them, a pending chain
- * from its end, so that a crash halfway leaves what is left findable.
- */
-static void
-retired_pages(Relation index, const GpxRetired *r, BlockList *out)
-{
-	if (r->kind == GPX_RETIRED_SEGMENT)
-	{
-		GpxSegHeaderData *h;
-		Buffer		hbuf;
-
-		if (!page_is_retired(index, r->first, r, 0, NULL))
-			return;				/* freed already */
-		hbuf = ReadBuffer(index, r->first);
-		LockBuffer(hbuf, BUFFER_LOCK_SHARE);
-		h = palloc(BLCKSZ);
-		memcpy(h, PageGetContents(BufferGetPage(hbuf)), gpx_page_used(BufferGetPage(hbuf)));
-		UnlockReleaseBuffer(hbuf);
-		if (h->ntables == 0)
-		{
-			for (uint32 i = 0; i < h->npages; i++)
-				if (page_is_retired(index, h->table[i], r, 0, NULL))
-					blocks_add(out, h->table[i]);
-		}
-		else
-		{
-			for (uint32 t = 0; t < h->ntables; t++)
-			{
-				Buffer		buf;
-				Page		page;
-				BlockNumber *entries;
-				uint32		n;
-
-				if (!page_is_retired(index, h->table[t], r, 0, NULL))
-					continue;	/* freed with its data pages */
-				buf = ReadBuffer(index, h->table[t]);
-				LockBuffer(buf, BUFFER_LOCK_SHARE);
-				page = BufferGetPage(buf);
-				n = gpx_page_used(page) / sizeof(BlockNumber);
-				entries = palloc(n * sizeof(BlockNumber));
-				memcpy(entries, PageGetContents(page), n * sizeof(BlockNumber));
-				UnlockReleaseBuffer(buf);
-				for (uint32 i = 0; i < n; i++)
-					if (page_is_retired(index, entries[i], r, 0, NULL))
-						blocks_add(out, entries[i]);
-				pfree(entries);
-			}
-			for (uint32 t = 0; t < h->ntables; t++)
-				if (page_is_retired(index, h->table[t], r, 0, NULL))
-					blocks_add(out, h->table[t]);
-		}
-		blocks_add(out, r->first);
-		pfree(h);
-	}
-	else
-	{
-		BlockList	chain = {0};
-		BlockNumber blk = r->first;
-		uint32		seq = r->owner;
-
-		while (blk != r->stop && blk != InvalidBlockNumber)
-		{
-			BlockNumber next;
-
-			if (!page_is_retired(index, blk, r, seq, &next))
-				break;
-			blocks_add(&chain, blk);
-			blk = next;
-			seq++;
-		}
-		for (int i = chain.n - 1; i >= 0; i--)
-			blocks_add(out, chain.v[i]);
-	}
-}
-
-void
-gpx_recycle(Relation index)
-{
-	GpxMetaPageData meta;
-
-	gpx_meta_read(index, &meta);
-	for (uint32 i = 0; i < meta.nretired; i++)
-	{
-		GpxRetired	r = meta.retired[i];
-		BlockList	pages = {0};
-		Buffer		metabuf;
-		GenericXLogState *state;
-		GpxMetaPageData *m = palloc(sizeof(GpxMetaPageData));
-
-		if (!GlobalVisCheckRemovableFullXid(NULL, r.xid))
-			continue;
-		retired_pages(index, &r, &pages);
-		if (pages.n > 0)
-			gpx_free_pages(index, pages.v, pages.n);
-
-		/* out of the list only once freed: a crash before retries (harmlessly) */
-		metabuf = gpx_meta_lock(index, m);
-		for (uint32 k = 0; k < m->nretired; k++)
-		{
-			if (m->retired[k].kind == r.kind && m->retired[k].first == r.first &&
-				m->retired[k].owner == r.owner)
-			{
-				memmove(&m->retired[k], &m->retired[k + 1], (m->nretired - k - 1) * sizeof(GpxRetired));
-				m->nretired--;
-				break;
-			}
-		}
-		state = GenericXLogStart(index);
-		gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), m);
-		GenericXLogFinish(state);
-		UnlockReleaseBuffer(metabuf);
-		pfree(m);
-		if (pages.v)
-			pfree(pages.v);
-	}
-}
-
-/* ---------------------------------------------------------------------------
  * Cleanup
  */
-
-/* could this page be one a crash left behind, reachable from nothing? */
-static bool
-maybe_orphan(Page page, const GpxMetaPageData *meta)
-{
-	GpxPageOpaque opaque = GpxPageGetOpaque(page);
-
-	if (gpx_page_problem(page) != NULL)
-		return false;
-	if (opaque->type == GPX_PAGE_SEGHEAD || opaque->type == GPX_PAGE_TABLE ||
-		opaque->type == GPX_PAGE_DATA)
-	{
-		/* under the merge lock no segment is being written */
-		if (gpx_meta_find_segment(meta, opaque->owner) >= 0)
-			return false;
-		for (uint32 i = 0; i < meta->nretired; i++)
-			if (meta->retired[i].kind == GPX_RETIRED_SEGMENT && meta->retired[i].owner == opaque->owner)
-				return false;
-		return true;
-	}
-	/* pages an insert wrote but never linked carry unissued sequence numbers */
-	return opaque->type == GPX_PAGE_PENDING && opaque->owner >= meta->next_pending_seq;
-}
-
-/*
- * Free block b if it is an orphan, checked again under the metapage's lock
- * (taken first, as inserts do), so no insert is halfway through.
- */
-static bool
-free_if_orphan(Relation index, BlockNumber b, const GpxMetaPageData *segments)
-{
-	GpxMetaPageData *now = palloc(sizeof(GpxMetaPageData));
-	Buffer		metabuf = gpx_meta_share(index, now);
-	Buffer		buf;
-	bool		orphan;
-
-	buf = ReadBuffer(index, b);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	orphan = maybe_orphan(BufferGetPage(buf), segments) &&
-		(GpxPageGetOpaque(BufferGetPage(buf))->type != GPX_PAGE_PENDING ||
-		 GpxPageGetOpaque(BufferGetPage(buf))->owner >= now->next_pending_seq);
-	if (orphan)
-		gpx_free_locked_page(index, buf);
-	UnlockReleaseBuffer(buf);
-	UnlockReleaseBuffer(metabuf);
-	pfree(now);
-	if (orphan)
-		RecordFreeIndexPage(index, b);
-	return orphan;
-}
-
 IndexBulkDeleteResult *
 gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
@@ -379,32 +200,8 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	gpx_merge_pending(index, budget);
 	gpx_merge_tiers(index, budget, true);
 	gpx_recycle(index);
-
 	/* every page: free ones into the free space map, orphans freed */
-	gpx_meta_read(index, &meta);
-	nblocks = RelationGetNumberOfBlocks(index);
-	for (BlockNumber b = GPX_META_BLKNO + 1; b < nblocks; b++)
-	{
-		Buffer		buf;
-		Page		page;
-		bool		orphan;
-
-		vacuum_delay_point();
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, b, RBM_NORMAL, info->strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (PageIsNew(page) || gpx_page_is_free(page))
-		{
-			UnlockReleaseBuffer(buf);
-			RecordFreeIndexPage(index, b);
-			nfree++;
-			continue;
-		}
-		orphan = maybe_orphan(page, &meta);
-		UnlockReleaseBuffer(buf);
-		if (orphan && free_if_orphan(index, b, &meta))
-			nfree++;
-	}
+	nfree = gpx_reclaim_pages(index, info->strategy, &nblocks);
 	gpx_merge_unlock(index);
 	IndexFreeSpaceMapVacuum(index);
 

@@ -24,7 +24,7 @@
 
 #define GPX_META_BLKNO		0
 #define GPX_MAGIC			0x58495047	/* "GPIX" */
-#define GPX_INDEX_VERSION	1
+#define GPX_INDEX_VERSION	2		/* version 1 is read too: see meta.c */
 #define GPX_PAGE_ID			0xFF91		/* last bytes of every page, for tools */
 
 /* page types */
@@ -34,6 +34,7 @@
 #define GPX_PAGE_TABLE		4	/* a segment's page table, past the header's room */
 #define GPX_PAGE_DATA		5	/* a page of one of a segment's streams */
 #define GPX_PAGE_FREE		6	/* recycled, listed in the free space map */
+#define GPX_PAGE_RETIRED	7	/* retired page sets the metapage has no room for */
 
 typedef struct GpxPageOpaqueData
 {
@@ -42,8 +43,11 @@ typedef struct GpxPageOpaqueData
 	uint16		stream;			/* data pages: GPX_STREAM_* */
 	uint32		owner;			/* segment pages: segment id; pending: sequence */
 	uint32		pageno;			/* data pages: index in the stream; table pages:
-								 * index in the table */
-	BlockNumber next;			/* pending pages: next page of the chain */
+								 * index in the table; pending pages: the
+								 * sequence of the page next links to (0 in
+								 * version 1: sequence + 1) */
+	BlockNumber next;			/* pending and retired-list pages: next page of
+								 * the chain */
 	uint16		flags;			/* reserved, 0 */
 	uint16		page_id;		/* GPX_PAGE_ID */
 } GpxPageOpaqueData;
@@ -157,13 +161,16 @@ typedef struct GpxInnerHeader
 
 /* ---------------------------------------------------------------------------
  * The pending area: new rows, as a byte stream over a chain of pages that
- * grows at its tail.  Each entry:
+ * grows at its tail (the stream is each page's contents in chain order).
+ * Each entry:
  *
- *	 varint len (of what follows), 6 bytes TID, varint nlexemes, then each
+ *	 uint32 len (of what follows), 6 bytes TID, varint nlexemes, then each
  *	 lexeme as varint length and bytes, sorted bytewise and distinct.
  *
- * An entry may straddle pages.  Pages of the chain carry consecutive
- * sequence numbers, so a reader notices a page that was recycled under it.
+ * An entry that does not fit the tail page starts on a page of its own and
+ * may span several.  Every page carries a sequence number, handed out once,
+ * and the one of the page it links to, so a reader notices a page that was
+ * recycled under it.
  */
 
 /* ---------------------------------------------------------------------------
@@ -225,7 +232,13 @@ typedef struct GpxMetaPageData
 	uint32		build_peak_kb;	/* peak memory of the postings accumulator */
 
 	uint32		nsegments;
-	uint32		nretired;
+	uint32		nretired;		/* in retired[] below */
+
+	/* version 2 on */
+	BlockNumber retired_more;	/* first page of the retired-list chain, or
+								 * InvalidBlockNumber */
+	uint32		nretired_more;	/* retired sets listed there */
+
 	GpxSegRef	segments[GPX_MAX_SEGMENTS];
 	GpxRetired	retired[GPX_MAX_RETIRED];
 } GpxMetaPageData;
@@ -233,9 +246,18 @@ typedef struct GpxMetaPageData
 /*
  * On the page the arrays are packed: the fields before segments, then
  * nsegments segments, then nretired retired sets.  The metapage changes at
- * every insert, so its bytes (WAL deltas, CRC) stay few.
+ * every insert, so its bytes (WAL deltas, CRC) stay few.  Version 1 had no
+ * fields from retired_more on.
  */
-#define GPX_META_FIXED	offsetof(GpxMetaPageData, segments)
+#define GPX_META_FIXED		offsetof(GpxMetaPageData, segments)
+#define GPX_META_FIXED_V1	offsetof(GpxMetaPageData, retired_more)
+
+/*
+ * Retired sets past the metapage's room: a chain of GPX_PAGE_RETIRED pages,
+ * each an array of GpxRetired, newest page first, so no number of merges
+ * waiting behind an old snapshot ever stops merging.
+ */
+#define GPX_RETIRED_PER_PAGE	(GPX_PAGE_CAPACITY / sizeof(GpxRetired))
 
 StaticAssertDecl(sizeof(GpxMetaPageData) <= GPX_PAGE_CAPACITY, "metapage too large");
 

@@ -19,6 +19,19 @@
 
 static const GpxPageTag meta_tag = {GPX_PAGE_META, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
 
+static void
+gpx_meta_check_version(Relation index, const GpxMetaPageData *meta)
+{
+	if (meta->magic != GPX_MAGIC)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has a wrong magic number");
+	if (meta->version != GPX_INDEX_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" has gpuidx format version %u, this build reads versions 1 to %u",
+						RelationGetRelationName(index), meta->version, GPX_INDEX_VERSION),
+				 errhint("Rebuild the index with REINDEX.")));
+}
+
 void
 gpx_meta_init(GpxMetaPageData *meta, uint32 kind, Oid config)
 {
@@ -43,6 +56,7 @@ gpx_meta_init(GpxMetaPageData *meta, uint32 kind, Oid config)
 	meta->next_pending_seq = 1;
 	meta->pend_head = InvalidBlockNumber;
 	meta->pend_tail = InvalidBlockNumber;
+	meta->retired_more = InvalidBlockNumber;
 }
 
 void
@@ -60,37 +74,47 @@ gpx_meta_pack(Page page, const GpxMetaPageData *meta)
 	gpx_page_seal(page);
 }
 
+/*
+ * Version 1 metapages lack the fields from retired_more on; they read as
+ * version 2 with none of them in use, and are written back as version 2
+ * (nothing else in the index differs).
+ */
 void
 gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta)
 {
 	const char *p = PageGetContents(page);
 	uint32		used = gpx_page_used(page);
+	Size		fixed = GPX_META_FIXED;
 	Size		segs;
 
-	if (used < GPX_META_FIXED)
+	if (used < GPX_META_FIXED_V1)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has %u bytes of contents", used);
-	memcpy(meta, p, GPX_META_FIXED);
+	memcpy(meta, p, GPX_META_FIXED_V1);
+	if (meta->version != 1)
+		gpx_meta_check_version(index, meta);
+	if (meta->version == 1)
+	{
+		fixed = GPX_META_FIXED_V1;
+		meta->version = GPX_INDEX_VERSION;
+		meta->retired_more = InvalidBlockNumber;
+		meta->nretired_more = 0;
+	}
+	else if (used >= GPX_META_FIXED)
+		memcpy(meta, p, GPX_META_FIXED);
 	if (meta->nsegments > GPX_MAX_SEGMENTS || meta->nretired > GPX_MAX_RETIRED ||
-		used != GPX_META_FIXED + meta->nsegments * sizeof(GpxSegRef) + meta->nretired * sizeof(GpxRetired))
+		used != fixed + meta->nsegments * sizeof(GpxSegRef) + meta->nretired * sizeof(GpxRetired))
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage lists %u segments and %u retired page sets in %u bytes",
 						   meta->nsegments, meta->nretired, used);
 	segs = meta->nsegments * sizeof(GpxSegRef);
-	memcpy(meta->segments, p + GPX_META_FIXED, segs);
-	memcpy(meta->retired, p + GPX_META_FIXED + segs, meta->nretired * sizeof(GpxRetired));
+	memcpy(meta->segments, p + fixed, segs);
+	memcpy(meta->retired, p + fixed + segs, meta->nretired * sizeof(GpxRetired));
 	gpx_meta_check(index, meta);
 }
 
 void
 gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 {
-	if (meta->magic != GPX_MAGIC)
-		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has a wrong magic number");
-	if (meta->version != GPX_INDEX_VERSION)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index \"%s\" has gpuidx format version %u, this build reads version %u",
-						RelationGetRelationName(index), meta->version, GPX_INDEX_VERSION),
-				 errhint("Rebuild the index with REINDEX.")));
+	gpx_meta_check_version(index, meta);
 	if (meta->kind != GPX_KIND_TEXT && meta->kind != GPX_KIND_TSVECTOR)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has an unknown document kind %u", meta->kind);
 	for (uint32 i = 0; i < meta->nsegments; i++)
@@ -105,6 +129,9 @@ gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 		meta->pend_head == GPX_META_BLKNO || meta->pend_tail == GPX_META_BLKNO ||
 		meta->pend_head_off > GPX_PAGE_CAPACITY)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage pending area bounds are inconsistent");
+	if (meta->retired_more == GPX_META_BLKNO ||
+		(meta->retired_more == InvalidBlockNumber) != (meta->nretired_more == 0))
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage retired-list chain is inconsistent");
 }
 
 void
@@ -154,21 +181,21 @@ gpx_meta_remove_segment(GpxMetaPageData *meta, uint32 id)
 	meta->nsegments--;
 }
 
-bool
+void
 gpx_meta_retire(GpxMetaPageData *meta, uint32 kind, uint32 owner,
 				BlockNumber first, BlockNumber stop)
 {
 	GpxRetired *r;
 
+	/* callers made room first (gpx_retired_make_room) */
 	if (meta->nretired >= GPX_MAX_RETIRED)
-		return false;
+		elog(ERROR, "gpuidx: no room in the metapage for a retired page set");
 	r = &meta->retired[meta->nretired++];
 	r->kind = kind;
 	r->owner = owner;
 	r->first = first;
 	r->stop = stop;
 	r->xid = ReadNextFullTransactionId();
-	return true;
 }
 
 char *

@@ -29,8 +29,11 @@ extern void gpx_meta_check(Relation index, const GpxMetaPageData *meta);
 extern int	gpx_meta_find_segment(const GpxMetaPageData *meta, uint32 id);
 extern void gpx_meta_remove_segment(GpxMetaPageData *meta, uint32 id);
 
-/* list pages as retired, recyclable once no running scan can read them */
-extern bool gpx_meta_retire(GpxMetaPageData *meta, uint32 kind, uint32 owner,
+/*
+ * List pages as retired, recyclable once no running scan can read them;
+ * the caller made room (am/recycle.c: gpx_retired_make_room).
+ */
+extern void gpx_meta_retire(GpxMetaPageData *meta, uint32 kind, uint32 owner,
 							BlockNumber first, BlockNumber stop);
 
 /* "schema.name" of the configuration the index was built with */

@@ -82,7 +82,7 @@ page_problem(Page page, bool check_crc)
 		return "Page is not a gpuidx page";
 	if (check_crc && opaque->crc != gpx_page_crc(page))
 		return "Page checksum mismatch";
-	if (opaque->type < GPX_PAGE_META || opaque->type > GPX_PAGE_FREE)
+	if (opaque->type < GPX_PAGE_META || opaque->type > GPX_PAGE_RETIRED)
 		return "Page type is unknown";
 	return NULL;
 }
@@ -118,7 +118,8 @@ gpx_report_corrupt(Relation index, BlockNumber blkno, const char *fmt,...)
 }
 
 static const char *const page_type_names[] = {
-	"none", "metapage", "pending", "segment header", "page table", "segment data", "free"
+	"none", "metapage", "pending", "segment header", "page table", "segment data", "free",
+	"retired list"
 };
 
 void

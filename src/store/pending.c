@@ -2,21 +2,25 @@
  * pending.c
  *	  Appending to and reading the pending area.
  *
- * An insert takes the metapage's lock, appends its entry to the tail page
- * and, when the entry does not fit, to new pages linked after it.  The new
- * pages beyond the first are written (and WAL-logged) before anything links
- * to them, from the last to the first; one final generic WAL record then
- * changes the metapage, the old tail and the first new page together, so a
- * reader (or a crash) sees the whole entry or none of it.
+ * An entry that fits the tail page's free room is appended there under the
+ * metapage's lock: one generic WAL record changes the tail and the
+ * metapage.  An entry that does not fit gets pages of its own, written
+ * (each as a full-page record) while no lock of the index is held, so that
+ * a multi-megabyte document stalls no scan or insert and can be cancelled;
+ * one short record then links them after the tail.  A crash or an error
+ * before that leaves unlinked pages, which VACUUM frees (orphans are found
+ * by reachability, under the writers' lock that excludes inserts halfway).
  *
- * Readers copy one page at a time under its share lock and check that each
- * page carries the next sequence number, so a page recycled under them is
- * noticed (store/page.c).
+ * Every pending page carries a sequence number and the sequence number of
+ * the page it links to, numbers handed out once (reserved in the
+ * metapage), so a reader that follows a link to a page recycled meanwhile
+ * notices (store/page.c).
  */
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/memutils.h"
 
 #include "store/pending.h"
@@ -25,6 +29,13 @@
 /* entry: uint32 length of the body, then the body */
 #define ENTRY_HEAD	sizeof(uint32)
 #define TID_BYTES	6
+
+/*
+ * A heavyweight lock tag (not a page): inserts hold it shared while they
+ * write pages nothing links to yet; VACUUM takes it exclusively to free
+ * unlinked pages, and skips that when inserts are at it.
+ */
+#define PENDING_WRITERS_LOCK	InvalidBlockNumber
 
 static char *
 encode_entry(ItemPointer tid, const char *const *lex, const int *len, int n, uint32 *size)
@@ -60,12 +71,87 @@ encode_entry(ItemPointer tid, const char *const *lex, const int *len, int n, uin
 	return buf;
 }
 
+uint32
+gpx_pending_next_seq(Page page)
+{
+	GpxPageOpaque opaque = GpxPageGetOpaque(page);
+
+	/* version 1 indexes left it 0: their chains are numbered consecutively */
+	return opaque->pageno != 0 ? opaque->pageno : opaque->owner + 1;
+}
+
 static void
-init_pending_page(Page page, uint32 seq, BlockNumber next)
+init_pending_page(Page page, uint32 seq, BlockNumber next, uint32 next_seq)
 {
 	gpx_page_init(page, GPX_PAGE_PENDING);
 	GpxPageGetOpaque(page)->owner = seq;
 	GpxPageGetOpaque(page)->next = next;
+	GpxPageGetOpaque(page)->pageno = next == InvalidBlockNumber ? 0 : next_seq;
+}
+
+void
+gpx_pending_writers_lock(Relation index)
+{
+	LockPage(index, PENDING_WRITERS_LOCK, ShareLock);
+}
+
+void
+gpx_pending_writers_unlock(Relation index)
+{
+	UnlockPage(index, PENDING_WRITERS_LOCK, ShareLock);
+}
+
+bool
+gpx_pending_writers_exclude(Relation index)
+{
+	return ConditionalLockPage(index, PENDING_WRITERS_LOCK, ExclusiveLock);
+}
+
+void
+gpx_pending_writers_allow(Relation index)
+{
+	UnlockPage(index, PENDING_WRITERS_LOCK, ExclusiveLock);
+}
+
+/* one record changing the metapage alone */
+static void
+put_meta(Relation index, Buffer metabuf, const GpxMetaPageData *meta)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+
+	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
+	GenericXLogFinish(state);
+}
+
+/*
+ * Write entry[0..size) to new pages numbered first_seq on, chained, last
+ * page first so each links to one already written; returns the first
+ * page's block, and the last one's in *last.
+ */
+static BlockNumber
+write_entry_pages(Relation index, const char *entry, uint32 size, uint32 first_seq,
+				  uint32 npages, BlockNumber *last)
+{
+	BlockNumber next = InvalidBlockNumber;
+
+	for (uint32 i = npages; i >= 1; i--)
+	{
+		PGAlignedBlock image;
+		Buffer		buf = gpx_new_buffer(index, true);
+		uint32		from = (i - 1) * GPX_PAGE_CAPACITY;
+		uint32		len = Min(GPX_PAGE_CAPACITY, size - from);
+
+		init_pending_page(image.data, first_seq + i - 1, next, first_seq + i);
+		memcpy(PageGetContents(image.data), entry + from, len);
+		gpx_page_set_used(image.data, len);
+		gpx_page_seal(image.data);
+		next = BufferGetBlockNumber(buf);
+		if (i == npages)
+			*last = next;
+		gpx_put_page(index, buf, image.data, true);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return next;
 }
 
 uint64
@@ -74,105 +160,96 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 	uint32		size;
 	char	   *entry = encode_entry(tid, lex, len, n, &size);
 	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
-	Buffer		metabuf = gpx_meta_lock(index, meta);
 	GpxPageTag	tag = {GPX_PAGE_PENDING, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
-	Buffer		tailbuf;
-	Buffer		firstbuf = InvalidBuffer;
-	BlockNumber next = InvalidBlockNumber;
+	Buffer		metabuf = gpx_meta_lock(index, meta);
+	Buffer		tailbuf = InvalidBuffer;
+	uint32		npages;
+	uint32		first_seq;
+	BlockNumber first;
 	BlockNumber last = InvalidBlockNumber;
-	uint32		room;
-	uint32		tail_seq;
-	uint32		nnew = 0;
 	GenericXLogState *state;
-	Page		tailpage;
 	uint64		pending_bytes;
 
-	if (meta->pend_tail == InvalidBlockNumber)
+	/* the common case: the entry fits the tail page */
+	if (meta->pend_tail != InvalidBlockNumber)
 	{
-		/* the very first pending page */
-		PGAlignedBlock image;
+		Page		tailpage;
 
-		tailbuf = gpx_new_buffer(index, true);
-		init_pending_page(image.data, meta->next_pending_seq, InvalidBlockNumber);
-		gpx_page_seal(image.data);
-		meta->pend_head = meta->pend_tail = BufferGetBlockNumber(tailbuf);
-		meta->pend_head_off = 0;
-		meta->pend_head_seq = meta->next_pending_seq++;
-		meta->pend_pages = 1;
-		state = GenericXLogStart(index);
-		gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
-		memcpy(GenericXLogRegisterBuffer(state, tailbuf, GENERIC_XLOG_FULL_IMAGE), image.data, BLCKSZ);
-		GenericXLogFinish(state);
+		tailbuf = gpx_read_page(index, meta->pend_tail, BUFFER_LOCK_EXCLUSIVE, &tag);
+		if (GpxPageGetOpaque(BufferGetPage(tailbuf))->next != InvalidBlockNumber)
+			gpx_report_corrupt(index, meta->pend_tail, "The pending area's tail page links to another page");
+		if (gpx_page_used(BufferGetPage(tailbuf)) + size <= GPX_PAGE_CAPACITY)
+		{
+			state = GenericXLogStart(index);
+			tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
+			memcpy(PageGetContents(tailpage) + gpx_page_used(tailpage), entry, size);
+			gpx_page_set_used(tailpage, gpx_page_used(tailpage) + size);
+			gpx_page_seal(tailpage);
+			meta->pend_entries++;
+			meta->pend_bytes += size;
+			pending_bytes = meta->pend_bytes;
+			gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(tailbuf);
+			UnlockReleaseBuffer(metabuf);
+			pfree(meta);
+			pfree(entry);
+			return pending_bytes;
+		}
+		UnlockReleaseBuffer(tailbuf);
+	}
+
+	/* pages of its own: their sequence numbers reserved first */
+	npages = (size + GPX_PAGE_CAPACITY - 1) / GPX_PAGE_CAPACITY;
+	if (meta->next_pending_seq > PG_UINT32_MAX - npages - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index \"%s\" has used up its pending page numbers", RelationGetRelationName(index)),
+				 errhint("Rebuild the index with REINDEX.")));
+	first_seq = meta->next_pending_seq;
+	meta->next_pending_seq += npages;
+	put_meta(index, metabuf, meta);
+	UnlockReleaseBuffer(metabuf);
+
+	/* written with no lock of the index held but the writers' (shared) */
+	gpx_pending_writers_lock(index);
+	first = write_entry_pages(index, entry, size, first_seq, npages, &last);
+
+	/* one record links them after the tail as it is now */
+	metabuf = gpx_meta_lock(index, meta);
+	tailbuf = InvalidBuffer;
+	if (meta->pend_tail != InvalidBlockNumber)
+	{
+		tailbuf = gpx_read_page(index, meta->pend_tail, BUFFER_LOCK_EXCLUSIVE, &tag);
+		if (GpxPageGetOpaque(BufferGetPage(tailbuf))->next != InvalidBlockNumber)
+			gpx_report_corrupt(index, meta->pend_tail, "The pending area's tail page links to another page");
+	}
+	state = GenericXLogStart(index);
+	if (BufferIsValid(tailbuf))
+	{
+		Page		tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+		GpxPageGetOpaque(tailpage)->next = first;
+		GpxPageGetOpaque(tailpage)->pageno = first_seq;
+		gpx_page_seal(tailpage);
 	}
 	else
-		tailbuf = gpx_read_page(index, meta->pend_tail, BUFFER_LOCK_EXCLUSIVE, &tag);
-
-	tail_seq = GpxPageGetOpaque(BufferGetPage(tailbuf))->owner;
-	if (GpxPageGetOpaque(BufferGetPage(tailbuf))->next != InvalidBlockNumber)
-		gpx_report_corrupt(index, meta->pend_tail, "The pending area's tail page links to another page");
-	room = GPX_PAGE_CAPACITY - gpx_page_used(BufferGetPage(tailbuf));
-
-	if (size > room)
 	{
-		/* pages 2..k, written last to first, each linked to the next */
-		uint32		rest = size - room;
-
-		nnew = (rest + GPX_PAGE_CAPACITY - 1) / GPX_PAGE_CAPACITY;
-		for (uint32 i = nnew; i >= 2; i--)
-		{
-			PGAlignedBlock image;
-			Buffer		buf = gpx_new_buffer(index, true);
-			uint32		from = room + (i - 1) * GPX_PAGE_CAPACITY;
-			uint32		len = Min(GPX_PAGE_CAPACITY, size - from);
-
-			CHECK_FOR_INTERRUPTS();
-			init_pending_page(image.data, tail_seq + i, next);
-			memcpy(PageGetContents(image.data), entry + from, len);
-			gpx_page_set_used(image.data, len);
-			gpx_page_seal(image.data);
-			next = BufferGetBlockNumber(buf);
-			if (i == nnew)
-				last = next;
-			gpx_put_page(index, buf, image.data, true);
-		}
-		firstbuf = gpx_new_buffer(index, true);
+		meta->pend_head = first;
+		meta->pend_head_off = 0;
+		meta->pend_head_seq = first_seq;
 	}
-
-	/* one record: the tail's share, the first new page, the metapage */
-	state = GenericXLogStart(index);
-	tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
-	{
-		uint32		used = gpx_page_used(tailpage);
-		uint32		n = Min(room, size);
-
-		memcpy(PageGetContents(tailpage) + used, entry, n);
-		gpx_page_set_used(tailpage, used + n);
-	}
-	if (BufferIsValid(firstbuf))
-	{
-		Page		first = GenericXLogRegisterBuffer(state, firstbuf, GENERIC_XLOG_FULL_IMAGE);
-		uint32		len = Min(GPX_PAGE_CAPACITY, size - room);
-
-		init_pending_page(first, tail_seq + 1, next);
-		memcpy(PageGetContents(first), entry + room, len);
-		gpx_page_set_used(first, len);
-		gpx_page_seal(first);
-		GpxPageGetOpaque(tailpage)->next = BufferGetBlockNumber(firstbuf);
-		meta->pend_tail = nnew == 1 ? BufferGetBlockNumber(firstbuf) : last;
-		meta->pend_pages += nnew;
-		meta->next_pending_seq = Max(meta->next_pending_seq, tail_seq + nnew + 1);
-	}
-	gpx_page_seal(tailpage);
+	meta->pend_tail = last;
+	meta->pend_pages += npages;
 	meta->pend_entries++;
 	meta->pend_bytes += size;
 	pending_bytes = meta->pend_bytes;
 	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
 	GenericXLogFinish(state);
-
-	if (BufferIsValid(firstbuf))
-		UnlockReleaseBuffer(firstbuf);
-	UnlockReleaseBuffer(tailbuf);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
 	UnlockReleaseBuffer(metabuf);
+	gpx_pending_writers_unlock(index);
 	pfree(meta);
 	pfree(entry);
 	return pending_bytes;
@@ -194,6 +271,7 @@ load_page(GpxPendingReader *r, BlockNumber blk, uint32 seq)
 	r->used = gpx_page_used(page);
 	memcpy(r->page, PageGetContents(page), r->used);
 	r->next = GpxPageGetOpaque(page)->next;
+	r->next_seq = gpx_pending_next_seq(page);
 	UnlockReleaseBuffer(buf);
 	r->blk = blk;
 	r->seq = seq;
@@ -241,7 +319,7 @@ read_bytes(GpxPendingReader *r, uint32 n, bool *eof)
 			*eof = true;
 			return NULL;
 		}
-		load_page(r, r->next, r->seq + 1);
+		load_page(r, r->next, r->next_seq);
 	}
 	if (at_stop(r))
 	{
@@ -264,7 +342,7 @@ read_bytes(GpxPendingReader *r, uint32 n, bool *eof)
 		{
 			if (r->next == InvalidBlockNumber || r->blk == r->stop_blk)
 				gpx_report_corrupt(r->index, r->blk, "A pending entry is cut short");
-			load_page(r, r->next, r->seq + 1);
+			load_page(r, r->next, r->next_seq);
 		}
 		take = Min(n, r->used - r->pos);
 		appendBinaryStringInfo(&r->assembly, r->page + r->pos, take);

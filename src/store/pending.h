@@ -19,12 +19,26 @@
 extern uint64 gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex,
 								 const int *len, int n);
 
+/* the sequence number of the page a pending page links to */
+extern uint32 gpx_pending_next_seq(Page page);
+
+/*
+ * Inserts hold the writers' lock (shared) while they write pages that
+ * nothing links to yet; VACUUM frees unlinked pages only while it holds it
+ * exclusively (a conditional lock: it never waits for inserts).
+ */
+extern void gpx_pending_writers_lock(Relation index);
+extern void gpx_pending_writers_unlock(Relation index);
+extern bool gpx_pending_writers_exclude(Relation index);
+extern void gpx_pending_writers_allow(Relation index);
+
 typedef struct GpxPendingReader
 {
 	Relation	index;
 	BlockNumber blk;			/* page held in page */
 	uint32		seq;			/* its sequence number */
 	BlockNumber next;			/* the page after it */
+	uint32		next_seq;		/* and its sequence number */
 	uint32		pos;			/* next byte to read on it */
 	uint32		used;
 	char	   *page;
