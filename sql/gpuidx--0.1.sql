@@ -254,7 +254,7 @@ CREATE FUNCTION gpuidx_index_stats(index regclass,
 		OUT total_bytes bigint, OUT dictionary_bytes bigint, OUT list_bytes bigint,
 		OUT docmap_bytes bigint, OUT deadmap_bytes bigint, OUT pending_bytes bigint,
 		OUT header_bytes bigint, OUT free_bytes bigint,
-		OUT build_runs integer, OUT build_peak_kb integer)
+		OUT build_runs integer, OUT build_peak_kb integer, OUT retired_sets bigint)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_index_stats(regclass) IS 'what a gpuidx index holds and where its bytes go';
 

@@ -48,8 +48,8 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 	Relation	index = open_for_stats(PG_GETARG_OID(0));
 	GpxMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[19];
-	bool		nulls[19] = {0};
+	Datum		values[20];
+	bool		nulls[20] = {0};
 	int64		docs = 0;
 	int64		dead = 0;
 	int64		terms = 0;
@@ -99,6 +99,7 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(Max(total - used, 0) * BLCKSZ);
 	values[i++] = Int32GetDatum(meta.build_runs);
 	values[i++] = Int32GetDatum(meta.build_peak_kb);
+	values[i++] = Int64GetDatum((int64) meta.nretired + meta.nretired_more);
 	index_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
