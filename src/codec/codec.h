@@ -183,6 +183,14 @@ extern uint32_t ef_block_lower_bound(const pl_view *view, uint32_t b, uint32_t f
 extern uint64_t ef_encode_block(const uint32_t *v, uint32_t n, uint64_t universe,
 								uint8_t *data, uint64_t pos);
 
+/*
+ * One LRC segment: v[0..n) (n <= 256), its record in *seg (bitoff = pos)
+ * and its deviations at bit pos of a zeroed data area; returns the bits
+ * used.  Lets a writer produce a list segment by segment.
+ */
+extern uint64_t lrc_encode_segment(const uint32_t *v, uint32_t n, gpuidx_lrc_segment *seg,
+								   uint8_t *data, uint64_t pos);
+
 extern pl_status lrc_check(pl_view *view, const uint8_t *payload, size_t len);
 extern size_t lrc_encoded_size(const uint32_t *values, uint32_t n);
 extern size_t lrc_encode(const uint32_t *values, uint32_t n, uint8_t *payload);

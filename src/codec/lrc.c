@@ -112,6 +112,42 @@ lrc_encoded_size(const uint32_t *values, uint32_t n)
 	return (size_t) ns * GPUIDX_LRC_SEGMENT_SIZE + gpuidx_data_area_bytes(bits);
 }
 
+/* the segment record of v[0..n) but its bit offset */
+static void
+lrc_fill_segment(const uint32_t *v, uint32_t n, gpuidx_lrc_segment *seg)
+{
+	lrc_fit		fit = lrc_fit_segment(v, n);
+
+	seg->first = v[0];
+	seg->intercept_lo = (uint32_t) (uint64_t) fit.intercept;
+	seg->intercept_hi = (uint32_t) ((uint64_t) fit.intercept >> 32);
+	seg->slope_lo = (uint32_t) fit.slope;
+	seg->slope_hi = (uint32_t) (fit.slope >> 32);
+	seg->max_dev = fit.max_dev;
+	seg->width = fit.width;
+}
+
+/* the deviations of v[0..n) under seg's line, at bit pos of a zeroed area */
+static void
+lrc_pack_segment(const uint32_t *v, uint32_t n, const gpuidx_lrc_segment *seg, uint8_t *data, uint64_t pos)
+{
+	int64_t		intercept = gpuidx_lrc_intercept(seg);
+	uint64_t	slope = gpuidx_lrc_slope(seg);
+
+	for (uint32_t i = 0; i < n; i++)
+		bits_put_at(data, pos + (uint64_t) i * seg->width,
+					(uint64_t) ((int64_t) v[i] - gpuidx_lrc_line(intercept, slope, i)), seg->width);
+}
+
+uint64_t
+lrc_encode_segment(const uint32_t *v, uint32_t n, gpuidx_lrc_segment *seg, uint8_t *data, uint64_t pos)
+{
+	lrc_fill_segment(v, n, seg);
+	seg->bitoff = (uint32_t) pos;
+	lrc_pack_segment(v, n, seg, data, pos);
+	return (uint64_t) n * seg->width;
+}
+
 size_t
 lrc_encode(const uint32_t *values, uint32_t n, uint8_t *payload)
 {
@@ -123,35 +159,16 @@ lrc_encode(const uint32_t *values, uint32_t n, uint8_t *payload)
 	/* fit and fill the segment table, then pack the deviations */
 	for (uint32_t s = 0; s < ns; s++)
 	{
-		const uint32_t *v = values + (size_t) s * GPUIDX_LRC_SEGMENT;
 		uint32_t	len = gpuidx_lrc_segment_len(n, s);
-		lrc_fit		fit = lrc_fit_segment(v, len);
-		gpuidx_lrc_segment *seg = &segs[s];
 
-		seg->first = v[0];
-		seg->bitoff = (uint32_t) pos;
-		seg->intercept_lo = (uint32_t) (uint64_t) fit.intercept;
-		seg->intercept_hi = (uint32_t) ((uint64_t) fit.intercept >> 32);
-		seg->slope_lo = (uint32_t) fit.slope;
-		seg->slope_hi = (uint32_t) (fit.slope >> 32);
-		seg->max_dev = fit.max_dev;
-		seg->width = fit.width;
-		pos += (uint64_t) len * fit.width;
+		lrc_fill_segment(values + (size_t) s * GPUIDX_LRC_SEGMENT, len, &segs[s]);
+		segs[s].bitoff = (uint32_t) pos;
+		pos += (uint64_t) len * segs[s].width;
 	}
 	memset(data, 0, gpuidx_data_area_bytes(pos));
 	for (uint32_t s = 0; s < ns; s++)
-	{
-		const uint32_t *v = values + (size_t) s * GPUIDX_LRC_SEGMENT;
-		const gpuidx_lrc_segment *seg = &segs[s];
-		int64_t		intercept = gpuidx_lrc_intercept(seg);
-		uint64_t	slope = gpuidx_lrc_slope(seg);
-		uint32_t	len = gpuidx_lrc_segment_len(n, s);
-
-		for (uint32_t i = 0; i < len; i++)
-			bits_put_at(data, seg->bitoff + (uint64_t) i * seg->width,
-						(uint64_t) ((int64_t) v[i] - gpuidx_lrc_line(intercept, slope, i)),
-						seg->width);
-	}
+		lrc_pack_segment(values + (size_t) s * GPUIDX_LRC_SEGMENT, gpuidx_lrc_segment_len(n, s),
+						 &segs[s], data, segs[s].bitoff);
 	return (size_t) ns * GPUIDX_LRC_SEGMENT_SIZE + gpuidx_data_area_bytes(pos);
 }
 

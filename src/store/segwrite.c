@@ -13,13 +13,15 @@
  *
  * A term's list goes inline in its dictionary entry (delta varints) when
  * that is no larger than the encoded list; otherwise it is encoded
- * (docs/FORMAT.md) into the LISTS stream.  Lists too long to hold as plain
- * arrays within the memory budget are Elias-Fano coded a block at a time.
+ * (docs/FORMAT.md) into the LISTS stream.  Long lists are encoded a block at
+ * a time as their postings come, in memory of the same size whatever their
+ * length (past 16 kB, through temporary files).
  */
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/buffile.h"
 
 #include "store/segment.h"
 #include "store/varint.h"
@@ -41,21 +43,47 @@ typedef struct GpxStreamW
 	uint64		bytes;
 } GpxStreamW;
 
-/* an Elias-Fano list encoded block by block */
-typedef struct GpxEfStream
+/*
+ * Bytes appended in order, kept in memory up to SPILL_MEM and past that in
+ * a temporary file: what a long list writes before its header can be.
+ */
+#define SPILL_MEM	(16 * 1024)
+
+typedef struct SpillBuf
 {
-	uint32		blk[GPUIDX_EF_BLOCK];
+	char	   *mem;
+	Size		len;
+	BufFile    *file;
+	uint64		total;
+} SpillBuf;
+
+/*
+ * A long list encoded as it comes, in any codec: EF block by block, LRC
+ * segment by segment, raw values as they are.  Skip entries (EF: first
+ * postings and bit offsets; LRC: segment records) and data bits go to spill
+ * buffers; the bits of the block being encoded sit in a zeroed window of
+ * whole words, and the words before it are appended as they complete.
+ * Memory stays the same whatever the list's length.
+ */
+#define WINDOW_WORDS	256		/* 8,192 bits: an LRC segment at 32 bits a posting */
+
+typedef struct GpxListStream
+{
+	int			codec;
+	uint32		blk[GPUIDX_LRC_SEGMENT];	/* the block being filled */
 	uint32		nblk;
 	uint32		count;
 	uint32		last;
-	uint32	   *first;
-	uint32	   *bitoff;
-	uint32		nb;
-	uint32		nbcap;
-	uint8	   *data;
-	Size		datacap;
-	uint64		bits;
-} GpxEfStream;
+	uint32		nb;				/* blocks (segments) encoded */
+	uint64		bits;			/* data bits encoded */
+	uint64		flushed;		/* words appended to data */
+	uint64		window[WINDOW_WORDS + 1];
+	SpillBuf	skip1;			/* EF: first postings; LRC: segment records; raw: values */
+	SpillBuf	skip2;			/* EF: bit offsets */
+	SpillBuf	data;
+} GpxListStream;
+
+static void spill_reset(SpillBuf *sb);
 
 struct GpxSegWriter
 {
@@ -94,7 +122,7 @@ struct GpxSegWriter
 	uint32	   *ids;
 	uint32		nids;
 	uint32		idcap;
-	GpxEfStream ef;
+	GpxListStream ls;
 
 	/* what the header reports */
 	uint32		nterms;
@@ -389,52 +417,137 @@ gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint)
 			elog(ERROR, "gpuidx: terms out of order while writing a segment");
 	}
 	w->nids = 0;
-	w->streaming = df_hint > GPX_STREAM_MIN_POSTINGS &&
-		(w->codec == GPUIDX_CODEC_EF || w->codec < 0);
+	/* long lists are encoded as they come: EF unless a codec is asked for */
+	w->streaming = df_hint > GPX_STREAM_MIN_POSTINGS;
 	if (w->streaming)
 	{
-		GpxEfStream *ef = &w->ef;
+		GpxListStream *ls = &w->ls;
 
-		ef->nblk = 0;
-		ef->count = 0;
-		ef->nb = 0;
-		ef->bits = 0;
-		if (ef->datacap > 0)
-			memset(ef->data, 0, ef->datacap);
+		ls->codec = w->codec >= 0 ? w->codec : GPUIDX_CODEC_EF;
+		ls->nblk = 0;
+		ls->count = 0;
+		ls->nb = 0;
+		ls->bits = 0;
+		ls->flushed = 0;
+		memset(ls->window, 0, sizeof(ls->window));
+		spill_reset(&ls->skip1);
+		spill_reset(&ls->skip2);
+		spill_reset(&ls->data);
 	}
 }
 
+/* ---------------------------------------------------------------------------
+ * Long lists, encoded as they come
+ */
 static void
-ef_stream_block(GpxSegWriter *w, GpxEfStream *ef, uint64 universe)
+spill_reset(SpillBuf *sb)
 {
-	uint64		need = gpuidx_data_area_bytes(ef->bits + gpuidx_ef_block_bits(universe, ef->nblk));
+	if (sb->file)
+		BufFileClose(sb->file);
+	sb->file = NULL;
+	sb->len = 0;
+	sb->total = 0;
+}
 
-	if (need > ef->datacap)
+static void
+spill_append(SpillBuf *sb, MemoryContext cxt, const void *data, Size n)
+{
+	if (sb->file == NULL && sb->len + n > SPILL_MEM)
 	{
-		Size		cap = Max(need, ef->datacap * 2);
+		sb->file = BufFileCreateTemp(false);
+		BufFileWrite(sb->file, sb->mem, sb->len);
+		sb->len = 0;
+	}
+	if (sb->file)
+		BufFileWrite(sb->file, unconstify(void *, data), n);
+	else
+	{
+		if (sb->mem == NULL)
+			sb->mem = MemoryContextAlloc(cxt, SPILL_MEM);
+		memcpy(sb->mem + sb->len, data, n);
+		sb->len += n;
+	}
+	sb->total += n;
+}
 
-		if (ef->data == NULL)
-			ef->data = MemoryContextAllocZero(w->cxt, cap);
-		else
-		{
-			ef->data = repalloc_huge(ef->data, cap);
-			memset(ef->data + ef->datacap, 0, cap - ef->datacap);
-		}
-		ef->datacap = cap;
-	}
-	if (ef->nb == ef->nbcap)
+/* read every byte back, in order: into the CRC, or into the LISTS stream */
+static uint32
+spill_drain(SpillBuf *sb, GpxSegWriter *w, uint32 crc, bool copy)
+{
+	char		buf[BLCKSZ];
+
+	if (sb->file == NULL)
 	{
-		ef->nbcap = ef->nbcap ? ef->nbcap * 2 : 64;
-		ef->first = ef->first ? repalloc_huge(ef->first, ef->nbcap * sizeof(uint32))
-			: MemoryContextAlloc(w->cxt, ef->nbcap * sizeof(uint32));
-		ef->bitoff = ef->bitoff ? repalloc_huge(ef->bitoff, ef->nbcap * sizeof(uint32))
-			: MemoryContextAlloc(w->cxt, ef->nbcap * sizeof(uint32));
+		if (copy)
+			stream_write(w, GPX_STREAM_LISTS, sb->mem, sb->len);
+		return pl_crc32c(crc, sb->mem, sb->len);
 	}
-	ef->first[ef->nb] = ef->blk[0];
-	ef->bitoff[ef->nb] = (uint32) ef->bits;
-	ef->bits += ef_encode_block(ef->blk, ef->nblk, universe, ef->data, ef->bits);
-	ef->nb++;
-	ef->nblk = 0;
+	if (BufFileSeek(sb->file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rewind a temporary file of a gpuidx posting list: %m")));
+	for (uint64 done = 0; done < sb->total;)
+	{
+		Size		n = Min((uint64) sizeof(buf), sb->total - done);
+
+		if (BufFileRead(sb->file, buf, n) != n)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read a temporary file of a gpuidx posting list: %m")));
+		if (copy)
+			stream_write(w, GPX_STREAM_LISTS, buf, n);
+		crc = pl_crc32c(crc, buf, n);
+		done += n;
+	}
+	return crc;
+}
+
+/* append the window's complete words to data; keep the partial one */
+static void
+window_flush(GpxSegWriter *w, GpxListStream *ls, bool all)
+{
+	uint64		words = (ls->bits - ls->flushed * 64) / 64 + (all && ls->bits % 64 ? 1 : 0);
+
+	if (words == 0)
+		return;
+	spill_append(&ls->data, w->cxt, ls->window, words * 8);
+	ls->flushed += words;
+	memmove(ls->window, ls->window + words, (WINDOW_WORDS + 1 - words) * 8);
+	memset(ls->window + WINDOW_WORDS + 1 - words, 0, words * 8);
+}
+
+/* the buffered block into the stream; universe as the format defines it */
+static void
+stream_block(GpxSegWriter *w, GpxListStream *ls, uint64 universe)
+{
+	uint8	   *window = (uint8 *) ls->window;
+	uint64		pos = ls->bits - ls->flushed * 64;
+
+	if (ls->codec == GPUIDX_CODEC_EF)
+	{
+		uint32		bitoff = (uint32) ls->bits;
+
+		spill_append(&ls->skip1, w->cxt, &ls->blk[0], sizeof(uint32));
+		spill_append(&ls->skip2, w->cxt, &bitoff, sizeof(uint32));
+		ls->bits += ef_encode_block(ls->blk, ls->nblk, universe, window, pos);
+	}
+	else if (ls->codec == GPUIDX_CODEC_LRC)
+	{
+		gpuidx_lrc_segment seg;
+
+		ls->bits += lrc_encode_segment(ls->blk, ls->nblk, &seg, window, pos);
+		seg.bitoff = (uint32) (ls->bits - (uint64) ls->nblk * seg.width);
+		spill_append(&ls->skip1, w->cxt, &seg, sizeof(seg));
+	}
+	else
+		spill_append(&ls->skip1, w->cxt, ls->blk, ls->nblk * sizeof(uint32));
+	if (ls->bits > UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a gpuidx posting list would exceed 4 GB")));
+	window_flush(w, ls, false);
+	ls->nb++;
+	ls->nblk = 0;
 }
 
 void
@@ -442,18 +555,20 @@ gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n)
 {
 	if (w->streaming)
 	{
-		GpxEfStream *ef = &w->ef;
+		GpxListStream *ls = &w->ls;
+		uint32		cap = ls->codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
 
 		for (uint32 i = 0; i < n; i++)
 		{
-			if (ef->nblk == GPUIDX_EF_BLOCK)
-				ef_stream_block(w, ef, (uint64) ids[i] - ef->blk[0]);
-			ef->blk[ef->nblk++] = ids[i];
+			/* a full block's universe reaches the next block's first posting */
+			if (ls->nblk == cap)
+				stream_block(w, ls, (uint64) ids[i] - ls->blk[0]);
+			ls->blk[ls->nblk++] = ids[i];
 		}
-		ef->count += n;
+		ls->count += n;
 		if (n > 0)
-			ef->last = ids[n - 1];
-		if (ef->count > GPUIDX_MAX_POSTINGS)
+			ls->last = ids[n - 1];
+		if (ls->count > GPUIDX_MAX_POSTINGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("a gpuidx term occurs in more than %u documents of one segment",
@@ -503,39 +618,49 @@ add_external(GpxSegWriter *w, uint32 df, uint32 page, uint32 offset, uint32 len,
 static void
 end_streamed(GpxSegWriter *w)
 {
-	GpxEfStream *ef = &w->ef;
+	GpxListStream *ls = &w->ls;
 	gpuidx_list_header hdr;
-	uint64		area;
+	static const uint64 guard = 0;
+	uint64		len;
 	uint32		crc;
 	uint32		page;
 	uint32		offset;
-	uint64		len;
 
-	if (ef->nblk > 0)
-		ef_stream_block(w, ef, (uint64) ef->last - ef->blk[0] + 1);
-	area = gpuidx_data_area_bytes(ef->bits);
-	Assert(area <= ef->datacap);
+	if (ls->nblk > 0)
+		stream_block(w, ls, (uint64) ls->last - ls->blk[0] + 1);
+	if (ls->codec != GPUIDX_CODEC_RAW)
+	{
+		/* the partial last word, then the zero guard word */
+		window_flush(w, ls, true);
+		spill_append(&ls->data, w->cxt, &guard, sizeof(guard));
+		Assert(ls->data.total == gpuidx_data_area_bytes(ls->bits));
+	}
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.version = GPUIDX_FORMAT_VERSION;
-	hdr.codec = GPUIDX_CODEC_EF;
-	hdr.count = ef->count;
-	hdr.last = ef->last;
-	crc = pl_crc32c(0, &hdr, sizeof(hdr));
-	crc = pl_crc32c(crc, ef->first, ef->nb * sizeof(uint32));
-	crc = pl_crc32c(crc, ef->bitoff, ef->nb * sizeof(uint32));
-	hdr.checksum = pl_crc32c(crc, ef->data, area);
-	len = sizeof(hdr) + (uint64) ef->nb * 8 + area;
+	hdr.codec = ls->codec;
+	hdr.count = ls->count;
+	hdr.last = ls->last;
+	len = sizeof(hdr) + ls->skip1.total + ls->skip2.total + ls->data.total;
 	if (len > PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a gpuidx posting list would exceed 4 GB")));
+
+	/* the checksum needs every byte before the header can be written */
+	crc = pl_crc32c(0, &hdr, sizeof(hdr));
+	crc = spill_drain(&ls->skip1, w, crc, false);
+	crc = spill_drain(&ls->skip2, w, crc, false);
+	hdr.checksum = spill_drain(&ls->data, w, crc, false);
 	lists_start(w, &page, &offset);
 	stream_write(w, GPX_STREAM_LISTS, &hdr, sizeof(hdr));
-	stream_write(w, GPX_STREAM_LISTS, ef->first, ef->nb * sizeof(uint32));
-	stream_write(w, GPX_STREAM_LISTS, ef->bitoff, ef->nb * sizeof(uint32));
-	stream_write(w, GPX_STREAM_LISTS, ef->data, area);
-	add_external(w, ef->count, page, offset, (uint32) len, GPUIDX_CODEC_EF);
-	w->npostings += ef->count;
+	spill_drain(&ls->skip1, w, 0, true);
+	spill_drain(&ls->skip2, w, 0, true);
+	spill_drain(&ls->data, w, 0, true);
+	add_external(w, ls->count, page, offset, (uint32) len, ls->codec);
+	w->npostings += ls->count;
+	spill_reset(&ls->skip1);
+	spill_reset(&ls->skip2);
+	spill_reset(&ls->data);
 }
 
 /* bytes of the inline form, or GPX_INLINE_MAX + 1 if longer */
@@ -590,7 +715,7 @@ end_buffered(GpxSegWriter *w)
 void
 gpx_segw_term_end(GpxSegWriter *w)
 {
-	uint32		count = w->streaming ? w->ef.count : w->nids;
+	uint32		count = w->streaming ? w->ls.count : w->nids;
 
 	if (count == 0)
 		return;					/* every posting was dropped: no entry */

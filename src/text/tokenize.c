@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "access/xact.h"
 #include "tsearch/ts_utils.h"
@@ -18,6 +19,13 @@
 #include "utils/varlena.h"
 
 #include "text/tokenize.h"
+
+/* repalloc, or a first palloc; huge either way */
+static void *
+repalloc_huge_or_new(void *p, Size size)
+{
+	return p ? repalloc_huge(p, size) : palloc_extended(size, MCXT_ALLOC_HUGE);
+}
 
 /* text is parsed in pieces of about this size, cut at whitespace */
 #define GPX_PARSE_PIECE (1024 * 1024)
@@ -163,29 +171,77 @@ gpx_tokenize(Oid cfg, const char *text, int len, gpx_lexeme_fn fn, void *arg)
 
 /* ---------------------------------------------------------------------------
  * Lexeme sets
+ *
+ * A text's distinct lexemes are collected as it is parsed, in an open
+ * addressing set over bytes kept in large chunks: memory follows the
+ * distinct lexemes, not the occurrences (a 100 MB document of a few
+ * thousand words costs a few hundred kB), and nothing is allocated per
+ * occurrence.
  */
+#define LEXEME_CHUNK	(64 * 1024)
+
 typedef struct Collect
 {
-	int			n;
-	int			cap;
+	int			n;				/* distinct lexemes */
+	uint32		nslots;			/* a power of two; n at most half of it */
+	int32	   *slots;			/* index into lex/len/hash, or -1 */
+	uint32	   *hash;
 	const char **lex;
 	int		   *len;
+	char	   *chunk;			/* where the next lexeme's bytes go */
+	Size		chunk_left;
 } Collect;
+
+static void
+collect_grow(Collect *c)
+{
+	uint32		nslots = c->nslots ? c->nslots * 2 : 256;
+	Size		cap = nslots / 2;
+
+	c->slots = repalloc_huge_or_new(c->slots, nslots * sizeof(int32));
+	memset(c->slots, 0xFF, nslots * sizeof(int32));
+	c->hash = repalloc_huge_or_new(c->hash, cap * sizeof(uint32));
+	c->lex = repalloc_huge_or_new(c->lex, cap * sizeof(char *));
+	c->len = repalloc_huge_or_new(c->len, cap * sizeof(int));
+	for (int i = 0; i < c->n; i++)
+	{
+		uint32		slot = c->hash[i] & (nslots - 1);
+
+		while (c->slots[slot] >= 0)
+			slot = (slot + 1) & (nslots - 1);
+		c->slots[slot] = i;
+	}
+	c->nslots = nslots;
+}
 
 static void
 collect_lexeme(void *arg, const char *lex, int len)
 {
 	Collect    *c = arg;
+	uint32		hash = hash_bytes((const unsigned char *) lex, len);
+	uint32		slot;
 	char	   *copy;
 
-	if (c->n == c->cap)
+	if ((uint32) c->n * 2 >= c->nslots)
+		collect_grow(c);
+	for (slot = hash & (c->nslots - 1); c->slots[slot] >= 0; slot = (slot + 1) & (c->nslots - 1))
 	{
-		c->cap = c->cap ? c->cap * 2 : 64;
-		c->lex = c->lex ? repalloc_huge(c->lex, c->cap * sizeof(char *)) : palloc(c->cap * sizeof(char *));
-		c->len = c->len ? repalloc_huge(c->len, c->cap * sizeof(int)) : palloc(c->cap * sizeof(int));
+		int			i = c->slots[slot];
+
+		if (c->hash[i] == hash && c->len[i] == len && memcmp(c->lex[i], lex, len) == 0)
+			return;
 	}
-	copy = palloc(len);
+	if ((Size) len > c->chunk_left)
+	{
+		c->chunk_left = Max(LEXEME_CHUNK, (Size) len);
+		c->chunk = palloc(c->chunk_left);
+	}
+	copy = c->chunk;
 	memcpy(copy, lex, len);
+	c->chunk += len;
+	c->chunk_left -= len;
+	c->slots[slot] = c->n;
+	c->hash[c->n] = hash;
 	c->lex[c->n] = copy;
 	c->len[c->n] = len;
 	c->n++;
@@ -211,7 +267,6 @@ gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out)
 {
 	Collect		c = {0};
 	LexRef	   *refs;
-	int			n = 0;
 
 	gpx_tokenize(cfg, text, len, collect_lexeme, &c);
 	out->n = 0;
@@ -228,17 +283,13 @@ gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out)
 	qsort(refs, c.n, sizeof(LexRef), lexref_cmp);
 	for (int i = 0; i < c.n; i++)
 	{
-		if (n > 0 && lexref_cmp(&refs[n - 1], &refs[i]) == 0)
-			continue;
-		refs[n++] = refs[i];
-	}
-	for (int i = 0; i < n; i++)
-	{
 		c.lex[i] = refs[i].lex;
 		c.len[i] = refs[i].len;
 	}
 	pfree(refs);
-	out->n = n;
+	pfree(c.slots);
+	pfree(c.hash);
+	out->n = c.n;
 	out->lex = c.lex;
 	out->len = c.len;
 }
