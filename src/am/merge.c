@@ -184,61 +184,109 @@ gpx_merge_pending(Relation index, Size budget)
 /* ---------------------------------------------------------------------------
  * Segments into one
  */
+/*
+ * The dead docs of an input, read a bitmap page at a time into a few slots
+ * (page p in slot p % nslots), each with the dead docs before every 64-doc
+ * word; the dead docs before each page are kept for all pages (4 bytes a
+ * page).  As many slots as the merge's budget allows: memory stays within
+ * it whatever the segment's size.
+ */
+#define DEAD_WORDS	(GPX_DEAD_BITS_PER_PAGE / 64)
+
+typedef struct DeadPage
+{
+	uint32		pageno;			/* or PG_UINT32_MAX */
+	uint32		rank[DEAD_WORDS];	/* dead docs before each word, on this page */
+	uint64		words[DEAD_WORDS];
+} DeadPage;
+
 typedef struct MergeInput
 {
 	int			order;
 	GpxSegment *seg;
 	GpxDictIter it;
 	uint32		base;			/* new doc id of its first live doc */
-	uint8	   *dead;			/* dead-doc bitmap, or NULL if none */
-	uint32	   *rank;			/* dead docs before each 64-doc word */
+	uint32	   *page_rank;		/* dead docs before each bitmap page, or NULL */
+	DeadPage   *slots;
+	uint32		nslots;
 	bool		live;			/* it has a current term */
 } MergeInput;
 
+/* the bitmap page of doc d, in its slot */
+static const DeadPage *
+dead_page(MergeInput *in, uint32 d)
+{
+	uint32		pageno = d / GPX_DEAD_BITS_PER_PAGE;
+	DeadPage   *slot = &in->slots[pageno % in->nslots];
+
+	if (slot->pageno != pageno)
+	{
+		Buffer		buf = gpx_seg_read(in->seg, GPX_STREAM_DEAD, pageno);
+		Page		page = BufferGetPage(buf);
+		uint32		used = gpx_page_used(page);
+		uint32		dead = 0;
+
+		if (used > sizeof(slot->words))
+			gpx_seg_corrupt(in->seg, GPX_STREAM_DEAD, pageno, "bitmap page is too long");
+		memset(slot->words, 0, sizeof(slot->words));
+		memcpy(slot->words, PageGetContents(page), used);
+		UnlockReleaseBuffer(buf);
+		for (uint32 w = 0; w < DEAD_WORDS; w++)
+		{
+			slot->rank[w] = dead;
+			dead += __builtin_popcountll(slot->words[w]);
+		}
+		slot->pageno = pageno;
+	}
+	return slot;
+}
+
 static void
-load_dead(MergeInput *in)
+load_dead(MergeInput *in, Size budget)
 {
 	uint32		ndocs = in->seg->hdr->ndocs;
-	uint32		nwords = (ndocs + 63) / 64;
+	uint32		npages = (uint32) (((uint64) ndocs + GPX_DEAD_BITS_PER_PAGE - 1) / GPX_DEAD_BITS_PER_PAGE);
 	uint32		dead = 0;
 
 	if (in->seg->ref.ndead == 0)
 		return;
-	in->dead = palloc0((Size) nwords * 8);
-	in->rank = palloc((Size) (nwords + 1) * sizeof(uint32));
-	for (uint32 d = 0; d < ndocs; d++)
-		if (gpx_seg_is_dead(in->seg, d))
-			in->dead[d / 8] |= 1 << (d % 8);
-	for (uint32 wd = 0; wd < nwords; wd++)
+	in->nslots = (uint32) Max(1, Min((Size) npages, budget / sizeof(DeadPage)));
+	in->slots = palloc_extended((Size) in->nslots * sizeof(DeadPage), MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < in->nslots; i++)
+		in->slots[i].pageno = PG_UINT32_MAX;
+	in->page_rank = palloc_extended((Size) (npages + 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	for (uint32 p = 0; p < npages; p++)
 	{
-		uint64		word;
+		const DeadPage *page = dead_page(in, p * GPX_DEAD_BITS_PER_PAGE);
 
-		in->rank[wd] = dead;
-		memcpy(&word, in->dead + (Size) wd * 8, 8);
-		dead += __builtin_popcountll(word);
+		CHECK_FOR_INTERRUPTS();
+		in->page_rank[p] = dead;
+		dead += page->rank[DEAD_WORDS - 1] + __builtin_popcountll(page->words[DEAD_WORDS - 1]);
 	}
-	in->rank[nwords] = dead;
+	in->page_rank[npages] = dead;
 	if (dead != in->seg->ref.ndead)
 		gpx_seg_corrupt(in->seg, GPX_STREAM_DEAD, 0, "bitmap holds another number of dead docs than the metapage");
 }
 
 /* new doc id of doc d, or false if it is dead */
 static inline bool
-remap(const MergeInput *in, uint32 d, uint32 *out)
+remap(MergeInput *in, uint32 d, uint32 *out)
 {
+	const DeadPage *page;
+	uint32		bit = d % GPX_DEAD_BITS_PER_PAGE;
 	uint64		word;
-	uint32		below;
 
-	if (in->dead == NULL)
+	if (in->page_rank == NULL)
 	{
 		*out = in->base + d;
 		return true;
 	}
-	if ((in->dead[d / 8] >> (d % 8)) & 1)
+	page = dead_page(in, d);
+	word = page->words[bit / 64];
+	if ((word >> (bit % 64)) & 1)
 		return false;
-	memcpy(&word, in->dead + (Size) (d / 64) * 8, 8);
-	below = in->rank[d / 64] + __builtin_popcountll(word & ((UINT64_C(1) << (d % 64)) - 1));
-	*out = in->base + d - below;
+	*out = in->base + d - in->page_rank[d / GPX_DEAD_BITS_PER_PAGE] - page->rank[bit / 64] -
+		__builtin_popcountll(word & ((UINT64_C(1) << (bit % 64)) - 1));
 	return true;
 }
 
@@ -302,7 +350,8 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 		in[i].order = i;
 		in[i].seg = gpx_seg_open(index, &refs[i]);
 		in[i].base = (uint32) base;
-		load_dead(&in[i]);
+		/* half the budget for the dead-doc pages, shared by the inputs */
+		load_dead(&in[i], budget / 2 / n);
 		base += refs[i].ndocs - refs[i].ndead;
 	}
 
@@ -320,7 +369,9 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 			{
 				uint32		d = c * GPX_DOCMAP_CHUNK + j;
 
-				if (in[i].dead == NULL || !((in[i].dead[d / 8] >> (d % 8)) & 1))
+				uint32		unused;
+
+				if (remap(&in[i], d, &unused))
 					gpx_segw_add_doc(w, &tids[j]);
 			}
 		}
