@@ -138,6 +138,63 @@ EXECUTE by_index('fox');
 DEALLOCATE by_index;
 RESET plan_cache_mode;
 
+-- each index names its configuration (the option text_config, else the
+-- setting when it was built, then written into its options): indexes in
+-- several languages on one column, each query using the one of its
+-- configuration; REINDEX keeps it whatever the setting
+CREATE TABLE multi (id int, body text, tsv tsvector);
+INSERT INTO multi VALUES
+	(1, 'Die Häuser und die Katzen', NULL), (2, 'the houses and the cats', NULL),
+	(3, 'ein Haus am See', NULL), (4, 'a house by the lake', NULL),
+	(5, 'Häuser houses Katze cat', NULL);
+UPDATE multi SET tsv = to_tsvector('german', body);
+CREATE INDEX multi_de ON multi USING gpuidx (body) WITH (text_config = 'german');
+CREATE INDEX multi_en ON multi USING gpuidx (body);
+CREATE INDEX multi_simple ON multi USING gpuidx (body) WITH (text_config = simple);
+CREATE INDEX multi_tsv ON multi USING gpuidx (tsv);
+SELECT relname, reloptions, (gpuidx_index_stats(oid)).config FROM pg_class
+WHERE relname LIKE 'multi\_%' ORDER BY 1;
+SET enable_seqscan = off;
+SET gpuidx.text_config = 'german';
+EXPLAIN (COSTS OFF) SELECT id FROM multi WHERE body @@& 'Haus';
+SELECT array_agg(id ORDER BY id) FROM multi WHERE body @@& 'Haus';
+SET gpuidx.text_config = 'english';
+EXPLAIN (COSTS OFF) SELECT id FROM multi WHERE body @@& 'house';
+SELECT array_agg(id ORDER BY id) FROM multi WHERE body @@& 'house';
+SET gpuidx.text_config = 'simple';
+EXPLAIN (COSTS OFF) SELECT id FROM multi WHERE body @@& 'houses';
+SELECT array_agg(id ORDER BY id) FROM multi WHERE body @@& 'houses';
+-- a tsvector index answers under any configuration: only the query's
+-- lexemes depend on it, as row by row
+SET gpuidx.text_config = 'german';
+EXPLAIN (COSTS OFF) SELECT id FROM multi WHERE tsv @@& 'Häuser';
+SELECT array_agg(id ORDER BY id) FROM multi WHERE tsv @@& 'Häuser';
+SET gpuidx.text_config = 'english';
+EXPLAIN (COSTS OFF) SELECT id FROM multi WHERE tsv @@& 'katze';
+SELECT array_agg(id ORDER BY id) FROM multi WHERE tsv @@& 'katze';
+RESET enable_seqscan;
+SELECT array_agg(id ORDER BY id) FROM multi WHERE tsv @@& 'katze';
+-- REINDEX under another setting keeps each index's configuration
+SET gpuidx.text_config = 'simple';
+REINDEX TABLE multi;
+SELECT relname, (gpuidx_index_stats(oid)).config FROM pg_class WHERE relname LIKE 'multi\_%' ORDER BY 1;
+-- ALTER INDEX ... SET (text_config) takes effect at REINDEX: until then the
+-- index answers under the configuration it was built with
+ALTER INDEX multi_simple SET (text_config = 'german');
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM multi WHERE body @@& 'houses';
+SELECT array_agg(id ORDER BY id) FROM multi WHERE body @@& 'houses';
+REINDEX INDEX multi_simple;
+SELECT (gpuidx_index_stats('multi_simple')).config;
+EXPLAIN (COSTS OFF) SELECT id FROM multi WHERE body @@& 'houses';
+RESET enable_seqscan;
+-- bad options
+CREATE INDEX ON multi USING gpuidx (body) WITH (text_config = 'no_such_config');
+CREATE INDEX ON multi USING gpuidx (body) WITH (text_config = 'a.b.c');
+ALTER INDEX multi_de SET (text_config = 'no_such_config');
+RESET gpuidx.text_config;
+DROP TABLE multi;
+
 -- the planner: an index scan for a selective query, a sequential scan when
 -- nearly every row matches (the tsvector index: cheap row-by-row checks)
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE body @@& 'planner optimizer';

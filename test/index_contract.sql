@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS gpuidx;
 LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(62);
+SELECT plan(65);
 
 -- the operator
 SELECT has_operator('text', '@@&', 'text', 'boolean');
@@ -103,6 +103,13 @@ SELECT throws_ok($$SET gpuidx.text_config = 'no_such_config'$$, '22023', NULL,
 				 'a configuration that does not exist: 22023');
 SELECT throws_ok($$SELECT gpuidx_verify('ic')$$, '42809', NULL, 'verify a table: 42809');
 SELECT throws_ok($$SELECT gpuidx_merge_pending('ic')$$, '42809', NULL, 'merge a table: 42809');
+SELECT throws_ok($$CREATE INDEX ON ic USING gpuidx (body) WITH (text_config = no_such_config)$$, '22023', NULL,
+				 'an index option naming no configuration: 22023');
+SELECT throws_ok($$CREATE INDEX ON ic USING gpuidx (body) WITH (text_config = 'a.b.c')$$, '22023', NULL,
+				 'an index option that is no configuration name: 22023');
+CREATE INDEX ic_german ON ic USING gpuidx (body) WITH (text_config = german);
+SELECT is((SELECT reloptions FROM pg_class WHERE relname = 'ic_german'), '{text_config=german}',
+		  'the option is kept as given');
 SELECT throws_ok($$SELECT gpuidx_verify(0)$$, '42P01', NULL, 'verify OID 0: 42P01');
 SELECT throws_ok($$SELECT gpuidx_index_stats(0)$$, '42P01', NULL, 'stats of OID 0: 42P01');
 SELECT throws_ok($$SELECT gpuidx_merge_pending(0)$$, '42P01', NULL, 'merge OID 0: 42P01');

@@ -144,7 +144,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 	bs.kind = gpx_kind_of(index);
-	bs.config = gpx_current_config();
+	bs.config = gpx_build_config(index);
 	record_config_dependency(index, bs.config);
 
 	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx build", ALLOCSET_DEFAULT_SIZES);
@@ -196,6 +196,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(buildcxt);
+	gpx_record_build_config(index, bs.config);
 	result->heap_tuples = reltuples;
 	result->index_tuples = bs.ndocs;
 	return result;
@@ -207,7 +208,7 @@ gpx_buildempty(Relation index)
 	PGAlignedBlock page;
 	GpxMetaPageData meta;
 
-	gpx_meta_init(&meta, gpx_kind_of(index), gpx_current_config());
+	gpx_meta_init(&meta, gpx_kind_of(index), gpx_build_config(index));
 	gpx_page_init(page.data, GPX_PAGE_META);
 	gpx_meta_pack(page.data, &meta);
 	PageSetChecksumInplace(page.data, GPX_META_BLKNO);

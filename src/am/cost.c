@@ -11,8 +11,8 @@
  * Cost: the pages a scan reads, the postings it decodes, the pending entries
  * it checks and the TIDs it maps.
  *
- * An index built under another text search configuration than the current
- * one gets a prohibitive cost: it cannot answer the query (scan.c).
+ * A text index built under another text search configuration than the
+ * current one gets a prohibitive cost: it cannot answer the query (scan.c).
  */
 #include "postgres.h"
 
@@ -170,7 +170,6 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 {
 	IndexOptInfo *info = path->indexinfo;
 	Relation	index = index_open(info->indexoid, NoLock);
-	const GpxIndexInfo *ii = gpx_index_info(index);
 	Oid			cfg = gpx_current_config();
 	GpxLexemes	terms = {0};
 	bool		unknown = false;
@@ -181,7 +180,7 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	ListCell   *lc;
 
 	*correlation = 0;
-	if (cfg != ii->config)
+	if (!gpx_index_answers(index, cfg))
 	{
 		*startup = *total = disable_cost;
 		*selectivity = 1.0;
@@ -280,7 +279,7 @@ gpuidx_matchsel(PG_FUNCTION_ARGS)
 			Relation	index = index_open(info->indexoid, AccessShareLock);
 			Oid			cfg = gpx_current_config();
 
-			if (gpx_index_info(index)->config == cfg)
+			if (gpx_index_answers(index, cfg))
 			{
 				GpxEstimate est;
 

@@ -24,6 +24,7 @@ typedef struct GpxOptions
 	int32		vl_len_;
 	int			codec;			/* GPUIDX_CODEC_* or -1 (auto) */
 	int			pending_list_limit; /* kB */
+	int			text_config;	/* offset of the name in this struct, or 0 */
 } GpxOptions;
 
 #define GPX_DEFAULT_PENDING_LIMIT	4096	/* kB, as GIN's gin_pending_list_limit */
@@ -38,7 +39,7 @@ typedef struct GpxOptions
 typedef struct GpxIndexInfo
 {
 	uint32		kind;			/* GPX_KIND_* */
-	Oid			config;
+	Oid			config;			/* of its lexemes; InvalidOid if gone */
 } GpxIndexInfo;
 
 /* handler.c */
@@ -46,9 +47,20 @@ extern void gpx_define_reloptions(void);
 extern bytea *gpx_options(Datum reloptions, bool validate);
 extern int	gpx_index_codec(Relation index);
 extern Size gpx_pending_limit(Relation index);
-extern const GpxIndexInfo *gpx_index_info(Relation index);
 extern void gpx_check_index(Relation index);	/* ERROR unless a gpuidx index */
 extern void gpx_check_index_oid(Oid indexoid);	/* ERROR unless an index exists */
+
+/* config.c: the index's text search configuration */
+extern void gpx_validate_text_config(const char *value);	/* the option's validator */
+extern char *gpx_config_qualified_name(Oid config);
+/* for a build: the option's, else the setting's; then written into the options */
+extern Oid	gpx_build_config(Relation index);
+extern void gpx_record_build_config(Relation index, Oid config);
+extern const GpxIndexInfo *gpx_index_info(Relation index);
+/* the configuration of the index's lexemes (ERROR if it no longer exists) */
+extern Oid	gpx_index_config(Relation index);
+/* can the index answer a query under config? */
+extern bool gpx_index_answers(Relation index, Oid config);
 
 /* build.c */
 extern IndexBuildResult *gpx_build(Relation heap, Relation index, IndexInfo *indexInfo);

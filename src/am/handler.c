@@ -48,6 +48,9 @@ gpx_define_reloptions(void)
 					  "Size in kB of the pending area past which inserts merge it into a segment",
 					  GPX_DEFAULT_PENDING_LIMIT, 64, MAX_KILOBYTES,
 					  ShareUpdateExclusiveLock);
+	add_string_reloption(gpx_relopt_kind, "text_config",
+						 "Text search configuration of the index (default: gpuidx.text_config when built)",
+						 NULL, gpx_validate_text_config, AccessExclusiveLock);
 }
 
 bytea *
@@ -56,6 +59,7 @@ gpx_options(Datum reloptions, bool validate)
 	static const relopt_parse_elt tab[] = {
 		{"codec", RELOPT_TYPE_ENUM, offsetof(GpxOptions, codec)},
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(GpxOptions, pending_list_limit)},
+		{"text_config", RELOPT_TYPE_STRING, offsetof(GpxOptions, text_config)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, gpx_relopt_kind,
@@ -76,23 +80,6 @@ gpx_pending_limit(Relation index)
 	GpxOptions *opts = (GpxOptions *) index->rd_options;
 
 	return (Size) (opts ? opts->pending_list_limit : GPX_DEFAULT_PENDING_LIMIT) * 1024;
-}
-
-const GpxIndexInfo *
-gpx_index_info(Relation index)
-{
-	if (index->rd_amcache == NULL)
-	{
-		GpxMetaPageData meta;
-		GpxIndexInfo *info;
-
-		gpx_meta_read(index, &meta);
-		info = MemoryContextAlloc(index->rd_indexcxt, sizeof(GpxIndexInfo));
-		info->kind = meta.kind;
-		info->config = meta.config;
-		index->rd_amcache = info;
-	}
-	return (const GpxIndexInfo *) index->rd_amcache;
 }
 
 void

@@ -36,7 +36,8 @@ gpx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		indexInfo->ii_AmCache = cxt;
 	}
 	old = MemoryContextSwitchTo(cxt);
-	gpx_document_lexemes(info->kind, info->config, values[0], &lex);
+	gpx_document_lexemes(info->kind, info->kind == GPX_KIND_TEXT ? gpx_index_config(index) : InvalidOid,
+						 values[0], &lex);
 	pending = gpx_pending_insert(index, ht_ctid, lex.lex, lex.len, lex.n);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(cxt);

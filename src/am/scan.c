@@ -2,10 +2,11 @@
  * scan.c
  *	  Bitmap index scans: the query's lexemes under gpuidx.text_config, then
  *	  the executor (query/) over every segment and the pending area.  Matches
- *	  are exact, so no heap recheck is asked for.  An index built under
+ *	  are exact, so no heap recheck is asked for.  A text index built under
  *	  another configuration than the current one cannot answer: the planner
  *	  is told so (cost.c), and if it is used anyway every heap page goes into
- *	  the bitmap as lossy, so the operator decides row by row.
+ *	  the bitmap as lossy, so the operator decides row by row.  A tsvector
+ *	  index answers under any (its lexemes do not depend on it).
  */
 #include "postgres.h"
 
@@ -77,7 +78,6 @@ int64
 gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	GpxScanOpaque *so = scan->opaque;
-	const GpxIndexInfo *info = gpx_index_info(scan->indexRelation);
 	MemoryContext old;
 	Oid			cfg;
 	GpxLexemes	terms = {0};
@@ -109,7 +109,7 @@ gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		}
 	}
 
-	if (cfg != info->config)
+	if (!gpx_index_answers(scan->indexRelation, cfg))
 	{
 		/* bitmap scans get no heap relation: the executor has it locked */
 		Relation	heap = table_open(scan->indexRelation->rd_index->indrelid, NoLock);

@@ -397,7 +397,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	check_all_pages(&vs);
 	gpx_meta_read(vs.index, &vs.meta);
 	vs.kind = vs.meta.kind;
-	vs.config = vs.meta.config;
+	vs.config = vs.kind == GPX_KIND_TEXT ? gpx_index_config(vs.index) : InvalidOid;
 	if (vs.kind != gpx_kind_of(vs.index))
 		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "Metapage's document kind does not match the operator class");
 

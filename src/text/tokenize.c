@@ -32,33 +32,45 @@ repalloc_huge_or_new(void *p, Size size)
 
 char	   *gpx_text_config = NULL;
 
+/* false while the setting is being defined, when the library loads */
+static bool text_config_defined = false;
+
+bool
+gpx_is_config_name(const char *name)
+{
+	List	   *names;
+
+	return SplitIdentifierString(pstrdup(name), '.', &names) && list_length(names) >= 1 &&
+		list_length(names) <= 2;
+}
+
+/*
+ * A configuration that does not exist is refused when set.  A value set
+ * before the library was loaded (a placeholder) is kept as it is when the
+ * library loads: refusing it then would only warn and quietly fall back to
+ * the default; instead every use of it is an error (gpx_current_config).
+ */
 static bool
 check_text_config(char **newval, void **extra, GucSource source)
 {
-	/* names can only be looked up inside a transaction of a database */
-	if (IsTransactionState() && MyDatabaseId != InvalidOid)
+	if (!gpx_is_config_name(*newval))
 	{
-		List	   *names;
-		Oid			cfg;
-
-		if (!SplitIdentifierString(pstrdup(*newval), '.', &names) || list_length(names) > 2)
+		GUC_check_errdetail("\"%s\" is not a text search configuration name.", *newval);
+		return false;
+	}
+	/* names can only be looked up inside a transaction of a database */
+	if (text_config_defined && IsTransactionState() && MyDatabaseId != InvalidOid &&
+		!OidIsValid(get_ts_config_oid(stringToQualifiedNameList(*newval), true)))
+	{
+		if (source == PGC_S_TEST)
 		{
-			GUC_check_errdetail("\"%s\" is not a text search configuration name.", *newval);
-			return false;
+			ereport(NOTICE,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("text search configuration \"%s\" does not exist", *newval)));
+			return true;
 		}
-		cfg = get_ts_config_oid(stringToQualifiedNameList(*newval), true);
-		if (!OidIsValid(cfg))
-		{
-			if (source == PGC_S_TEST)
-			{
-				ereport(NOTICE,
-						(errcode(ERRCODE_UNDEFINED_OBJECT),
-						 errmsg("text search configuration \"%s\" does not exist", *newval)));
-				return true;
-			}
-			GUC_check_errdetail("Text search configuration \"%s\" does not exist.", *newval);
-			return false;
-		}
+		GUC_check_errdetail("Text search configuration \"%s\" does not exist.", *newval);
+		return false;
 	}
 	return true;
 }
@@ -68,13 +80,14 @@ gpx_text_define_settings(void)
 {
 	DefineCustomStringVariable("gpuidx.text_config",
 							   "Text search configuration of the @@& operator and of new gpuidx indexes.",
-							   "An index records the configuration it was built with and is used "
-							   "only for queries under that same configuration.",
+							   "A text index is used only for queries under the configuration it was "
+							   "built with (its option text_config).",
 							   &gpx_text_config,
 							   "english",
 							   PGC_USERSET,
 							   0,
 							   check_text_config, NULL, NULL);
+	text_config_defined = true;
 }
 
 /*

@@ -19,6 +19,9 @@ extern void gpx_text_define_settings(void);
 /* the configuration gpuidx.text_config names (ERROR if there is none) */
 extern Oid	gpx_current_config(void);
 
+/* is name a possibly qualified name (one or two identifiers)? */
+extern bool gpx_is_config_name(const char *name);
+
 /* called for every lexeme of a text, repeats included */
 typedef void (*gpx_lexeme_fn) (void *arg, const char *lex, int len);
 
