@@ -7,7 +7,8 @@
  *
  * Selectivity of an AND of terms: the terms' frequencies p1 <= p2 <= ...
  * combined with exponential backoff, p1 * p2^(1/2) * p3^(1/4) ..., since the
- * words of real queries are correlated and independence would underestimate.
+ * words of real queries are correlated and independence would underestimate;
+ * the pending area's rows by counting the matches in a sample of it.
  * Cost: the pages a scan reads, the postings it decodes, the pending entries
  * it checks and the TIDs it maps.
  *
@@ -37,6 +38,8 @@ GPUIDX_FUNCTION(gpuidx_matchsel);
 #define DEFAULT_MATCH_SEL 0.005
 /* CPU to decode and intersect one posting, in units of cpu_operator_cost */
 #define POSTING_COST 0.1
+/* pages of the pending area an estimate reads at most (1 MB) */
+#define PENDING_SAMPLE_PAGES 128
 
 static int
 double_cmp(const void *x, const void *y)
@@ -52,7 +55,9 @@ gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 {
 	GqIndex    *gq = gq_open(index);
 	double	   *df = palloc0(Max(terms->n, 1) * sizeof(double));
-	double		total = gq->meta.pend_entries;
+	double		segment_docs = 0;
+	double		total = 0;
+	double		matches = 0;
 
 	memset(est, 0, sizeof(*est));
 	est->pending_entries = gq->meta.pend_entries;
@@ -63,6 +68,7 @@ gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 		GpxSegment *seg = gq_segment(gq, s);
 
 		est->docs += seg->ref.ndocs - seg->ref.ndead;
+		segment_docs += seg->ref.ndocs - seg->ref.ndead;
 		total += seg->ref.ndocs;
 		est->pages += 1;
 		for (int t = 0; t < terms->n; t++)
@@ -93,8 +99,24 @@ gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 			sel *= pow(df[t], exponent);
 			exponent /= 2;
 		}
-		est->selectivity = sel;
+		matches = sel * segment_docs;
 	}
+
+	/*
+	 * The pending area's matches, from a sample of its first pages (all of
+	 * it when small): its rows count as much as the segments' (an index
+	 * whose rows are all pending is estimated from them alone).
+	 */
+	if (terms->n > 0 && gq->meta.pend_entries > 0)
+	{
+		uint64		sampled;
+		uint64		matched;
+
+		gq_pending_sample(gq, terms, PENDING_SAMPLE_PAGES, &sampled, &matched);
+		if (sampled > 0)
+			matches += (double) matched / sampled * gq->meta.pend_entries;
+	}
+	est->selectivity = est->docs > 0 ? matches / est->docs : 0;
 	/* the doc map chunks the results touch */
 	est->pages += Min(est->selectivity * est->docs / GPX_DOCMAP_CHUNK,
 					  est->docs / GPX_DOCMAP_CHUNK / 64 + 1);

@@ -124,7 +124,7 @@ gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		GqIndex    *gq = gq_open(scan->indexRelation);
 
-		gq_execute(gq, &terms, add_to_bitmap, &sink, NULL);
+		gq_execute(gq, &terms, add_to_bitmap, &sink);
 		gq_close(gq);
 	}
 done:

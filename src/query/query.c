@@ -41,99 +41,89 @@ gq_segment(GqIndex *gq, int seg)
 	return gq->segs[seg];
 }
 
-void
-gq_free_lists(GpxList *lists, int n)
+/* a query term in one segment: its dictionary entry, and its list once opened */
+typedef struct GqTerm
+{
+	GpxTermRef	ref;
+	GpxList		list;
+	bool		opened;
+} GqTerm;
+
+static int
+term_df_cmp(const void *x, const void *y)
+{
+	const GqTerm *a = *(const GqTerm *const *) x;
+	const GqTerm *b = *(const GqTerm *const *) y;
+
+	return (a->ref.df > b->ref.df) - (a->ref.df < b->ref.df);
+}
+
+static void
+close_terms(GqTerm *terms, int n)
 {
 	for (int i = 0; i < n; i++)
-		gpx_list_free(&lists[i]);
+	{
+		if (terms[i].opened)
+			gpx_list_free(&terms[i].list);
+		else if (terms[i].ref.payload)
+			pfree(terms[i].ref.payload);
+	}
 }
 
-bool
-gq_lookup(GqIndex *gq, int seg, const GpxLexemes *terms, GpxList *lists)
+/*
+ * The doc ids of one segment matching every term, in *docs; returns how
+ * many.  The dictionary first: a term the segment lacks costs no list read.
+ * Then shortest first: the shortest list decoded whole, each next one
+ * opened only when its round comes, and only as far as the round needs.
+ */
+static uint32
+segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
 {
-	GpxSegment *s = gq_segment(gq, seg);
-	GpxTermRef *refs = palloc(terms->n * sizeof(GpxTermRef));
-	int			found = 0;
-
-	/* the dictionary first: a term the segment lacks costs no list read */
-	for (; found < terms->n; found++)
-		if (!gpx_seg_find(s, terms->lex[found], terms->len[found], &refs[found]))
-			break;
-	if (found < terms->n)
-	{
-		for (int i = 0; i < found; i++)
-			if (refs[i].payload)
-				pfree(refs[i].payload);
-		pfree(refs);
-		return false;
-	}
-	for (int i = 0; i < terms->n; i++)
-		gpx_seg_list(s, &refs[i], &lists[i]);
-	pfree(refs);
-	return true;
-}
-
-GqPlan *
-gq_plan(const GpxList *lists, int n)
-{
-	GqPlan	   *plan = palloc(offsetof(GqPlan, rounds) + Max(n - 1, 1) * sizeof(GqRound));
-	int		   *order = palloc(n * sizeof(int));
-	double		bound;
-
-	/* shortest first: insertion sort, n is small */
-	for (int i = 0; i < n; i++)
-	{
-		int			j = i;
-
-		while (j > 0 && lists[order[j - 1]].df > lists[i].df)
-		{
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = i;
-	}
-	plan->first = order[0];
-	plan->nrounds = n - 1;
-	bound = lists[order[0]].df;
-	for (int r = 0; r < n - 1; r++)
-	{
-		plan->rounds[r].list = order[r + 1];
-		plan->rounds[r].ratio = lists[order[r + 1]].df / Max(bound, 1.0);
-	}
-	pfree(order);
-	return plan;
-}
-
-uint32
-gq_run_cpu(const GqPlan *plan, const GpxList *lists, uint32 *out, cpu_stats *stats)
-{
+	GpxSegment *seg = gq_segment(gq, s);
+	GqTerm	   *terms = palloc0(q->n * sizeof(GqTerm));
+	GqTerm	  **order = palloc(q->n * sizeof(GqTerm *));
 	uint32		k;
 
-	if (plan->nrounds == 0)
+	*docs = NULL;
+	for (int i = 0; i < q->n; i++)
 	{
-		const pl_view *v = &lists[plan->first].view;
+		if (!gpx_seg_find(seg, q->lex[i], q->len[i], &terms[i].ref))
+		{
+			close_terms(terms, i);
+			return 0;
+		}
+		order[i] = &terms[i];
+	}
+	qsort(order, q->n, sizeof(GqTerm *), term_df_cmp);
 
-		if (stats)
-			stats->blocks_touched += v->nblocks;
-		if (pl_decode(v, out) != PL_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuidx posting list does not decode")));
-		return v->count;
-	}
-	/* the method of each round follows the real lengths (cpu_pick_method) */
-	k = cpu_intersect_lists(&lists[plan->first].view, &lists[plan->rounds[0].list].view,
-							out, CPU_METHOD_AUTO, 0, stats);
-	for (int r = 1; r < plan->nrounds && k > 0 && k != CPU_CORRUPT; r++)
+	gpx_seg_list(seg, &order[0]->ref, &order[0]->list);
+	order[0]->opened = true;
+	*docs = palloc_extended(Max((Size) order[0]->ref.df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	if (pl_decode(&order[0]->list.view, *docs) != PL_OK)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, order[0]->ref.page, "list postings are out of order");
+	k = order[0]->ref.df;
+	for (int r = 1; r < q->n && k > 0; r++)
 	{
+		GqTerm	   *t = order[r];
+		cpu_method	method = cpu_pick_method(k, t->ref.df);
+
 		CHECK_FOR_INTERRUPTS();
-		k = cpu_intersect_array_list(out, k, &lists[plan->rounds[r].list].view, out,
-									 CPU_METHOD_AUTO, 0, stats);
+		/* a search reaches only the blocks the candidates fall in: read those */
+		if (method == CPU_METHOD_SKIP)
+			gpx_seg_list_probed(seg, &t->ref, *docs, k, &t->list);
+		else
+			gpx_seg_list(seg, &t->ref, &t->list);
+		t->opened = true;
+		k = cpu_intersect_array_list(*docs, k, &t->list.view, *docs, method, 0, NULL);
+		if (k == CPU_CORRUPT)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, t->ref.page, "list postings are out of order");
+		gpx_list_free(&t->list);
+		t->opened = false;
+		t->ref.payload = NULL;
 	}
-	if (k == CPU_CORRUPT)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gpuidx posting list does not decode")));
+	close_terms(terms, q->n);
+	pfree(terms);
+	pfree(order);
 	return k;
 }
 
@@ -177,7 +167,24 @@ entry_matches(const GpxPendingReader *r, const GpxLexemes *terms)
 }
 
 void
-gq_pending(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg, GqStats *stats)
+gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages, uint64 *entries,
+				  uint64 *matches)
+{
+	GpxPendingReader r;
+
+	*entries = *matches = 0;
+	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
+	while (r.pages_read <= max_pages && gpx_pending_next(&r))
+	{
+		(*entries)++;
+		if (entry_matches(&r, terms))
+			(*matches)++;
+	}
+	gpx_pending_end(&r);
+}
+
+static void
+pending_matches(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
 {
 	GpxPendingReader r;
 	ItemPointerData tids[256];
@@ -186,8 +193,6 @@ gq_pending(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg, GqSta
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&r))
 	{
-		if (stats)
-			stats->pending_entries++;
 		if (!entry_matches(&r, terms))
 			continue;
 		tids[n++] = r.tid;
@@ -203,40 +208,21 @@ gq_pending(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg, GqSta
 }
 
 void
-gq_execute(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg, GqStats *stats)
+gq_execute(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
 {
-	GpxList    *lists = palloc(Max(terms->n, 1) * sizeof(GpxList));
-
 	if (terms->n == 0)
 		return;
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
 	{
-		GqPlan	   *plan;
 		uint32	   *docs;
 		uint32		k;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!gq_lookup(gq, s, terms, lists))
-		{
-			if (stats)
-				stats->segments_skipped++;
-			continue;
-		}
-		plan = gq_plan(lists, terms->n);
-		docs = palloc_extended(Max((Size) lists[plan->first].df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-		k = gq_run_cpu(plan, lists, docs, stats ? &stats->cpu : NULL);
-		if (stats)
-		{
-			stats->segments++;
-			stats->results += k;
-			for (int i = 0; i < terms->n; i++)
-				stats->postings += lists[i].df;
-		}
-		map_and_emit(gq_segment(gq, s), docs, k, fn, arg);
-		pfree(docs);
-		pfree(plan);
-		gq_free_lists(lists, terms->n);
+		k = segment_matches(gq, s, terms, &docs);
+		if (k > 0)
+			map_and_emit(gq_segment(gq, s), docs, k, fn, arg);
+		if (docs)
+			pfree(docs);
 	}
-	gq_pending(gq, terms, fn, arg, stats);
-	pfree(lists);
+	pending_matches(gq, terms, fn, arg);
 }

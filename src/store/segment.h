@@ -94,6 +94,15 @@ extern bool gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef 
 extern bool gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf);
 /* open the list of a found term (the ref's payload is freed) */
 extern void gpx_seg_list(GpxSegment *seg, GpxTermRef *ref, GpxList *list);
+
+/*
+ * The same for a search with probes (ascending): of a long EF list only the
+ * header, the skip entries and the blocks probes can reach are read (each
+ * page checked by its own checksum), so block skipping reads little.
+ * Searches may touch nothing else of the list.
+ */
+extern void gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes,
+								uint32 nprobes, GpxList *list);
 extern void gpx_list_free(GpxList *list);
 
 /* TIDs of docs (increasing) that are not dead; returns how many */

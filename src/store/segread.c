@@ -438,6 +438,127 @@ open_external(GpxSegment *seg, uint32 df, uint32 len, uint32 page, uint32 offset
 	list->mem = bytes;
 }
 
+/*
+ * Bytes [from, to) of a list that starts at (page, offset) of the LISTS
+ * stream, every page's own checksum checked: what is read of a list that is
+ * not read whole (its own checksum covers all of it).  The stream fills
+ * each page before the next, so a position gives its page.
+ */
+static void
+read_list_range(GpxSegment *seg, uint32 page, uint32 offset, uint32 from, uint32 to, char *bytes)
+{
+	uint64		pos = (uint64) page * GPX_PAGE_CAPACITY + offset + from;
+
+	while (from < to)
+	{
+		uint32		pageno = (uint32) (pos / GPX_PAGE_CAPACITY);
+		uint32		off = (uint32) (pos % GPX_PAGE_CAPACITY);
+		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_LISTS, pageno);
+		Page		p = BufferGetPage(buf);
+		const char *problem = gpx_page_problem(p);
+		uint32		used = gpx_page_used(p);
+		uint32		n;
+
+		if (problem != NULL)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, pageno, problem);
+		n = off < used ? Min(used - off, to - from) : 0;
+		if (n < to - from && off + n != GPX_PAGE_CAPACITY)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, pageno, "a list runs past the page's contents");
+		memcpy(bytes + from, PageGetContents(p) + off, n);
+		UnlockReleaseBuffer(buf);
+		from += n;
+		pos += n;
+	}
+}
+
+/* the blocks of an EF list whose data probes can reach, ascending, and the final one */
+static uint32
+probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprobes, uint32 *blocks)
+{
+	uint32		n = 0;
+	uint32		b = 0;
+
+	for (uint32 i = 0; i < nprobes; i++)
+	{
+		uint32		x = probes[i];
+
+		if (x < first[0])
+			continue;
+		/* the last block whose first posting is <= x, from b on (probes ascend) */
+		while (b + 1 < nb && first[b + 1] <= x)
+			b++;
+		if (first[b] != x && (n == 0 || blocks[n - 1] != b))
+			blocks[n++] = b;
+	}
+	if (n == 0 || blocks[n - 1] != nb - 1)
+		blocks[n++] = nb - 1;
+	return n;
+}
+
+void
+gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, GpxList *list)
+{
+	gpuidx_list_header hdr;
+	char	   *bytes;
+	uint32		nb;
+	uint32		data;
+	uint32	   *blocks;
+	uint32		nblocks;
+	const uint32 *first;
+	const uint32 *bitoff;
+	pl_status	st;
+
+	/* worth it for EF lists of several pages only: the rest is read whole */
+	if (!ref->external || ref->len < 2 * GPX_PAGE_CAPACITY)
+	{
+		gpx_seg_list(seg, ref, list);
+		return;
+	}
+	bytes = palloc_extended(ref->len, MCXT_ALLOC_HUGE);
+	read_list_range(seg, ref->page, ref->offset, 0, GPUIDX_HEADER_SIZE, bytes);
+	memcpy(&hdr, bytes, sizeof(hdr));
+	if (hdr.codec != GPUIDX_CODEC_EF || hdr.count != ref->df || hdr.count > GPUIDX_MAX_POSTINGS)
+	{
+		pfree(bytes);
+		gpx_seg_list(seg, ref, list);
+		return;
+	}
+
+	/* the skip entries, then the data words of the blocks probes reach */
+	nb = gpuidx_ef_block_count(hdr.count);
+	data = GPUIDX_HEADER_SIZE + nb * 8;
+	if (nb == 0 || data + 8 > ref->len)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list is shorter than its skip entries");
+	read_list_range(seg, ref->page, ref->offset, GPUIDX_HEADER_SIZE, data, bytes);
+	first = (const uint32 *) (bytes + GPUIDX_HEADER_SIZE);
+	bitoff = first + nb;
+	blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
+	nblocks = probed_blocks(first, nb, probes, nprobes, blocks);
+	for (uint32 i = 0; i < nblocks; i++)
+	{
+		uint32		b = blocks[i];
+
+		/* whole words from the block's first bit to past its last (bit windows read one more) */
+		uint64		from = data + (uint64) (bitoff[b] / 64) * 8;
+		uint64		to = b + 1 < nb ? data + ((uint64) bitoff[b + 1] + 63) / 64 * 8 + 8 : ref->len;
+
+		/* the offsets are checked once the list opens: stay inside its bytes */
+		from = Min(from, ref->len);
+		to = Min(Max(to, from), ref->len);
+		read_list_range(seg, ref->page, ref->offset, (uint32) from, (uint32) to, bytes);
+	}
+	pfree(blocks);
+
+	/* the structure as for a whole list, but for the checksum the pages stood for */
+	st = pl_open(&list->view, bytes, ref->len, 0);
+	if (st != PL_OK)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, pl_status_message(st));
+	if (list->view.count != ref->df || list->view.last >= seg->hdr->ndocs)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not match its dictionary entry");
+	list->df = ref->df;
+	list->mem = bytes;
+}
+
 bool
 gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 {
