@@ -113,3 +113,31 @@ CREATE INDEX w_idx2 ON w USING gpuidx (body);
 SELECT (SELECT docs - dead_docs + pending_entries FROM gpuidx_index_stats('w_idx')) =
        (SELECT docs FROM gpuidx_index_stats('w_idx2')) AS same_rows;
 DROP TABLE w;
+
+-- merges read each list a block at a time (whatever its length, in each
+-- codec) and drop the dead docs: VACUUM rewrites a segment a quarter dead
+CREATE TABLE wl (id int, body text) WITH (autovacuum_enabled = off);
+INSERT INTO wl SELECT g, 'row' || g
+	|| CASE WHEN g % 2 = 0 THEN ' even' ELSE '' END
+	|| CASE WHEN (g::bigint * 7919) % 1000 < 300 THEN ' scattered' ELSE '' END
+FROM generate_series(1, 120000) g;
+CREATE INDEX wl_ef ON wl USING gpuidx (body) WITH (codec = ef);
+CREATE INDEX wl_lrc ON wl USING gpuidx (body) WITH (codec = lrc);
+CREATE INDEX wl_raw ON wl USING gpuidx (body) WITH (codec = raw);
+DELETE FROM wl WHERE id % 4 = 1 OR id BETWEEN 50000 AND 60000;
+VACUUM wl;
+SELECT i.name, s.docs, s.dead_docs, s.postings
+FROM (VALUES ('wl_ef'), ('wl_lrc'), ('wl_raw')) i(name), gpuidx_segments(i.name::regclass) s;
+SELECT name, gpuidx_verify(name::regclass) LIKE '%is sound%' AS sound
+FROM (VALUES ('wl_ef'), ('wl_lrc'), ('wl_raw')) i(name);
+SET enable_seqscan = off;
+SELECT count(*), sum(id) FROM wl WHERE body @@& 'scattered even';
+DROP INDEX wl_ef;
+SELECT count(*), sum(id) FROM wl WHERE body @@& 'scattered even';
+DROP INDEX wl_lrc;
+SELECT count(*), sum(id) FROM wl WHERE body @@& 'scattered even';
+RESET enable_seqscan;
+SET enable_bitmapscan = off;
+SELECT count(*), sum(id) FROM wl WHERE body @@& 'scattered even';
+RESET enable_bitmapscan;
+DROP TABLE wl;

@@ -308,22 +308,19 @@ merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, uint32 *ids)
 	for (int i = 0; i < n; i++)
 	{
 		MergeInput *in = same[i];
-		GpxList		list;
+		GpxListReader *r = gpx_list_reader_begin(&in->it);
+		uint32		len;
 
-		gpx_dict_iter_list(&in->it, &list);
-		for (uint32 b = 0; b < list.view.nblocks; b++)
+		while ((len = gpx_list_reader_next(r, buf)) > 0)
 		{
-			int			len = pl_decode_block(&list.view, b, buf);
 			uint32		k = 0;
 
-			if (len < 0)
-				gpx_seg_corrupt(in->seg, GPX_STREAM_LISTS, in->it.list_page, "list does not decode");
-			for (int j = 0; j < len; j++)
+			for (uint32 j = 0; j < len; j++)
 				if (remap(in, buf[j], &ids[k]))
 					k++;
 			gpx_segw_term_add(w, ids, k);
 		}
-		gpx_list_free(&list);
+		gpx_list_reader_end(r);
 	}
 }
 

@@ -135,8 +135,21 @@ typedef struct GpxDictIter
 
 extern void gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg);
 extern bool gpx_dict_iter_next(GpxDictIter *it);
+/* the current term's whole list, opened (verification: its checksum checked too) */
 extern void gpx_dict_iter_list(GpxDictIter *it, GpxList *list);
 extern void gpx_dict_iter_end(GpxDictIter *it);
+
+/*
+ * The current term's list read a block at a time, in order, in the same
+ * memory whatever its length (merges, verification); its structure and
+ * order checked as it goes, each page by its own checksum.  Blocks hold up
+ * to GPUIDX_LRC_SEGMENT postings; 0 after the last.
+ */
+typedef struct GpxListReader GpxListReader;
+
+extern GpxListReader *gpx_list_reader_begin(GpxDictIter *it);
+extern uint32 gpx_list_reader_next(GpxListReader *r, uint32 *out);
+extern void gpx_list_reader_end(GpxListReader *r);
 
 /* decoded leaf entries and inner nodes, shared by lookup and iteration */
 extern void gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what)

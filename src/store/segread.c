@@ -690,6 +690,294 @@ gpx_dict_iter_end(GpxDictIter *it)
 }
 
 /* ---------------------------------------------------------------------------
+ * Reading a list a block at a time
+ *
+ * Merges and verification read every block of every list in order: they
+ * read each list through three byte streams (the skip entries, a second
+ * array of them, the data), each holding one page, and decode one block
+ * at a time, so a list of any length costs the same memory.  Every page is
+ * checked by its own checksum; the list's structure is checked block by
+ * block as it goes (what pl_open checks of a whole list).
+ */
+
+/* bytes of a list at offsets of its own, read through one page */
+typedef struct ListBytes
+{
+	GpxSegment *seg;
+	uint32		page;			/* where the list starts in the LISTS stream */
+	uint32		offset;
+	uint32		len;			/* its bytes */
+	uint32		held;			/* the stream page held, or UINT32_MAX */
+	uint32		used;
+	char	   *data;
+} ListBytes;
+
+static void
+list_bytes_init(ListBytes *lb, GpxSegment *seg, uint32 page, uint32 offset, uint32 len)
+{
+	lb->seg = seg;
+	lb->page = page;
+	lb->offset = offset;
+	lb->len = len;
+	lb->held = PG_UINT32_MAX;
+	lb->data = palloc(GPX_PAGE_CAPACITY);
+}
+
+static void
+list_bytes_read(ListBytes *lb, uint32 from, uint32 n, void *dst)
+{
+	uint64		pos = (uint64) lb->page * GPX_PAGE_CAPACITY + lb->offset + from;
+	char	   *out = dst;
+
+	if (from > lb->len || n > lb->len - from)
+		gpx_seg_corrupt(lb->seg, GPX_STREAM_LISTS, lb->page, "list is shorter than its structure");
+	while (n > 0)
+	{
+		uint32		pageno = (uint32) (pos / GPX_PAGE_CAPACITY);
+		uint32		off = (uint32) (pos % GPX_PAGE_CAPACITY);
+		uint32		take;
+
+		if (lb->held != pageno)
+		{
+			Buffer		buf = gpx_seg_read(lb->seg, GPX_STREAM_LISTS, pageno);
+			Page		page = BufferGetPage(buf);
+			const char *problem = gpx_page_problem(page);
+
+			if (problem != NULL)
+				gpx_seg_corrupt(lb->seg, GPX_STREAM_LISTS, pageno, problem);
+			lb->used = gpx_page_used(page);
+			memcpy(lb->data, PageGetContents(page), lb->used);
+			UnlockReleaseBuffer(buf);
+			lb->held = pageno;
+		}
+		take = off < lb->used ? Min(n, lb->used - off) : 0;
+		if (take < n && off + take != GPX_PAGE_CAPACITY)
+			gpx_seg_corrupt(lb->seg, GPX_STREAM_LISTS, pageno, "a list runs past the page's contents");
+		memcpy(out, lb->data + off, take);
+		out += take;
+		pos += take;
+		n -= take;
+	}
+}
+
+static uint32
+list_bytes_u32(ListBytes *lb, uint32 at)
+{
+	uint32		v;
+
+	list_bytes_read(lb, at, sizeof(v), &v);
+	return v;
+}
+
+struct GpxListReader
+{
+	GpxSegment *seg;
+	uint32		df;
+	uint32		block;			/* the next one */
+	uint32		done;			/* postings read */
+	/* inline lists */
+	const uint8 *inl;
+	const uint8 *inl_end;
+	uint64		inl_prev;
+	/* lists in the LISTS stream */
+	uint32		list_page;
+	uint32		list_offset;
+	uint32		len;
+	gpuidx_list_header hdr;
+	uint32		nb;
+	uint32		data_start;		/* offset of the data area (EF, LRC) */
+	uint64		bits;			/* of the blocks read so far */
+	int64		prev_first;
+	ListBytes	skip;			/* EF first postings; LRC segment records; raw values */
+	ListBytes	skip2;			/* EF bit offsets */
+	ListBytes	words;			/* the data area */
+	uint64		window[GPUIDX_LRC_SEGMENT * 32 / 64 + 4];
+};
+
+GpxListReader *
+gpx_list_reader_begin(GpxDictIter *it)
+{
+	GpxListReader *r = palloc0(sizeof(GpxListReader));
+	GpxSegment *seg = it->seg;
+	uint32		skip_bytes;
+
+	r->seg = seg;
+	r->df = it->df;
+	r->prev_first = -1;
+	if (!it->external)
+	{
+		r->inl = it->inline_data;
+		r->inl_end = it->inline_data + it->list_len;
+		return r;
+	}
+	r->list_page = it->list_page;
+	r->list_offset = it->list_off;
+	r->len = it->list_len;
+	list_bytes_init(&r->skip, seg, r->list_page, r->list_offset, r->len);
+	list_bytes_init(&r->skip2, seg, r->list_page, r->list_offset, r->len);
+	list_bytes_init(&r->words, seg, r->list_page, r->list_offset, r->len);
+	list_bytes_read(&r->skip, 0, GPUIDX_HEADER_SIZE, &r->hdr);
+	if (r->hdr.version != GPUIDX_FORMAT_VERSION || r->hdr.codec >= GPUIDX_NUM_CODECS ||
+		r->hdr.flags != 0 || r->hdr.count != r->df || r->hdr.last >= seg->hdr->ndocs)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, "list header does not match its dictionary entry");
+	switch (r->hdr.codec)
+	{
+		case GPUIDX_CODEC_RAW:
+			r->nb = gpuidx_ef_block_count(r->hdr.count);
+			skip_bytes = r->hdr.count * sizeof(uint32);
+			if (r->len != GPUIDX_HEADER_SIZE + skip_bytes)
+				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_LENGTH));
+			break;
+		case GPUIDX_CODEC_EF:
+			r->nb = gpuidx_ef_block_count(r->hdr.count);
+			skip_bytes = r->nb * 8;
+			break;
+		default:
+			r->nb = gpuidx_lrc_segment_count(r->hdr.count);
+			skip_bytes = r->nb * GPUIDX_LRC_SEGMENT_SIZE;
+			break;
+	}
+	r->data_start = GPUIDX_HEADER_SIZE + skip_bytes;
+	return r;
+}
+
+/* the data words of a block of nbits at bit offset bitoff, into the window */
+static uint32
+read_block_words(GpxListReader *r, uint64 bitoff, uint64 nbits)
+{
+	uint32		from = r->data_start + (uint32) (bitoff / 64) * 8;
+	uint64		words = (bitoff % 64 + nbits + 63) / 64 + 1;	/* bit windows read one more */
+
+	if (words > lengthof(r->window))
+		gpx_seg_corrupt(r->seg, GPX_STREAM_LISTS, r->list_page, "list block is too large");
+	list_bytes_read(&r->words, from, (uint32) (words * 8), r->window);
+	return (uint32) (bitoff % 64);
+}
+
+uint32
+gpx_list_reader_next(GpxListReader *r, uint32 *out)
+{
+	GpxSegment *seg = r->seg;
+	uint32		b = r->block;
+	uint32		n = 0;
+	pl_view		v;
+
+	if (r->inl)
+	{
+		/* an inline list: varint gaps, decoded a block's worth at a time */
+		while (r->done < r->df && n < GPUIDX_EF_BLOCK)
+		{
+			uint64		gap;
+
+			if (!gpx_varint_get(&r->inl, r->inl_end, &gap))
+				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is cut short");
+			r->inl_prev = r->done == 0 ? gap : r->inl_prev + gap + 1;
+			if (r->inl_prev >= seg->hdr->ndocs)
+				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list has a doc id past the segment");
+			out[n++] = (uint32) r->inl_prev;
+			r->done++;
+		}
+		if (r->done == r->df && r->inl != r->inl_end)
+			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is longer than its count");
+		return n;
+	}
+	if (b >= r->nb)
+	{
+		/* the end: every byte of the list accounted for */
+		if (r->hdr.codec != GPUIDX_CODEC_RAW && r->len != r->data_start + gpuidx_data_area_bytes(r->bits))
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_LENGTH));
+		return 0;
+	}
+	CHECK_FOR_INTERRUPTS();
+	memset(&v, 0, sizeof(v));
+	v.codec = r->hdr.codec;
+	v.nblocks = 1;
+	if (r->hdr.codec == GPUIDX_CODEC_RAW)
+	{
+		n = gpuidx_ef_block_len(r->hdr.count, b);
+		list_bytes_read(&r->skip, GPUIDX_HEADER_SIZE + b * GPUIDX_EF_BLOCK * sizeof(uint32),
+						n * sizeof(uint32), out);
+		for (uint32 i = 0; i < n; i++)
+			if ((int64) out[i] <= (i == 0 ? r->prev_first : (int64) out[i - 1]))
+				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_ORDER));
+		r->prev_first = out[n - 1];
+	}
+	else if (r->hdr.codec == GPUIDX_CODEC_EF)
+	{
+		uint32		first = list_bytes_u32(&r->skip, GPUIDX_HEADER_SIZE + b * 4);
+		uint32		bitoff = list_bytes_u32(&r->skip2, GPUIDX_HEADER_SIZE + r->nb * 4 + b * 4);
+		uint32		limit = b + 1 < r->nb ? list_bytes_u32(&r->skip, GPUIDX_HEADER_SIZE + (b + 1) * 4) - 1
+			: r->hdr.last;
+		uint64		universe = (uint64) limit - first + 1;
+		uint32		rel;
+		uint64		nbits;
+		int			got;
+
+		n = gpuidx_ef_block_len(r->hdr.count, b);
+		if ((int64) first <= r->prev_first || limit < first || universe < n || bitoff != r->bits ||
+			(gpuidx_ef_block_kind(universe, n) == GPUIDX_EF_ELIAS_FANO && gpuidx_ef_low_bits(universe, n) >= 32))
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_STRUCTURE));
+		nbits = gpuidx_ef_block_bits(universe, n);
+		rel = read_block_words(r, bitoff, nbits);
+		/* the block as a list of its own: its universe ends at limit */
+		v.count = n;
+		v.last = limit;
+		v.block_first = &first;
+		v.block_bitoff = &rel;
+		v.data = (const uint8 *) r->window;
+		got = ef_decode_block(&v, 0, out);
+		if (got < 0 || (b + 1 == r->nb && out[n - 1] != r->hdr.last))
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_ORDER));
+		r->bits += nbits;
+		r->prev_first = first;
+	}
+	else
+	{
+		gpuidx_lrc_segment seg_rec;
+		uint32		limit;
+		uint64		nbits;
+		int			got;
+
+		list_bytes_read(&r->skip, GPUIDX_HEADER_SIZE + b * GPUIDX_LRC_SEGMENT_SIZE, sizeof(seg_rec), &seg_rec);
+		limit = b + 1 < r->nb ? list_bytes_u32(&r->skip2, GPUIDX_HEADER_SIZE + (b + 1) * GPUIDX_LRC_SEGMENT_SIZE) - 1
+			: r->hdr.last;
+		n = gpuidx_lrc_segment_len(r->hdr.count, b);
+		if ((int64) seg_rec.first <= r->prev_first || limit < seg_rec.first ||
+			(uint64) limit - seg_rec.first + 1 < n || seg_rec.width > 32 || seg_rec.bitoff != r->bits ||
+			gpuidx_lrc_slope(&seg_rec) > GPUIDX_LRC_SLOPE_MAX ||
+			gpuidx_lrc_intercept(&seg_rec) > (int64) seg_rec.first ||
+			gpuidx_lrc_intercept(&seg_rec) < (int64) seg_rec.first - (int64) seg_rec.max_dev)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_STRUCTURE));
+		nbits = (uint64) n * seg_rec.width;
+		r->prev_first = seg_rec.first;
+		seg_rec.bitoff = read_block_words(r, r->bits, nbits);
+		v.count = n;
+		v.last = limit;
+		v.segs = &seg_rec;
+		v.data = (const uint8 *) r->window;
+		got = lrc_decode_block(&v, 0, out);
+		if (got < 0 || out[0] != seg_rec.first || (b + 1 == r->nb && out[n - 1] != r->hdr.last))
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_ORDER));
+		r->bits += nbits;
+	}
+	r->block++;
+	r->done += n;
+	return n;
+}
+
+void
+gpx_list_reader_end(GpxListReader *r)
+{
+	if (r->inl == NULL)
+	{
+		pfree(r->skip.data);
+		pfree(r->skip2.data);
+		pfree(r->words.data);
+	}
+	pfree(r);
+}
+
+/* ---------------------------------------------------------------------------
  * Doc map and dead docs
  */
 /* a page of an immutable stream, copied once per reader */
