@@ -10,8 +10,13 @@
 #ifndef GPUIDX_BITS_H
 #define GPUIDX_BITS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "gpuidx's codecs assume a little-endian host"
@@ -115,6 +120,36 @@ static inline void
 bits_set(uint8_t *area, uint64_t pos)
 {
 	area[pos >> 3] |= (uint8_t) (1u << (pos & 7));
+}
+
+/*
+ * Is v[0..n) strictly increasing?  Decoders call it on every block, so it
+ * runs four comparisons at a time where SSE2 is there (unsigned, through
+ * flipping the sign bits).
+ */
+static inline bool
+bits_ascending_u32(const uint32_t *v, uint32_t n)
+{
+	uint32_t	i = 1;
+	uint32_t	bad = 0;
+
+#ifdef __SSE2__
+	__m128i		sign = _mm_set1_epi32((int) 0x80000000u);
+	__m128i		acc = _mm_setzero_si128();
+
+	for (; i + 4 <= n; i += 4)
+	{
+		__m128i		prev = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (v + i - 1)), sign);
+		__m128i		cur = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (v + i)), sign);
+
+		/* a lane where cur > prev does not hold */
+		acc = _mm_or_si128(acc, _mm_andnot_si128(_mm_cmpgt_epi32(cur, prev), _mm_set1_epi32(-1)));
+	}
+	bad = (uint32_t) _mm_movemask_epi8(acc);
+#endif
+	for (; i < n; i++)
+		bad |= v[i] <= v[i - 1];
+	return bad == 0;
 }
 
 #endif							/* GPUIDX_BITS_H */

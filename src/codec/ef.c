@@ -346,14 +346,8 @@ ef_decode_elias_fano(const uint8_t *data, uint64_t pos, uint64_t universe,
 	 * order and a value can leave the universe (wrapping past 2^32 too):
 	 * strictly increasing from the skip entry to first + U - 1, or damaged.
 	 */
-	{
-		uint32_t	unordered = out[0] != first;
-
-		for (uint32_t j = 1; j < n; j++)
-			unordered |= out[j] <= out[j - 1];
-		if (unordered || (uint64_t) out[n - 1] - first >= universe)
-			return -1;
-	}
+	if (out[0] != first || !bits_ascending_u32(out, n) || (uint64_t) out[n - 1] - first >= universe)
+		return -1;
 	return (int) n;
 }
 

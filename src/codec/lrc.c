@@ -245,7 +245,10 @@ lrc_check(pl_view *view, const uint8_t *payload, size_t len)
 
 /*
  * Every posting must exceed the one before, from the skip entry (v_0, as
- * lrc_check made sure) up to the segment's limit, compared as 64-bit values
+ * lrc_check made sure) up to the segment's limit.  When the line and the
+ * widest deviation keep every value inside 0 .. 2^32 - 1 (every list an
+ * encoder makes, but for a first segment whose line starts below 0) the
+ * values are computed and compared as uint32; otherwise as 64-bit values,
  * so that nothing wraps into range.
  */
 int
@@ -257,20 +260,31 @@ lrc_decode_block(const pl_view *view, uint32_t s, uint32_t *out)
 	uint64_t	slope = gpuidx_lrc_slope(seg);
 	uint64_t	mask = (UINT64_C(1) << seg->width) - 1;
 	uint64_t	pos = seg->bitoff;
-	int64_t		prev = (int64_t) seg->first - 1;
 	int64_t		limit = pl_block_limit(view, s);
-	uint32_t	unordered = 0;
 
-	for (uint32_t i = 0; i < n; i++, pos += seg->width)
+	if (intercept >= 0 && gpuidx_lrc_line(intercept, slope, n - 1) + (int64_t) mask <= (int64_t) UINT32_MAX)
 	{
-		int64_t		v = gpuidx_lrc_line(intercept, slope, i) +
-			(int64_t) (bits_window(view->data, pos) & mask);
-
-		unordered |= v <= prev;
-		out[i] = (uint32_t) v;
-		prev = v;
+		for (uint32_t i = 0; i < n; i++, pos += seg->width)
+			out[i] = (uint32_t) (gpuidx_lrc_line(intercept, slope, i) +
+								 (int64_t) (bits_window(view->data, pos) & mask));
+		return out[0] >= seg->first && bits_ascending_u32(out, n) && out[n - 1] <= limit ? (int) n : -1;
 	}
-	return unordered || prev > limit ? -1 : (int) n;
+	else
+	{
+		int64_t		prev = (int64_t) seg->first - 1;
+		uint32_t	unordered = 0;
+
+		for (uint32_t i = 0; i < n; i++, pos += seg->width)
+		{
+			int64_t		v = gpuidx_lrc_line(intercept, slope, i) +
+				(int64_t) (bits_window(view->data, pos) & mask);
+
+			unordered |= v <= prev;
+			out[i] = (uint32_t) v;
+			prev = v;
+		}
+		return unordered || prev > limit ? -1 : (int) n;
+	}
 }
 
 uint32_t

@@ -4,6 +4,7 @@
  *	  lists of a few postings, where any skip structure costs more than it saves.
  */
 #include "codec.h"
+#include "bits.h"
 
 #include <string.h>
 
@@ -28,7 +29,6 @@ pl_status
 raw_check(pl_view *view, const uint8_t *payload, size_t len)
 {
 	const uint32_t *v = (const uint32_t *) payload;
-	uint32_t	unordered = 0;
 
 	if (len != raw_encoded_size(view->count))
 		return PL_ERR_LENGTH;
@@ -36,7 +36,5 @@ raw_check(pl_view *view, const uint8_t *payload, size_t len)
 	view->nblocks = gpuidx_ef_block_count(view->count);
 	if (view->count > 0 && v[view->count - 1] != view->last)
 		return PL_ERR_STRUCTURE;
-	for (uint32_t i = 1; i < view->count; i++)
-		unordered |= v[i] <= v[i - 1];
-	return unordered ? PL_ERR_ORDER : PL_OK;
+	return bits_ascending_u32(v, view->count) ? PL_OK : PL_ERR_ORDER;
 }
