@@ -21,6 +21,7 @@
 #include "storage/bufpage.h"
 
 #include "gpuidx_format.h"
+#include "store/parse.h"
 
 #define GPX_META_BLKNO		0
 #define GPX_MAGIC			0x58495047	/* "GPIX" */
@@ -112,60 +113,18 @@ typedef struct GpxSegHeaderData
 #define GPX_TABLE_SLOTS		(GPX_PAGE_CAPACITY / sizeof(BlockNumber))
 
 /*
- * Dictionary leaf: sorted terms, front-coded, with a restart point (a term
- * stored whole) every GPX_RESTART_INTERVAL entries.
- *
- *	 GpxLeafHeader | uint16 restarts[nrestarts] | entries
- *
- * An entry: varint shared, varint suffix_len, suffix bytes, varint df,
- * varint (len << 1 | external), then either len bytes of inline postings
- * (the first doc id, then each gap minus one, as varints) or, for an
- * external list of len bytes, varint page and varint offset of its start
- * in the LISTS stream.
+ * The dictionary's leaves and inner nodes, the doc map's chunks, inline
+ * lists and pending entries: store/parse.h, which reads them.
  */
-typedef struct GpxLeafHeader
-{
-	uint16		nentries;
-	uint16		nrestarts;
-	uint32		first_term;		/* ordinal of its first term in the segment */
-} GpxLeafHeader;
-
-#define GPX_RESTART_INTERVAL 16
-
-/*
- * Dictionary inner node: the first term of each child.
- *
- *	 GpxInnerHeader | uint16 offsets[nentries] | entries
- *
- * An entry: varint key_len, key bytes, varint child page (in the LEAF
- * stream at level 1, else in the INNER stream).
- */
-typedef struct GpxInnerHeader
-{
-	uint16		nentries;
-	uint16		level;			/* 1: children are leaves */
-} GpxInnerHeader;
-
-/*
- * Doc map: DOCDIR holds one uint32 per chunk, (page << 13) | offset of the
- * chunk in the DOCMAP stream; chunks never straddle pages.  A chunk covers
- * GPX_DOCMAP_CHUNK docs (the last one the rest) as runs of consecutive line
- * pointers: varint zigzag(block - previous run's block, 0 at the chunk's
- * start), varint first offset, varint length - 1.
- */
-#define GPX_DOCMAP_CHUNK	128
-#define GPX_DOCDIR_SHIFT	13
 
 /* Dead docs: bit d of the DEAD stream (pages of GPX_PAGE_CAPACITY bytes) */
 #define GPX_DEAD_BITS_PER_PAGE	(GPX_PAGE_CAPACITY * 8)
 
 /* ---------------------------------------------------------------------------
  * The pending area: new rows, as a byte stream over a chain of pages that
- * grows at its tail (the stream is each page's contents in chain order).
- * Each entry:
- *
- *	 uint32 len (of what follows), 6 bytes TID, varint nlexemes, then each
- *	 lexeme as varint length and bytes, sorted bytewise and distinct.
+ * grows at its tail (the stream is each page's contents in chain order), a
+ * sequence of entries (store/parse.h: GpxPendingEntry), each its row's TID
+ * and distinct lexemes, sorted bytewise.
  *
  * An entry that does not fit the tail page starts on a page of its own and
  * may span several.  Every page carries a sequence number, handed out once,

@@ -26,9 +26,9 @@
 #include "store/pending.h"
 #include "store/varint.h"
 
-/* entry: uint32 length of the body, then the body */
-#define ENTRY_HEAD	sizeof(uint32)
-#define TID_BYTES	6
+/* entry: uint32 length of the body, then the body (store/parse.h) */
+#define ENTRY_HEAD	GPX_PENDING_HEAD
+#define TID_BYTES	GPX_PENDING_TID_BYTES
 
 /*
  * A heavyweight lock tag (not a page): inserts hold it shared while they
@@ -357,11 +357,9 @@ gpx_pending_next(GpxPendingReader *r)
 {
 	uint32		body;
 	const uint8 *p;
-	const uint8 *end;
 	bool		eof;
-	BlockNumber blk;
-	OffsetNumber off;
-	uint32		nlex;
+	GpxPendingEntry entry;
+	const char *problem;
 
 	if (r->blk == InvalidBlockNumber)
 		return false;
@@ -374,30 +372,14 @@ gpx_pending_next(GpxPendingReader *r)
 	p = read_bytes(r, body, &eof);
 	if (eof)
 		gpx_report_corrupt(r->index, r->blk, "A pending entry is cut short");
-	end = p + body;
-	memcpy(&blk, p, sizeof(blk));
-	memcpy(&off, p + sizeof(blk), sizeof(off));
-	p += TID_BYTES;
-	if (blk >= MaxBlockNumber || off == InvalidOffsetNumber || off > MaxOffsetNumber ||
-		!gpx_varint_get32(&p, end, &nlex))
-		gpx_report_corrupt(r->index, r->blk, "A pending entry holds an impossible TID");
-	ItemPointerSet(&r->tid, blk, off);
-	r->nlex = nlex;
-	r->lex = p;
-	r->end = end;
+	problem = gpx_parse_pending_entry(p, body, MaxOffsetNumber, &entry);
+	if (problem != NULL)
+		gpx_report_corrupt(r->index, r->blk, "%s", problem);
+	ItemPointerSet(&r->tid, entry.block, entry.offset);
+	r->nlex = entry.nlex;
+	r->lex = entry.lex;
+	r->end = entry.end;
 	r->entry_bytes = ENTRY_HEAD + body;
-
-	/* check the lexemes once, so users can walk them unchecked */
-	for (uint32 i = 0; i < nlex; i++)
-	{
-		uint32		len;
-
-		if (!gpx_varint_get32(&p, end, &len) || len == 0 || len > (uint32) (end - p))
-			gpx_report_corrupt(r->index, r->blk, "A pending entry's lexemes are malformed");
-		p += len;
-	}
-	if (p != end)
-		gpx_report_corrupt(r->index, r->blk, "A pending entry has bytes after its lexemes");
 	return true;
 }
 

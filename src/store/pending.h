@@ -60,26 +60,4 @@ extern void gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMeta
 extern bool gpx_pending_next(GpxPendingReader *r);
 extern void gpx_pending_end(GpxPendingReader *r);
 
-/* next lexeme of the current entry; false after the last */
-static inline bool
-gpx_pending_lexeme(const uint8 **p, const uint8 *end, const char **lex, int *len)
-{
-	uint64		n = 0;
-	const uint8 *q = *p;
-	int			shift = 0;
-
-	if (q >= end)
-		return false;
-	/* entries were checked as a whole by gpx_pending_next */
-	do
-	{
-		n |= (uint64) (*q & 0x7F) << shift;
-		shift += 7;
-	} while (*q++ & 0x80);
-	*lex = (const char *) q;
-	*len = (int) n;
-	*p = q + n;
-	return true;
-}
-
 #endif							/* GPUIDX_STORE_PENDING_H */

@@ -12,9 +12,6 @@
 #include "codec/codec.h"
 #include "store/page.h"
 
-/* the longest term a dictionary holds (PostgreSQL's lexemes are shorter) */
-#define GPX_MAX_TERM_LEN	2047
-
 /* ---------------------------------------------------------------------------
  * Writing
  *

@@ -166,19 +166,6 @@ gpx_seg_read(GpxSegment *seg, int stream, uint32 pageno)
 /* ---------------------------------------------------------------------------
  * Dictionary
  */
-typedef struct LeafEntry
-{
-	uint32		shared;
-	uint32		suffix_len;
-	const uint8 *suffix;
-	uint32		df;
-	bool		external;
-	uint32		len;
-	const uint8 *payload;		/* inline list */
-	uint32		page;			/* external list */
-	uint32		offset;
-} LeafEntry;
-
 static inline int
 term_cmp(const char *a, int alen, const char *b, int blen)
 {
@@ -187,58 +174,26 @@ term_cmp(const char *a, int alen, const char *b, int blen)
 	return c != 0 ? c : (alen > blen) - (alen < blen);
 }
 
-/* one entry at *p; false if it is malformed */
-static bool
-parse_entry(GpxSegment *seg, const uint8 **p, const uint8 *end, LeafEntry *e)
+/* what a segment allows its dictionary entries */
+static GpxSegLimits
+seg_limits(GpxSegment *seg)
 {
-	uint64		tag;
+	GpxSegLimits l;
 
-	if (!gpx_varint_get32(p, end, &e->shared) || !gpx_varint_get32(p, end, &e->suffix_len) ||
-		e->suffix_len > (uint32) (end - *p) || e->shared > GPX_MAX_TERM_LEN ||
-		e->suffix_len > GPX_MAX_TERM_LEN - e->shared || e->shared + e->suffix_len == 0)
-		return false;
-	e->suffix = *p;
-	*p += e->suffix_len;
-	if (!gpx_varint_get32(p, end, &e->df) || !gpx_varint_get(p, end, &tag) ||
-		e->df == 0 || e->df > seg->hdr->ndocs || (tag >> 1) > PG_UINT32_MAX)
-		return false;
-	e->external = (tag & 1) != 0;
-	e->len = (uint32) (tag >> 1);
-	if (e->external)
-		return gpx_varint_get32(p, end, &e->page) && gpx_varint_get32(p, end, &e->offset) &&
-			e->page < seg->hdr->streams[GPX_STREAM_LISTS].npages &&
-			e->offset < GPX_PAGE_CAPACITY && e->offset % 4 == 0 &&
-			e->len >= GPUIDX_HEADER_SIZE;
-	if (e->len > (uint32) (end - *p) || e->len < e->df)
-		return false;
-	e->payload = *p;
-	*p += e->len;
-	return true;
+	l.ndocs = seg->hdr->ndocs;
+	l.list_pages = seg->hdr->streams[GPX_STREAM_LISTS].npages;
+	l.page_capacity = GPX_PAGE_CAPACITY;
+	return l;
 }
 
-/* a leaf page's header and restart array, checked */
-static const uint16 *
-leaf_layout(GpxSegment *seg, uint32 pageno, const char *page, uint32 used,
-			GpxLeafHeader *hdr, const uint8 **entries, const uint8 **end)
+/* a leaf page's layout, checked */
+static void
+leaf_layout(GpxSegment *seg, uint32 pageno, const char *page, uint32 used, GpxLeafLayout *leaf)
 {
-	const uint16 *restarts;
-	uint32		start;
+	const char *problem = gpx_parse_leaf((const uint8 *) page, used, leaf);
 
-	if (used < sizeof(GpxLeafHeader))
-		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "leaf is too short");
-	memcpy(hdr, page, sizeof(GpxLeafHeader));
-	start = sizeof(GpxLeafHeader) + hdr->nrestarts * sizeof(uint16);
-	if (hdr->nentries == 0 ||
-		hdr->nrestarts != (hdr->nentries + GPX_RESTART_INTERVAL - 1) / GPX_RESTART_INTERVAL ||
-		start >= used)
-		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "leaf header is inconsistent");
-	restarts = (const uint16 *) (page + sizeof(GpxLeafHeader));
-	for (uint32 i = 0; i < hdr->nrestarts; i++)
-		if (restarts[i] >= used - start || (i == 0 ? restarts[0] != 0 : restarts[i] <= restarts[i - 1]))
-			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "leaf restart points are inconsistent");
-	*entries = (const uint8 *) page + start;
-	*end = (const uint8 *) page + used;
-	return restarts;
+	if (problem != NULL)
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, problem);
 }
 
 /* the leaf that may hold term, through the inner nodes; false if none can */
@@ -255,40 +210,28 @@ descend(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 	{
 		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_INNER, pageno);
 		Page		page = BufferGetPage(buf);
-		const char *c = PageGetContents(page);
-		uint32		used = gpx_page_used(page);
-		GpxInnerHeader ih;
-		const uint16 *offs;
-		int			lo;
+		GpxInnerLayout inner;
+		const char *problem = gpx_parse_inner((const uint8 *) PageGetContents(page), gpx_page_used(page),
+											  (uint16) level, &inner);
+		int			lo = 0;
 		int			hi;
 		int			found = -1;
 		uint32		child = 0;
 
-		if (used < sizeof(ih))
-			gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node is too short");
-		memcpy(&ih, c, sizeof(ih));
-		offs = (const uint16 *) (c + sizeof(ih));
-		if (ih.level != level || ih.nentries == 0 ||
-			sizeof(ih) + ih.nentries * sizeof(uint16) >= used)
-			gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node header is inconsistent");
-		lo = 0;
-		hi = ih.nentries - 1;
+		if (problem != NULL)
+			gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, problem);
+		hi = inner.hdr.nentries - 1;
 		while (lo <= hi)
 		{
 			int			mid = lo + (hi - lo) / 2;
-			const uint8 *p = (const uint8 *) c + offs[mid];
-			const uint8 *end = (const uint8 *) c + used;
+			const uint8 *key;
 			uint32		klen;
 			uint32		ch;
 
-			if (offs[mid] >= used || !gpx_varint_get32(&p, end, &klen) ||
-				klen > (uint32) (end - p) || klen > GPX_MAX_TERM_LEN)
+			if (!gpx_parse_inner_entry(&inner, mid, &key, &klen, &ch))
 				gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node entry is malformed");
-			if (term_cmp((const char *) p, klen, term, len) <= 0)
+			if (term_cmp((const char *) key, klen, term, len) <= 0)
 			{
-				p += klen;
-				if (!gpx_varint_get32(&p, end, &ch))
-					gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node entry is malformed");
 				found = mid;
 				child = ch;
 				lo = mid + 1;
@@ -308,32 +251,31 @@ descend(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 
 /* find term in a leaf; copies its entry (payload copied to *payload) */
 static bool
-leaf_find(GpxSegment *seg, uint32 pageno, const char *term, int len, LeafEntry *out,
+leaf_find(GpxSegment *seg, uint32 pageno, const char *term, int len, GpxLeafEntry *out,
 		  uint8 **payload)
 {
 	Buffer		buf = gpx_seg_read(seg, GPX_STREAM_LEAF, pageno);
 	Page		page = BufferGetPage(buf);
-	GpxLeafHeader hdr;
-	const uint8 *entries;
-	const uint8 *end;
-	const uint16 *restarts = leaf_layout(seg, pageno, PageGetContents(page), gpx_page_used(page),
-										 &hdr, &entries, &end);
+	GpxSegLimits limits = seg_limits(seg);
+	GpxLeafLayout leaf;
 	int			lo = 0;
-	int			hi = hdr.nrestarts - 1;
+	int			hi;
 	int			r = -1;
 	char		key[GPX_MAX_TERM_LEN];
 	uint32		klen = 0;
 	bool		found = false;
 	const uint8 *p;
 
+	leaf_layout(seg, pageno, PageGetContents(page), gpx_page_used(page), &leaf);
+	hi = leaf.hdr.nrestarts - 1;
 	/* the last restart point whose term is <= term */
 	while (lo <= hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		LeafEntry	e;
+		GpxLeafEntry e;
 
-		p = entries + restarts[mid];
-		if (!parse_entry(seg, &p, end, &e) || e.shared != 0)
+		p = leaf.entries + gpx_leaf_restart(&leaf, mid);
+		if (!gpx_parse_leaf_entry(&p, leaf.end, &limits, &e) || e.shared != 0)
 			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "restart entry is malformed");
 		if (term_cmp((const char *) e.suffix, e.suffix_len, term, len) <= 0)
 		{
@@ -345,15 +287,15 @@ leaf_find(GpxSegment *seg, uint32 pageno, const char *term, int len, LeafEntry *
 	}
 	if (r >= 0)
 	{
-		uint32		n = Min(GPX_RESTART_INTERVAL, hdr.nentries - r * GPX_RESTART_INTERVAL);
+		uint32		n = Min(GPX_RESTART_INTERVAL, leaf.hdr.nentries - r * GPX_RESTART_INTERVAL);
 
-		p = entries + restarts[r];
+		p = leaf.entries + gpx_leaf_restart(&leaf, r);
 		for (uint32 i = 0; i < n; i++)
 		{
-			LeafEntry	e;
+			GpxLeafEntry e;
 			int			c;
 
-			if (!parse_entry(seg, &p, end, &e) || e.shared > klen)
+			if (!gpx_parse_leaf_entry(&p, leaf.end, &limits, &e) || e.shared > klen)
 				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "entry is malformed");
 			memcpy(key + e.shared, e.suffix, e.suffix_len);
 			klen = e.shared + e.suffix_len;
@@ -381,23 +323,10 @@ static void
 open_inline(GpxSegment *seg, const uint8 *data, uint32 len, uint32 df, GpxList *list)
 {
 	uint32	   *ids = palloc_extended((Size) df * sizeof(uint32), MCXT_ALLOC_HUGE);
-	const uint8 *p = data;
-	const uint8 *end = data + len;
-	uint64		v = 0;
+	const char *problem = gpx_parse_inline_list(data, len, df, seg->hdr->ndocs, ids);
 
-	for (uint32 i = 0; i < df; i++)
-	{
-		uint64		gap;
-
-		if (!gpx_varint_get(&p, end, &gap))
-			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is cut short");
-		v = i == 0 ? gap : v + gap + 1;
-		if (v >= seg->hdr->ndocs)
-			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list has a doc id past the segment");
-		ids[i] = (uint32) v;
-	}
-	if (p != end)
-		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is longer than its count");
+	if (problem != NULL)
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, problem);
 	list->df = df;
 	list->mem = ids;
 	pl_view_from_array(&list->view, ids, df);
@@ -569,7 +498,7 @@ bool
 gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
 {
 	uint32		leaf;
-	LeafEntry	e;
+	GpxLeafEntry e;
 
 	ref->payload = NULL;
 	if (!descend(seg, term, len, &leaf) || !leaf_find(seg, leaf, term, len, &e, &ref->payload))
@@ -619,9 +548,10 @@ bool
 gpx_dict_iter_next(GpxDictIter *it)
 {
 	GpxSegment *seg = it->seg;
+	GpxSegLimits limits = seg_limits(seg);
 	const uint8 *p;
 	const uint8 *end;
-	LeafEntry	e;
+	GpxLeafEntry e;
 	char		prev[GPX_MAX_TERM_LEN];
 	int			prev_len = it->term_len;
 
@@ -629,8 +559,7 @@ gpx_dict_iter_next(GpxDictIter *it)
 	{
 		Buffer		buf;
 		Page		page;
-		GpxLeafHeader hdr;
-		const uint8 *entries;
+		GpxLeafLayout leaf;
 
 		if (it->leaf >= seg->hdr->streams[GPX_STREAM_LEAF].npages)
 		{
@@ -644,16 +573,16 @@ gpx_dict_iter_next(GpxDictIter *it)
 		it->page_len = gpx_page_used(page);
 		memcpy(it->page, PageGetContents(page), it->page_len);
 		UnlockReleaseBuffer(buf);
-		leaf_layout(seg, it->leaf, it->page, it->page_len, &hdr, &entries, &end);
-		if (hdr.first_term != it->ordinal)
+		leaf_layout(seg, it->leaf, it->page, it->page_len, &leaf);
+		if (leaf.hdr.first_term != it->ordinal)
 			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, it->leaf, "leaf's first term ordinal is wrong");
-		it->pos = entries - (const uint8 *) it->page;
-		it->left = hdr.nentries;
+		it->pos = leaf.entries - (const uint8 *) it->page;
+		it->left = leaf.hdr.nentries;
 		it->leaf_no = it->leaf++;
 	}
 	p = (const uint8 *) it->page + it->pos;
 	end = (const uint8 *) it->page + it->page_len;
-	if (!parse_entry(seg, &p, end, &e) || e.shared > (uint32) it->term_len)
+	if (!gpx_parse_leaf_entry(&p, end, &limits, &e) || e.shared > (uint32) it->term_len)
 		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, it->leaf_no, "entry is malformed");
 	memcpy(prev, it->term, prev_len);
 	memcpy(it->term + e.shared, e.suffix, e.suffix_len);
@@ -1010,10 +939,6 @@ gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
 	uint32		mpage;
 	uint32		moff;
 	const char *page;
-	const uint8 *p;
-	const uint8 *end;
-	BlockNumber prev = 0;
-	uint32		k = 0;
 
 	if (chunk >= h->docmap_chunks)
 		gpx_seg_corrupt(seg, GPX_STREAM_DOCDIR, dpage, "doc id past the segment's doc map");
@@ -1029,26 +954,17 @@ gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
 	page = cached_page(seg, GPX_STREAM_DOCMAP, mpage, &seg->docmap);
 	if (moff >= seg->docmap.used)
 		gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, "chunk starts past the page's contents");
-	p = (const uint8 *) page + moff;
-	end = (const uint8 *) page + seg->docmap.used;
-	while (k < n)
 	{
-		uint64		zz;
-		uint32		off;
-		uint32		run;
-		int64		blk;
+		uint32		blocks[GPX_DOCMAP_CHUNK];
+		uint16		offsets[GPX_DOCMAP_CHUNK];
+		const char *problem = gpx_parse_docmap_chunk((const uint8 *) page + moff,
+													 (const uint8 *) page + seg->docmap.used, n,
+													 MaxOffsetNumber, blocks, offsets);
 
-		if (!gpx_varint_get(&p, end, &zz) || !gpx_varint_get32(&p, end, &off) ||
-			!gpx_varint_get32(&p, end, &run))
-			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, "chunk is cut short");
-		blk = (int64) prev + gpx_unzigzag(zz);
-		run++;
-		if (blk < 0 || blk >= (int64) MaxBlockNumber || off == 0 || run > n - k ||
-			(uint64) off + run - 1 > MaxOffsetNumber)
-			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, "chunk holds an impossible TID");
-		for (uint32 i = 0; i < run; i++, k++)
-			ItemPointerSet(&tids[k], (BlockNumber) blk, (OffsetNumber) (off + i));
-		prev = (BlockNumber) blk;
+		if (problem != NULL)
+			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, problem);
+		for (uint32 i = 0; i < n; i++)
+			ItemPointerSet(&tids[i], blocks[i], offsets[i]);
 	}
 	return n;
 }

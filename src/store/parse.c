@@ -1,0 +1,201 @@
+/*
+ * parse.c
+ *	  The index's variable-length structures read from page bytes, each
+ *	  read bounded by the bytes given and each value checked against what
+ *	  the structure allows (store/parse.h).
+ */
+#include <string.h>
+
+#include "store/parse.h"
+#include "store/varint.h"
+
+/* what the largest block number of a TID can be (PostgreSQL's MaxBlockNumber) */
+#define GPX_MAX_BLOCK	UINT32_C(0xFFFFFFFE)
+
+static inline uint16_t
+load_u16(const uint8_t *p)
+{
+	uint16_t	v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+const char *
+gpx_parse_leaf(const uint8_t *page, uint32_t used, GpxLeafLayout *leaf)
+{
+	uint32_t	start;
+
+	if (used < sizeof(GpxLeafHeader))
+		return "leaf is too short";
+	memcpy(&leaf->hdr, page, sizeof(GpxLeafHeader));
+	start = sizeof(GpxLeafHeader) + (uint32_t) leaf->hdr.nrestarts * sizeof(uint16_t);
+	if (leaf->hdr.nentries == 0 ||
+		leaf->hdr.nrestarts != (leaf->hdr.nentries + GPX_RESTART_INTERVAL - 1) / GPX_RESTART_INTERVAL ||
+		start >= used)
+		return "leaf header is inconsistent";
+	leaf->restarts = page + sizeof(GpxLeafHeader);
+	leaf->entries = page + start;
+	leaf->end = page + used;
+	for (uint32_t i = 0; i < leaf->hdr.nrestarts; i++)
+	{
+		uint16_t	r = gpx_leaf_restart(leaf, i);
+
+		if (r >= used - start || (i == 0 ? r != 0 : r <= gpx_leaf_restart(leaf, i - 1)))
+			return "leaf restart points are inconsistent";
+	}
+	return NULL;
+}
+
+uint16_t
+gpx_leaf_restart(const GpxLeafLayout *leaf, uint32_t i)
+{
+	return load_u16(leaf->restarts + (size_t) i * sizeof(uint16_t));
+}
+
+bool
+gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *limits, GpxLeafEntry *e)
+{
+	uint64_t	tag;
+
+	if (!gpx_varint_get32(p, end, &e->shared) || !gpx_varint_get32(p, end, &e->suffix_len) ||
+		e->suffix_len > (uint32_t) (end - *p) || e->shared > GPX_MAX_TERM_LEN ||
+		e->suffix_len > GPX_MAX_TERM_LEN - e->shared || e->shared + e->suffix_len == 0)
+		return false;
+	e->suffix = *p;
+	*p += e->suffix_len;
+	if (!gpx_varint_get32(p, end, &e->df) || !gpx_varint_get(p, end, &tag) ||
+		e->df == 0 || e->df > limits->ndocs || (tag >> 1) > UINT32_MAX)
+		return false;
+	e->external = (tag & 1) != 0;
+	e->len = (uint32_t) (tag >> 1);
+	e->payload = NULL;
+	if (e->external)
+		return gpx_varint_get32(p, end, &e->page) && gpx_varint_get32(p, end, &e->offset) &&
+			e->page < limits->list_pages && e->offset < limits->page_capacity &&
+			e->offset % 4 == 0 && e->len >= 16;
+	if (e->len > (uint32_t) (end - *p) || e->len < e->df)
+		return false;
+	e->payload = *p;
+	*p += e->len;
+	return true;
+}
+
+const char *
+gpx_parse_inner(const uint8_t *page, uint32_t used, uint16_t level, GpxInnerLayout *inner)
+{
+	if (used < sizeof(GpxInnerHeader))
+		return "inner node is too short";
+	memcpy(&inner->hdr, page, sizeof(GpxInnerHeader));
+	if (inner->hdr.level != level || inner->hdr.nentries == 0 ||
+		sizeof(GpxInnerHeader) + (size_t) inner->hdr.nentries * sizeof(uint16_t) >= used)
+		return "inner node header is inconsistent";
+	inner->page = page;
+	inner->used = used;
+	return NULL;
+}
+
+bool
+gpx_parse_inner_entry(const GpxInnerLayout *inner, uint32_t i, const uint8_t **key, uint32_t *key_len,
+					  uint32_t *child)
+{
+	uint16_t	off;
+	const uint8_t *p;
+	const uint8_t *end = inner->page + inner->used;
+
+	if (i >= inner->hdr.nentries)
+		return false;
+	off = load_u16(inner->page + sizeof(GpxInnerHeader) + (size_t) i * sizeof(uint16_t));
+	if (off >= inner->used)
+		return false;
+	p = inner->page + off;
+	if (!gpx_varint_get32(&p, end, key_len) || *key_len > (uint32_t) (end - p) || *key_len > GPX_MAX_TERM_LEN)
+		return false;
+	*key = p;
+	p += *key_len;
+	return gpx_varint_get32(&p, end, child);
+}
+
+const char *
+gpx_parse_inline_list(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs, uint32_t *ids)
+{
+	const uint8_t *p = data;
+	const uint8_t *end = data + len;
+	uint64_t	v = 0;
+
+	for (uint32_t i = 0; i < df; i++)
+	{
+		uint64_t	gap;
+
+		if (!gpx_varint_get(&p, end, &gap))
+			return "inline list is cut short";
+		v = i == 0 ? gap : v + gap + 1;
+		if (gap >= ndocs || v >= ndocs)
+			return "inline list has a doc id past the segment";
+		ids[i] = (uint32_t) v;
+	}
+	return p == end ? NULL : "inline list is longer than its count";
+}
+
+const char *
+gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, uint32_t n, uint16_t max_offset,
+					   uint32_t *blocks, uint16_t *offsets)
+{
+	int64_t		prev = 0;
+	uint32_t	k = 0;
+
+	while (k < n)
+	{
+		uint64_t	zz;
+		uint32_t	off;
+		uint32_t	run;
+		int64_t		blk;
+
+		if (!gpx_varint_get(&p, end, &zz) || !gpx_varint_get32(&p, end, &off) ||
+			!gpx_varint_get32(&p, end, &run))
+			return "chunk is cut short";
+		/* zigzag values past 2^33 cannot be block deltas (and could overflow) */
+		if (zz > (UINT64_C(1) << 33))
+			return "chunk holds an impossible TID";
+		blk = prev + gpx_unzigzag(zz);
+		run++;
+		if (run == 0 || blk < 0 || blk >= (int64_t) GPX_MAX_BLOCK || off == 0 || run > n - k ||
+			(uint64_t) off + run - 1 > max_offset)
+			return "chunk holds an impossible TID";
+		for (uint32_t i = 0; i < run; i++, k++)
+		{
+			blocks[k] = (uint32_t) blk;
+			offsets[k] = (uint16_t) (off + i);
+		}
+		prev = blk;
+	}
+	return NULL;
+}
+
+const char *
+gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, GpxPendingEntry *entry)
+{
+	const uint8_t *p = body + GPX_PENDING_TID_BYTES;
+	const uint8_t *end = body + len;
+
+	if (len < GPX_PENDING_TID_BYTES + 1)
+		return "A pending entry has an impossible length";
+	memcpy(&entry->block, body, sizeof(entry->block));
+	memcpy(&entry->offset, body + sizeof(entry->block), sizeof(entry->offset));
+	if (entry->block >= GPX_MAX_BLOCK || entry->offset == 0 || entry->offset > max_offset ||
+		!gpx_varint_get32(&p, end, &entry->nlex))
+		return "A pending entry holds an impossible TID";
+	entry->lex = p;
+	entry->end = end;
+
+	/* checked once, so users can walk them unchecked (gpx_pending_lexeme) */
+	for (uint32_t i = 0; i < entry->nlex; i++)
+	{
+		uint32_t	n;
+
+		if (!gpx_varint_get32(&p, end, &n) || n == 0 || n > (uint32_t) (end - p))
+			return "A pending entry's lexemes are malformed";
+		p += n;
+	}
+	return p == end ? NULL : "A pending entry has bytes after its lexemes";
+}

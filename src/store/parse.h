@@ -1,0 +1,166 @@
+/*
+ * parse.h
+ *	  The index's variable-length structures read from page bytes: dictionary
+ *	  leaves and inner nodes, inline lists, doc map chunks, pending entries.
+ *	  Every read stays inside the bytes given and every value is checked
+ *	  against what the structure allows; a problem comes back as a message,
+ *	  never as a wild read.  No PostgreSQL header: the fuzz targets run this
+ *	  same code (test/fuzz/fuzz_index_pages.c).  Layout: store/layout.h.
+ */
+#ifndef GPUIDX_STORE_PARSE_H
+#define GPUIDX_STORE_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* the longest term a dictionary holds (PostgreSQL's lexemes are shorter) */
+#define GPX_MAX_TERM_LEN	2047
+
+/*
+ * Dictionary leaf: sorted terms, front-coded, with a restart point (a term
+ * stored whole) every GPX_RESTART_INTERVAL entries.
+ *
+ *	 GpxLeafHeader | uint16 restarts[nrestarts] | entries
+ *
+ * An entry: varint shared, varint suffix_len, suffix bytes, varint df,
+ * varint (len << 1 | external), then either len bytes of inline postings
+ * (the first doc id, then each gap minus one, as varints) or, for an
+ * external list of len bytes, varint page and varint offset of its start
+ * in the LISTS stream.
+ */
+typedef struct GpxLeafHeader
+{
+	uint16_t	nentries;
+	uint16_t	nrestarts;
+	uint32_t	first_term;		/* ordinal of its first term in the segment */
+} GpxLeafHeader;
+
+#define GPX_RESTART_INTERVAL 16
+
+/*
+ * Dictionary inner node: the first term of each child.
+ *
+ *	 GpxInnerHeader | uint16 offsets[nentries] | entries
+ *
+ * An entry: varint key_len, key bytes, varint child page (in the LEAF
+ * stream at level 1, else in the INNER stream).
+ */
+typedef struct GpxInnerHeader
+{
+	uint16_t	nentries;
+	uint16_t	level;			/* 1: children are leaves */
+} GpxInnerHeader;
+
+/*
+ * Doc map: DOCDIR holds one uint32 per chunk, (page << 13) | offset of the
+ * chunk in the DOCMAP stream; chunks never straddle pages.  A chunk covers
+ * GPX_DOCMAP_CHUNK docs (the last one the rest) as runs of consecutive line
+ * pointers: varint zigzag(block - previous run's block, 0 at the chunk's
+ * start), varint first offset, varint length - 1.
+ */
+#define GPX_DOCMAP_CHUNK	128
+#define GPX_DOCDIR_SHIFT	13
+
+/* what a segment allows its dictionary entries */
+typedef struct GpxSegLimits
+{
+	uint32_t	ndocs;			/* doc ids below it */
+	uint32_t	list_pages;		/* pages of the LISTS stream */
+	uint32_t	page_capacity;	/* bytes of contents a page holds */
+} GpxSegLimits;
+
+typedef struct GpxLeafLayout
+{
+	GpxLeafHeader hdr;
+	const uint8_t *restarts;	/* uint16 each, little-endian */
+	const uint8_t *entries;
+	const uint8_t *end;
+} GpxLeafLayout;
+
+typedef struct GpxLeafEntry
+{
+	uint32_t	shared;
+	uint32_t	suffix_len;
+	const uint8_t *suffix;
+	uint32_t	df;
+	bool		external;
+	uint32_t	len;
+	const uint8_t *payload;		/* inline list */
+	uint32_t	page;			/* external list */
+	uint32_t	offset;
+} GpxLeafEntry;
+
+/* a leaf page's header and restart array; NULL or what is wrong */
+extern const char *gpx_parse_leaf(const uint8_t *page, uint32_t used, GpxLeafLayout *leaf);
+/* restart point i's offset into the entries */
+extern uint16_t gpx_leaf_restart(const GpxLeafLayout *leaf, uint32_t i);
+/* the entry at *p (moved past it); false if it is malformed */
+extern bool gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *limits,
+								 GpxLeafEntry *e);
+
+typedef struct GpxInnerLayout
+{
+	GpxInnerHeader hdr;
+	const uint8_t *page;
+	uint32_t	used;
+} GpxInnerLayout;
+
+/* an inner node's header, at the level expected; NULL or what is wrong */
+extern const char *gpx_parse_inner(const uint8_t *page, uint32_t used, uint16_t level,
+								   GpxInnerLayout *inner);
+/* entry i's key and child page; false if it is malformed */
+extern bool gpx_parse_inner_entry(const GpxInnerLayout *inner, uint32_t i, const uint8_t **key,
+								  uint32_t *key_len, uint32_t *child);
+
+/* an inline list of df doc ids below ndocs into ids; NULL or what is wrong */
+extern const char *gpx_parse_inline_list(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs,
+										 uint32_t *ids);
+
+/* a doc map chunk of n docs: block and offset of each; NULL or what is wrong */
+extern const char *gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, uint32_t n,
+										  uint16_t max_offset, uint32_t *blocks, uint16_t *offsets);
+
+/*
+ * The pending area's entries: uint32 length of the body, then the body:
+ * 6 bytes TID (uint32 block, uint16 offset), varint nlexemes, then each
+ * lexeme as varint length and bytes.
+ */
+#define GPX_PENDING_HEAD		sizeof(uint32_t)
+#define GPX_PENDING_TID_BYTES	6
+
+typedef struct GpxPendingEntry
+{
+	uint32_t	block;
+	uint16_t	offset;
+	uint32_t	nlex;
+	const uint8_t *lex;			/* its lexemes */
+	const uint8_t *end;
+} GpxPendingEntry;
+
+/* an entry's body of len bytes, its lexemes checked once; NULL or what is wrong */
+extern const char *gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset,
+										   GpxPendingEntry *entry);
+
+/* next lexeme of a checked entry; false after the last */
+static inline bool
+gpx_pending_lexeme(const uint8_t **p, const uint8_t *end, const char **lex, int *len)
+{
+	uint64_t	n = 0;
+	const uint8_t *q = *p;
+	int			shift = 0;
+
+	if (q >= end)
+		return false;
+	do
+	{
+		n |= (uint64_t) (*q & 0x7F) << shift;
+		shift += 7;
+	} while (*q++ & 0x80);
+	*lex = (const char *) q;
+	*len = (int) n;
+	*p = q + n;
+	return true;
+}
+
+#endif							/* GPUIDX_STORE_PARSE_H */
