@@ -48,7 +48,7 @@ EXTRA_CLEAN += cuda/build
 UNIT_CC ?= cc
 UNIT_CFLAGS ?= -std=gnu99 -O2 -g -Wall -Wextra -Wdeclaration-after-statement -Werror
 UNIT_TESTS = $(patsubst test/unit/%.c,%,$(wildcard test/unit/test_*.c))
-UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(ENGINE_SRCS)
+UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(ENGINE_SRCS) src/store/parse.c
 
 unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/engine/*.h include/*.h test/unit/*.h)
 	@mkdir -p test/unit/build

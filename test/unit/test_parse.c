@@ -1,0 +1,239 @@
+/*
+ * test_parse.c
+ *	  The readers of the index's page structures (src/store/parse.c) on
+ *	  structures built by hand: sound ones read back exactly, and every kind
+ *	  of damage found, among them values whose arithmetic would overflow.
+ */
+#include "unit.h"
+#include "../../src/store/parse.h"
+#include "../../src/store/varint.h"
+
+#define CAPACITY 8144
+
+static const GpxSegLimits limits = {1000, 4, CAPACITY};
+
+static void
+check_inline_lists(void)
+{
+	uint8_t		buf[64];
+	uint32_t	ids[8];
+	int			n = 0;
+
+	/* 5, 6, 10: first id, then gaps minus one */
+	n += gpx_varint_put(buf + n, 5);
+	n += gpx_varint_put(buf + n, 0);
+	n += gpx_varint_put(buf + n, 3);
+	CHECK(gpx_parse_inline_list(buf, n, 3, 1000, ids) == NULL && ids[0] == 5 && ids[1] == 6 && ids[2] == 10,
+		  "inline list reads back");
+	CHECK(gpx_parse_inline_list(buf, n, 4, 1000, ids) != NULL, "count past the bytes");
+	CHECK(gpx_parse_inline_list(buf, n, 2, 1000, ids) != NULL, "bytes past the count");
+	CHECK(gpx_parse_inline_list(buf, n, 3, 10, ids) != NULL, "doc id past the segment");
+	/* a gap near 2^64 would wrap the running doc id back into range */
+	n = gpx_varint_put(buf, 5);
+	n += gpx_varint_put(buf + n, UINT64_MAX - 3);
+	CHECK(gpx_parse_inline_list(buf, n, 2, 1000, ids) != NULL, "huge gap");
+}
+
+static void
+check_docmap_chunks(void)
+{
+	uint8_t		buf[64];
+	uint32_t	blocks[8];
+	uint16_t	offsets[8];
+	int			n = 0;
+
+	/* block 7 offsets 1..3, then block 9 offset 4 */
+	n += gpx_varint_put(buf + n, gpx_zigzag(7));
+	n += gpx_varint_put(buf + n, 1);
+	n += gpx_varint_put(buf + n, 2);
+	n += gpx_varint_put(buf + n, gpx_zigzag(2));
+	n += gpx_varint_put(buf + n, 4);
+	n += gpx_varint_put(buf + n, 0);
+	CHECK(gpx_parse_docmap_chunk(buf, buf + n, 4, 291, blocks, offsets) == NULL &&
+		  blocks[0] == 7 && offsets[2] == 3 && blocks[3] == 9 && offsets[3] == 4, "chunk reads back");
+	CHECK(gpx_parse_docmap_chunk(buf, buf + n, 5, 291, blocks, offsets) != NULL, "chunk cut short");
+	CHECK(gpx_parse_docmap_chunk(buf, buf + n, 2, 291, blocks, offsets) != NULL, "run past the chunk");
+	CHECK(gpx_parse_docmap_chunk(buf, buf + n, 4, 3, blocks, offsets) != NULL, "offset past the page");
+	/* a block delta of 2^63 would overflow the running block number */
+	n = gpx_varint_put(buf, UINT64_MAX);
+	n += gpx_varint_put(buf + n, 1);
+	n += gpx_varint_put(buf + n, 0);
+	CHECK(gpx_parse_docmap_chunk(buf, buf + n, 1, 291, blocks, offsets) != NULL, "huge block delta");
+	n = gpx_varint_put(buf, gpx_zigzag(-1));
+	n += gpx_varint_put(buf + n, 1);
+	n += gpx_varint_put(buf + n, 0);
+	CHECK(gpx_parse_docmap_chunk(buf, buf + n, 1, 291, blocks, offsets) != NULL, "negative block");
+}
+
+/* a leaf of the given terms, all inline lists of one doc */
+static uint32_t
+build_leaf(uint8_t *page, const char *const *terms, int nterms)
+{
+	GpxLeafHeader hdr = {(uint16_t) nterms, (uint16_t) ((nterms + GPX_RESTART_INTERVAL - 1) / GPX_RESTART_INTERVAL), 0};
+	uint32_t	start = sizeof(hdr) + hdr.nrestarts * sizeof(uint16_t);
+	uint32_t	at = start;
+
+	memcpy(page, &hdr, sizeof(hdr));
+	for (int i = 0; i < nterms; i++)
+	{
+		int			shared = 0;
+		int			len = (int) strlen(terms[i]);
+
+		if (i % GPX_RESTART_INTERVAL == 0)
+		{
+			uint16_t	r = (uint16_t) (at - start);
+
+			memcpy(page + sizeof(hdr) + (i / GPX_RESTART_INTERVAL) * sizeof(uint16_t), &r, sizeof(r));
+		}
+		else
+			while (terms[i - 1][shared] && terms[i - 1][shared] == terms[i][shared])
+				shared++;
+		at += gpx_varint_put(page + at, shared);
+		at += gpx_varint_put(page + at, len - shared);
+		memcpy(page + at, terms[i] + shared, len - shared);
+		at += len - shared;
+		at += gpx_varint_put(page + at, 1);			/* df */
+		at += gpx_varint_put(page + at, 1 << 1);	/* one byte, inline */
+		page[at++] = (uint8_t) i;
+	}
+	return at;
+}
+
+static void
+check_leaves(void)
+{
+	static const char *const terms[] = {"alpha", "alphabet", "beta", "betamax", "gamma"};
+	uint8_t		page[CAPACITY];
+	uint32_t	used = build_leaf(page, terms, 5);
+	GpxLeafLayout leaf;
+	const uint8_t *p;
+	char		key[GPX_MAX_TERM_LEN];
+	uint32_t	klen = 0;
+
+	CHECK(gpx_parse_leaf(page, used, &leaf) == NULL && leaf.hdr.nentries == 5, "leaf layout");
+	p = leaf.entries;
+	for (int i = 0; i < 5; i++)
+	{
+		GpxLeafEntry e;
+
+		CHECK(gpx_parse_leaf_entry(&p, leaf.end, &limits, &e) && e.shared <= klen, "entry %d", i);
+		memcpy(key + e.shared, e.suffix, e.suffix_len);
+		klen = e.shared + e.suffix_len;
+		CHECK(klen == strlen(terms[i]) && memcmp(key, terms[i], klen) == 0 && e.df == 1 && !e.external &&
+			  e.len == 1 && e.payload[0] == i, "entry %d reads back", i);
+	}
+	CHECK(p == leaf.end, "entries end the leaf");
+	CHECK(gpx_parse_leaf(page, 3, &leaf) != NULL, "short leaf");
+	page[2] = 9;				/* nrestarts */
+	CHECK(gpx_parse_leaf(page, used, &leaf) != NULL, "restart count");
+	used = build_leaf(page, terms, 5);
+	page[8] = 1;				/* the first restart must be 0 */
+	CHECK(gpx_parse_leaf(page, used, &leaf) != NULL, "first restart");
+
+	/* entries: a suffix past the page, a df past the segment, an external list off the stream */
+	{
+		uint8_t		e[32];
+		int			n = 0;
+		GpxLeafEntry out;
+
+		n += gpx_varint_put(e + n, 0);
+		n += gpx_varint_put(e + n, 20);
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n + 3, &limits, &out), "suffix past the end");
+		n = gpx_varint_put(e, 0);
+		n += gpx_varint_put(e + n, 1);
+		e[n++] = 'x';
+		n += gpx_varint_put(e + n, 5000);
+		n += gpx_varint_put(e + n, 1 << 1);
+		e[n++] = 0;
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &limits, &out), "df past the segment");
+		n = gpx_varint_put(e, 0);
+		n += gpx_varint_put(e + n, 1);
+		e[n++] = 'x';
+		n += gpx_varint_put(e + n, 5);
+		n += gpx_varint_put(e + n, (100 << 1) | 1);
+		n += gpx_varint_put(e + n, 9);	/* page past the LISTS stream */
+		n += gpx_varint_put(e + n, 0);
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &limits, &out), "list page past the stream");
+	}
+}
+
+static void
+check_inner_nodes(void)
+{
+	uint8_t		page[256];
+	GpxInnerHeader hdr = {2, 1};
+	uint16_t	offs[2];
+	uint32_t	at = sizeof(hdr) + sizeof(offs);
+	GpxInnerLayout inner;
+	const uint8_t *key;
+	uint32_t	klen;
+	uint32_t	child;
+
+	memcpy(page, &hdr, sizeof(hdr));
+	offs[0] = (uint16_t) at;
+	at += gpx_varint_put(page + at, 1);
+	page[at++] = 'a';
+	at += gpx_varint_put(page + at, 0);
+	offs[1] = (uint16_t) at;
+	at += gpx_varint_put(page + at, 1);
+	page[at++] = 'm';
+	at += gpx_varint_put(page + at, 1);
+	memcpy(page + sizeof(hdr), offs, sizeof(offs));
+	CHECK(gpx_parse_inner(page, at, 1, &inner) == NULL, "inner layout");
+	CHECK(gpx_parse_inner_entry(&inner, 1, &key, &klen, &child) && klen == 1 && key[0] == 'm' && child == 1,
+		  "inner entry reads back");
+	CHECK(gpx_parse_inner(page, at, 2, &inner) != NULL, "wrong level");
+	CHECK(gpx_parse_inner(page, 5, 1, &inner) != NULL, "offsets past the contents");
+	offs[1] = 250;
+	memcpy(page + sizeof(hdr), offs, sizeof(offs));
+	CHECK(gpx_parse_inner(page, at, 1, &inner) == NULL && !gpx_parse_inner_entry(&inner, 1, &key, &klen, &child),
+		  "entry offset past the contents");
+	CHECK(!gpx_parse_inner_entry(&inner, 2, &key, &klen, &child), "entry past the count");
+}
+
+static void
+check_pending_entries(void)
+{
+	uint8_t		body[64];
+	uint32_t	blk = 12;
+	uint16_t	off = 3;
+	int			n = GPX_PENDING_TID_BYTES;
+	GpxPendingEntry e;
+	const uint8_t *p;
+	const char *lex;
+	int			len;
+
+	memcpy(body, &blk, 4);
+	memcpy(body + 4, &off, 2);
+	n += gpx_varint_put(body + n, 2);
+	n += gpx_varint_put(body + n, 3);
+	memcpy(body + n, "fox", 3);
+	n += 3;
+	n += gpx_varint_put(body + n, 4);
+	memcpy(body + n, "quik", 4);
+	n += 4;
+	CHECK(gpx_parse_pending_entry(body, n, 291, &e) == NULL && e.block == 12 && e.offset == 3 && e.nlex == 2,
+		  "pending entry");
+	p = e.lex;
+	CHECK(gpx_pending_lexeme(&p, e.end, &lex, &len) && len == 3 && memcmp(lex, "fox", 3) == 0, "lexeme 1");
+	CHECK(gpx_pending_lexeme(&p, e.end, &lex, &len) && len == 4 && !gpx_pending_lexeme(&p, e.end, &lex, &len),
+		  "lexeme 2, then none");
+	CHECK(gpx_parse_pending_entry(body, n - 1, 291, &e) != NULL, "lexeme cut short");
+	CHECK(gpx_parse_pending_entry(body, n + 1, 291, &e) != NULL, "bytes after the lexemes");
+	CHECK(gpx_parse_pending_entry(body, n, 2, &e) != NULL, "offset past the page");
+	CHECK(gpx_parse_pending_entry(body, 4, 291, &e) != NULL, "shorter than a TID");
+}
+
+int
+main(void)
+{
+	check_inline_lists();
+	check_docmap_chunks();
+	check_leaves();
+	check_inner_nodes();
+	check_pending_entries();
+	return unit_report("test_parse");
+}
