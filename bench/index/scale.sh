@@ -89,7 +89,7 @@ EOF
 chunk=10000000
 for ((from = 1; from <= rows; from += chunk)); do
 	to=$((from + chunk - 1)); [ "$to" -gt "$rows" ] && to=$rows
-	"${psql_cmd[@]}" -c "INSERT INTO docs SELECT g, 'w' || (g % 7) || ' f' || ((g * 31) % 97)
+	"${psql_cmd[@]}" -c "INSERT INTO docs SELECT g, 'w' || (g % 7) || ' f' || ((g::bigint * 31) % 97)
 		|| ' m' || ((g::bigint * 2654435761) % 10007) || ' r' || ((g::bigint * 40503) % 1000003)
 		|| ' u' || g FROM generate_series($from, $to) g"
 	note "  $to rows"
