@@ -1,0 +1,223 @@
+/*
+ * fuzz_index_pages.c
+ *	  libFuzzer target: the readers of the index's page structures
+ *	  (src/store/parse.c, the code the server runs) on arbitrary bytes, used
+ *	  as the server uses them: a leaf walked entry by entry with its front
+ *	  coding and searched through its restart points, an inner node searched,
+ *	  a doc map chunk, an inline list, a run of pending entries.  Whatever
+ *	  the bytes, no read leaves them, and what parses holds what it promises.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/store/parse.h"
+
+#define CAPACITY 8144			/* a page's contents at 8 kB blocks */
+
+#define FAIL(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
+
+static int
+term_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
+{
+	int			c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+static void
+check_inline(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs)
+{
+	uint32_t   *ids = malloc((df ? df : 1) * sizeof(uint32_t));
+
+	if (gpx_parse_inline_list(data, len, df, ndocs, ids) == NULL)
+		for (uint32_t i = 0; i < df; i++)
+			if (ids[i] >= ndocs || (i > 0 && ids[i] <= ids[i - 1]))
+				FAIL("inline list read out of range or order at %u", i);
+	free(ids);
+}
+
+/* the dictionary iterator's walk, and a lookup through the restart points */
+static void
+walk_leaf(const uint8_t *page, uint32_t used, const GpxSegLimits *limits, const uint8_t *probe, uint32_t plen)
+{
+	GpxLeafLayout leaf;
+	const uint8_t *p;
+	uint8_t		key[GPX_MAX_TERM_LEN];
+	uint32_t	klen = 0;
+	int			lo = 0;
+	int			hi;
+	int			r = -1;
+
+	if (gpx_parse_leaf(page, used, &leaf) != NULL)
+		return;
+	p = leaf.entries;
+	for (uint32_t i = 0; i < leaf.hdr.nentries; i++)
+	{
+		GpxLeafEntry e;
+
+		if (!gpx_parse_leaf_entry(&p, leaf.end, limits, &e) || e.shared > klen)
+			break;
+		if (p > leaf.end || e.suffix + e.suffix_len > leaf.end)
+			FAIL("a leaf entry ran past the page");
+		memcpy(key + e.shared, e.suffix, e.suffix_len);
+		klen = e.shared + e.suffix_len;
+		if (!e.external)
+			check_inline(e.payload, e.len, e.df, limits->ndocs);
+		else if (e.page >= limits->list_pages || e.offset >= limits->page_capacity)
+			FAIL("an external list's place is out of range");
+	}
+	hi = leaf.hdr.nrestarts - 1;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		GpxLeafEntry e;
+
+		p = leaf.entries + gpx_leaf_restart(&leaf, mid);
+		if (!gpx_parse_leaf_entry(&p, leaf.end, limits, &e) || e.shared != 0)
+			return;
+		if (term_cmp(e.suffix, e.suffix_len, probe, plen) <= 0)
+		{
+			r = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	if (r >= 0)
+	{
+		uint32_t	left = leaf.hdr.nentries - (uint32_t) r * GPX_RESTART_INTERVAL;
+
+		klen = 0;
+		p = leaf.entries + gpx_leaf_restart(&leaf, r);
+		for (uint32_t i = 0; i < left && i < GPX_RESTART_INTERVAL; i++)
+		{
+			GpxLeafEntry e;
+
+			if (!gpx_parse_leaf_entry(&p, leaf.end, limits, &e) || e.shared > klen)
+				return;
+			memcpy(key + e.shared, e.suffix, e.suffix_len);
+			klen = e.shared + e.suffix_len;
+			if (term_cmp(key, klen, probe, plen) >= 0)
+				return;
+		}
+	}
+}
+
+static void
+search_inner(const uint8_t *page, uint32_t used, uint16_t level, const uint8_t *probe, uint32_t plen)
+{
+	GpxInnerLayout inner;
+	int			lo = 0;
+	int			hi;
+
+	if (gpx_parse_inner(page, used, level, &inner) != NULL)
+		return;
+	hi = inner.hdr.nentries - 1;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		const uint8_t *key;
+		uint32_t	klen;
+		uint32_t	child;
+
+		if (!gpx_parse_inner_entry(&inner, (uint32_t) mid, &key, &klen, &child))
+			return;
+		if (key < page || key + klen > page + used)
+			FAIL("an inner key lies outside the node");
+		if (term_cmp(key, klen, probe, plen) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+}
+
+static void
+check_docmap(const uint8_t *p, uint32_t len, uint32_t n, uint16_t max_offset)
+{
+	uint32_t	blocks[GPX_DOCMAP_CHUNK];
+	uint16_t	offsets[GPX_DOCMAP_CHUNK];
+
+	if (gpx_parse_docmap_chunk(p, p + len, n, max_offset, blocks, offsets) == NULL)
+		for (uint32_t i = 0; i < n; i++)
+			if (offsets[i] == 0 || offsets[i] > max_offset || blocks[i] >= 0xFFFFFFFEu)
+				FAIL("a TID out of range at %u", i);
+}
+
+/* a run of entries as the pending area's stream holds them */
+static void
+walk_pending(const uint8_t *p, uint32_t len)
+{
+	const uint8_t *end = p + len;
+
+	while ((size_t) (end - p) >= GPX_PENDING_HEAD)
+	{
+		uint32_t	body;
+		GpxPendingEntry e;
+		const uint8_t *q;
+		const char *lex;
+		int			n;
+		uint32_t	count = 0;
+
+		memcpy(&body, p, GPX_PENDING_HEAD);
+		p += GPX_PENDING_HEAD;
+		if (body > (uint32_t) (end - p) || gpx_parse_pending_entry(p, body, 291, &e) != NULL)
+			return;
+		q = e.lex;
+		while (gpx_pending_lexeme(&q, e.end, &lex, &n))
+		{
+			if ((const uint8_t *) lex + n > e.end || n <= 0)
+				FAIL("a lexeme lies outside its entry");
+			count++;
+		}
+		if (count != e.nlex)
+			FAIL("an entry holds %u lexemes, says %u", count, e.nlex);
+		p += body;
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint32_t	used;
+	uint32_t	plen;
+	GpxSegLimits limits;
+
+	if (size < 8)
+		return 0;
+	/* the header of the input: kind, limits, a probe; the rest is the page */
+	limits.ndocs = 1 + (data[1] | (uint32_t) data[2] << 8);
+	limits.list_pages = data[3];
+	limits.page_capacity = CAPACITY;
+	plen = data[4] % 16;
+	if (size < 8 + plen)
+		return 0;
+	used = (uint32_t) ((size - 8 - plen) < CAPACITY ? size - 8 - plen : CAPACITY);
+	/* exactly the bytes given, at a fresh address: an overrun shows */
+	{
+		uint8_t    *bytes = malloc(used ? used : 1);
+		const uint8_t *probe = data + 8;
+
+		memcpy(bytes, data + 8 + plen, used);
+		switch (data[0] % 5)
+		{
+			case 0:
+				walk_leaf(bytes, used, &limits, probe, plen);
+				break;
+			case 1:
+				search_inner(bytes, used, (uint16_t) (1 + data[5] % 3), probe, plen);
+				break;
+			case 2:
+				check_docmap(bytes, used, 1 + data[5] % GPX_DOCMAP_CHUNK, (uint16_t) (1 + data[6]));
+				break;
+			case 3:
+				walk_pending(bytes, used);
+				break;
+			default:
+				check_inline(bytes, used, data[5], limits.ndocs);
+				break;
+		}
+		free(bytes);
+	}
+	return 0;
+}
