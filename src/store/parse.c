@@ -117,6 +117,93 @@ gpx_parse_inner_entry(const GpxInnerLayout *inner, uint32_t i, const uint8_t **k
 }
 
 const char *
+gpx_inner_search(const GpxInnerLayout *inner, const uint8_t *term, uint32_t len, bool *found,
+				 uint32_t *child)
+{
+	int			lo = 0;
+	int			hi = inner->hdr.nentries - 1;
+
+	*found = false;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		const uint8_t *key;
+		uint32_t	klen;
+		uint32_t	ch;
+
+		if (!gpx_parse_inner_entry(inner, (uint32_t) mid, &key, &klen, &ch))
+			return "inner node entry is malformed";
+		if (gpx_term_cmp(key, klen, term, len) <= 0)
+		{
+			*found = true;
+			*child = ch;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+const char *
+gpx_leaf_search(const GpxLeafLayout *leaf, const GpxSegLimits *limits, const uint8_t *term, uint32_t len,
+				bool *found, GpxLeafEntry *entry)
+{
+	int			lo = 0;
+	int			hi = leaf->hdr.nrestarts - 1;
+	int			r = -1;
+	uint8_t		key[GPX_MAX_TERM_LEN];
+	uint32_t	klen = 0;
+	uint32_t	n;
+	const uint8_t *p;
+
+	*found = false;
+	/* the last restart point whose term is <= term */
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		GpxLeafEntry e;
+
+		p = leaf->entries + gpx_leaf_restart(leaf, (uint32_t) mid);
+		if (!gpx_parse_leaf_entry(&p, leaf->end, limits, &e) || e.shared != 0)
+			return "restart entry is malformed";
+		if (gpx_term_cmp(e.suffix, e.suffix_len, term, len) <= 0)
+		{
+			r = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	if (r < 0)
+		return NULL;
+	n = leaf->hdr.nentries - (uint32_t) r * GPX_RESTART_INTERVAL;
+	if (n > GPX_RESTART_INTERVAL)
+		n = GPX_RESTART_INTERVAL;
+	p = leaf->entries + gpx_leaf_restart(leaf, (uint32_t) r);
+	for (uint32_t i = 0; i < n; i++)
+	{
+		GpxLeafEntry e;
+		int			c;
+
+		if (!gpx_parse_leaf_entry(&p, leaf->end, limits, &e) || e.shared > klen)
+			return "entry is malformed";
+		memcpy(key + e.shared, e.suffix, e.suffix_len);
+		klen = e.shared + e.suffix_len;
+		c = gpx_term_cmp(key, klen, term, len);
+		if (c == 0)
+		{
+			*found = true;
+			*entry = e;
+			return NULL;
+		}
+		if (c > 0)
+			break;
+	}
+	return NULL;
+}
+
+const char *
 gpx_parse_inline_list(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs, uint32_t *ids)
 {
 	const uint8_t *p = data;

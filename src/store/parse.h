@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* the longest term a dictionary holds (PostgreSQL's lexemes are shorter) */
 #define GPX_MAX_TERM_LEN	2047
@@ -112,6 +113,31 @@ extern const char *gpx_parse_inner(const uint8_t *page, uint32_t used, uint16_t 
 /* entry i's key and child page; false if it is malformed */
 extern bool gpx_parse_inner_entry(const GpxInnerLayout *inner, uint32_t i, const uint8_t **key,
 								  uint32_t *key_len, uint32_t *child);
+
+/*
+ * The child of an inner node that leads to term: that of the last entry
+ * whose key is <= term.  Returns NULL with *found false when every key is
+ * greater; else NULL or what is wrong.
+ */
+extern const char *gpx_inner_search(const GpxInnerLayout *inner, const uint8_t *term, uint32_t len,
+									bool *found, uint32_t *child);
+
+/*
+ * term's entry in a leaf: a binary search over the restart points, then a
+ * scan of at most GPX_RESTART_INTERVAL entries.  NULL (with *found) or what
+ * is wrong.
+ */
+extern const char *gpx_leaf_search(const GpxLeafLayout *leaf, const GpxSegLimits *limits,
+								   const uint8_t *term, uint32_t len, bool *found, GpxLeafEntry *entry);
+
+/* bytewise order of terms, shorter first on a common prefix */
+static inline int
+gpx_term_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
+{
+	int			c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
 
 /* an inline list of df doc ids below ndocs into ids; NULL or what is wrong */
 extern const char *gpx_parse_inline_list(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs,

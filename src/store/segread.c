@@ -166,14 +166,6 @@ gpx_seg_read(GpxSegment *seg, int stream, uint32 pageno)
 /* ---------------------------------------------------------------------------
  * Dictionary
  */
-static inline int
-term_cmp(const char *a, int alen, const char *b, int blen)
-{
-	int			c = memcmp(a, b, Min(alen, blen));
-
-	return c != 0 ? c : (alen > blen) - (alen < blen);
-}
-
 /* what a segment allows its dictionary entries */
 static GpxSegLimits
 seg_limits(GpxSegment *seg)
@@ -213,34 +205,15 @@ descend(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 		GpxInnerLayout inner;
 		const char *problem = gpx_parse_inner((const uint8 *) PageGetContents(page), gpx_page_used(page),
 											  (uint16) level, &inner);
-		int			lo = 0;
-		int			hi;
-		int			found = -1;
+		bool		found = false;
 		uint32		child = 0;
 
+		if (problem == NULL)
+			problem = gpx_inner_search(&inner, (const uint8 *) term, len, &found, &child);
 		if (problem != NULL)
 			gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, problem);
-		hi = inner.hdr.nentries - 1;
-		while (lo <= hi)
-		{
-			int			mid = lo + (hi - lo) / 2;
-			const uint8 *key;
-			uint32		klen;
-			uint32		ch;
-
-			if (!gpx_parse_inner_entry(&inner, mid, &key, &klen, &ch))
-				gpx_seg_corrupt(seg, GPX_STREAM_INNER, pageno, "inner node entry is malformed");
-			if (term_cmp((const char *) key, klen, term, len) <= 0)
-			{
-				found = mid;
-				child = ch;
-				lo = mid + 1;
-			}
-			else
-				hi = mid - 1;
-		}
 		UnlockReleaseBuffer(buf);
-		if (found < 0)
+		if (!found)
 			return false;
 		pageno = child;
 		level--;
@@ -258,62 +231,17 @@ leaf_find(GpxSegment *seg, uint32 pageno, const char *term, int len, GpxLeafEntr
 	Page		page = BufferGetPage(buf);
 	GpxSegLimits limits = seg_limits(seg);
 	GpxLeafLayout leaf;
-	int			lo = 0;
-	int			hi;
-	int			r = -1;
-	char		key[GPX_MAX_TERM_LEN];
-	uint32		klen = 0;
-	bool		found = false;
-	const uint8 *p;
+	bool		found;
+	const char *problem;
 
 	leaf_layout(seg, pageno, PageGetContents(page), gpx_page_used(page), &leaf);
-	hi = leaf.hdr.nrestarts - 1;
-	/* the last restart point whose term is <= term */
-	while (lo <= hi)
+	problem = gpx_leaf_search(&leaf, &limits, (const uint8 *) term, len, &found, out);
+	if (problem != NULL)
+		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, problem);
+	if (found && !out->external && payload)
 	{
-		int			mid = lo + (hi - lo) / 2;
-		GpxLeafEntry e;
-
-		p = leaf.entries + gpx_leaf_restart(&leaf, mid);
-		if (!gpx_parse_leaf_entry(&p, leaf.end, &limits, &e) || e.shared != 0)
-			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "restart entry is malformed");
-		if (term_cmp((const char *) e.suffix, e.suffix_len, term, len) <= 0)
-		{
-			r = mid;
-			lo = mid + 1;
-		}
-		else
-			hi = mid - 1;
-	}
-	if (r >= 0)
-	{
-		uint32		n = Min(GPX_RESTART_INTERVAL, leaf.hdr.nentries - r * GPX_RESTART_INTERVAL);
-
-		p = leaf.entries + gpx_leaf_restart(&leaf, r);
-		for (uint32 i = 0; i < n; i++)
-		{
-			GpxLeafEntry e;
-			int			c;
-
-			if (!gpx_parse_leaf_entry(&p, leaf.end, &limits, &e) || e.shared > klen)
-				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "entry is malformed");
-			memcpy(key + e.shared, e.suffix, e.suffix_len);
-			klen = e.shared + e.suffix_len;
-			c = term_cmp(key, klen, term, len);
-			if (c == 0)
-			{
-				*out = e;
-				if (!e.external && payload)
-				{
-					*payload = palloc(e.len);
-					memcpy(*payload, e.payload, e.len);
-				}
-				found = true;
-				break;
-			}
-			if (c > 0)
-				break;
-		}
+		*payload = palloc(out->len);
+		memcpy(*payload, out->payload, out->len);
 	}
 	UnlockReleaseBuffer(buf);
 	return found;
@@ -587,7 +515,7 @@ gpx_dict_iter_next(GpxDictIter *it)
 	memcpy(prev, it->term, prev_len);
 	memcpy(it->term + e.shared, e.suffix, e.suffix_len);
 	it->term_len = e.shared + e.suffix_len;
-	if (it->ordinal > 0 && term_cmp(prev, prev_len, it->term, it->term_len) >= 0)
+	if (it->ordinal > 0 && gpx_term_cmp((const uint8 *) prev, prev_len, (const uint8 *) it->term, it->term_len) >= 0)
 		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, it->leaf_no, "terms are out of order");
 	it->df = e.df;
 	it->external = e.external;

@@ -17,14 +17,6 @@
 
 #define FAIL(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
 
-static int
-term_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
-{
-	int			c = memcmp(a, b, alen < blen ? alen : blen);
-
-	return c != 0 ? c : (alen > blen) - (alen < blen);
-}
-
 static void
 check_inline(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs)
 {
@@ -45,9 +37,6 @@ walk_leaf(const uint8_t *page, uint32_t used, const GpxSegLimits *limits, const 
 	const uint8_t *p;
 	uint8_t		key[GPX_MAX_TERM_LEN];
 	uint32_t	klen = 0;
-	int			lo = 0;
-	int			hi;
-	int			r = -1;
 
 	if (gpx_parse_leaf(page, used, &leaf) != NULL)
 		return;
@@ -67,40 +56,14 @@ walk_leaf(const uint8_t *page, uint32_t used, const GpxSegLimits *limits, const 
 		else if (e.page >= limits->list_pages || e.offset >= limits->page_capacity)
 			FAIL("an external list's place is out of range");
 	}
-	hi = leaf.hdr.nrestarts - 1;
-	while (lo <= hi)
+	/* the server's lookup; a term it finds is the entry it says */
 	{
-		int			mid = lo + (hi - lo) / 2;
+		bool		found;
 		GpxLeafEntry e;
 
-		p = leaf.entries + gpx_leaf_restart(&leaf, mid);
-		if (!gpx_parse_leaf_entry(&p, leaf.end, limits, &e) || e.shared != 0)
-			return;
-		if (term_cmp(e.suffix, e.suffix_len, probe, plen) <= 0)
-		{
-			r = mid;
-			lo = mid + 1;
-		}
-		else
-			hi = mid - 1;
-	}
-	if (r >= 0)
-	{
-		uint32_t	left = leaf.hdr.nentries - (uint32_t) r * GPX_RESTART_INTERVAL;
-
-		klen = 0;
-		p = leaf.entries + gpx_leaf_restart(&leaf, r);
-		for (uint32_t i = 0; i < left && i < GPX_RESTART_INTERVAL; i++)
-		{
-			GpxLeafEntry e;
-
-			if (!gpx_parse_leaf_entry(&p, leaf.end, limits, &e) || e.shared > klen)
-				return;
-			memcpy(key + e.shared, e.suffix, e.suffix_len);
-			klen = e.shared + e.suffix_len;
-			if (term_cmp(key, klen, probe, plen) >= 0)
-				return;
-		}
+		if (gpx_leaf_search(&leaf, limits, probe, plen, &found, &e) == NULL && found &&
+			(e.suffix < leaf.entries || e.suffix + e.suffix_len > leaf.end))
+			FAIL("the entry found lies outside the leaf");
 	}
 }
 
@@ -108,28 +71,20 @@ static void
 search_inner(const uint8_t *page, uint32_t used, uint16_t level, const uint8_t *probe, uint32_t plen)
 {
 	GpxInnerLayout inner;
-	int			lo = 0;
-	int			hi;
+	bool		found;
+	uint32_t	child;
 
 	if (gpx_parse_inner(page, used, level, &inner) != NULL)
 		return;
-	hi = inner.hdr.nentries - 1;
-	while (lo <= hi)
+	for (uint32_t i = 0; i < inner.hdr.nentries; i++)
 	{
-		int			mid = lo + (hi - lo) / 2;
 		const uint8_t *key;
 		uint32_t	klen;
-		uint32_t	child;
 
-		if (!gpx_parse_inner_entry(&inner, (uint32_t) mid, &key, &klen, &child))
-			return;
-		if (key < page || key + klen > page + used)
+		if (gpx_parse_inner_entry(&inner, i, &key, &klen, &child) && (key < page || key + klen > page + used))
 			FAIL("an inner key lies outside the node");
-		if (term_cmp(key, klen, probe, plen) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
 	}
+	(void) gpx_inner_search(&inner, probe, plen, &found, &child);
 }
 
 static void

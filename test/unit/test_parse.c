@@ -123,6 +123,20 @@ check_leaves(void)
 			  e.len == 1 && e.payload[0] == i, "entry %d reads back", i);
 	}
 	CHECK(p == leaf.end, "entries end the leaf");
+
+	/* the search finds every term through the restart points, and no other */
+	{
+		static const char *const absent[] = {"", "a", "alphab", "b", "betamaxx", "zeta"};
+		GpxLeafEntry e;
+		bool		found;
+
+		for (int i = 0; i < 5; i++)
+			CHECK(gpx_leaf_search(&leaf, &limits, (const uint8_t *) terms[i], (uint32_t) strlen(terms[i]),
+								  &found, &e) == NULL && found && e.payload[0] == i, "search finds %s", terms[i]);
+		for (int i = 0; i < 6; i++)
+			CHECK(gpx_leaf_search(&leaf, &limits, (const uint8_t *) absent[i], (uint32_t) strlen(absent[i]),
+								  &found, &e) == NULL && !found, "search misses '%s'", absent[i]);
+	}
 	CHECK(gpx_parse_leaf(page, 3, &leaf) != NULL, "short leaf");
 	page[2] = 9;				/* nrestarts */
 	CHECK(gpx_parse_leaf(page, used, &leaf) != NULL, "restart count");
@@ -185,6 +199,18 @@ check_inner_nodes(void)
 	CHECK(gpx_parse_inner(page, at, 1, &inner) == NULL, "inner layout");
 	CHECK(gpx_parse_inner_entry(&inner, 1, &key, &klen, &child) && klen == 1 && key[0] == 'm' && child == 1,
 		  "inner entry reads back");
+	{
+		bool		found;
+
+		CHECK(gpx_inner_search(&inner, (const uint8_t *) "zz", 2, &found, &child) == NULL && found && child == 1,
+			  "search past the last key");
+		CHECK(gpx_inner_search(&inner, (const uint8_t *) "b", 1, &found, &child) == NULL && found && child == 0,
+			  "search between keys");
+		CHECK(gpx_inner_search(&inner, (const uint8_t *) "m", 1, &found, &child) == NULL && found && child == 1,
+			  "search on a key");
+		CHECK(gpx_inner_search(&inner, (const uint8_t *) "", 0, &found, &child) == NULL && !found,
+			  "search before every key");
+	}
 	CHECK(gpx_parse_inner(page, at, 2, &inner) != NULL, "wrong level");
 	CHECK(gpx_parse_inner(page, 5, 1, &inner) != NULL, "offsets past the contents");
 	offs[1] = 250;
