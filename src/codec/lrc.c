@@ -319,7 +319,9 @@ lrc_line_reaches(int64_t intercept, uint64_t slope, int64_t extra,
  * [a, b) is probed: before a even line + max_dev is below x, and at b the
  * line alone reaches x.  The answer is checked as far as it can be without
  * decoding the segment: at least x, inside the segment's range, above the
- * posting before it.
+ * posting before it, and (past from) that posting below x: a deviation past
+ * max_dev elsewhere may have moved the window, and then the bracket shows
+ * it, so that on a list in order the answer is the decode's.
  */
 uint32_t
 lrc_lower_bound(const pl_view *view, uint32_t s, uint32_t from, uint32_t x, uint32_t *value)
@@ -346,12 +348,25 @@ lrc_lower_bound(const pl_view *view, uint32_t s, uint32_t from, uint32_t x, uint
 		else
 			a = mid + 1;
 	}
-	if (a == n)
+	if (a > 0)
+	{
+		int64_t		before = lrc_value(view->data, seg, a - 1);
+
+		if ((a > from && before >= (int64_t) x) ||
+			before - gpuidx_lrc_line(intercept, slope, a - 1) > (int64_t) seg->max_dev)
+			return PL_SEARCH_CORRUPT;
+		if (a == n)
+			return n;
+		v = lrc_value(view->data, seg, a);
+		if (before >= v)
+			return PL_SEARCH_CORRUPT;
+	}
+	else if (a == n)
 		return n;
-	v = lrc_value(view->data, seg, a);
+	else
+		v = lrc_value(view->data, seg, a);
 	if (v < (int64_t) x || v < (int64_t) seg->first || v > (int64_t) pl_block_limit(view, s) ||
-		v - gpuidx_lrc_line(intercept, slope, a) > (int64_t) seg->max_dev ||
-		(a > 0 && lrc_value(view->data, seg, a - 1) >= v))
+		v - gpuidx_lrc_line(intercept, slope, a) > (int64_t) seg->max_dev)
 		return PL_SEARCH_CORRUPT;
 	*value = (uint32_t) v;
 	return a;
