@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of gpuidx on this machine: C unit tests (plain and under
-# AddressSanitizer + UndefinedBehaviorSanitizer), the GPU list logic on the
-# host, the engine checks, then, against a throwaway
+# AddressSanitizer + UndefinedBehaviorSanitizer), the fuzz targets' past
+# findings and a short run of each (make fuzz runs them long), the GPU list
+# logic on the host, the engine checks, then, against a throwaway
 # PostgreSQL 15 cluster, pg_regress and pgTAP, then the TAP tests (their own
 # clusters; the index's equivalence proof needs the GCIDE corpus, fetched
 # here by scripts/data/fetch when missing).  Exits non-zero on the first
@@ -39,6 +40,10 @@ step "C unit tests"
 make -s unit
 step "C unit tests under ASan + UBSan"
 make -s unit-asan
+
+step "fuzz targets: past findings replayed, then ${FUZZ_CI_SECONDS:-20} s each (libFuzzer, ASan + UBSan)"
+make -s fuzz-repro
+FUZZ_JOBS="$jobs" make -s fuzz-ci GPUIDX_DATA="$data"
 
 step "GPU kernels' list logic, on the host (no GPU needed)"
 make -s cuda-host-test

@@ -5,8 +5,7 @@
  *	  of damage found, among them values whose arithmetic would overflow.
  */
 #include "unit.h"
-#include "../../src/store/parse.h"
-#include "../../src/store/varint.h"
+#include "../page_build.h"
 
 #define CAPACITY 8144
 
@@ -65,38 +64,16 @@ check_docmap_chunks(void)
 	CHECK(gpx_parse_docmap_chunk(buf, buf + n, 1, 291, blocks, offsets) != NULL, "negative block");
 }
 
-/* a leaf of the given terms, all inline lists of one doc */
+/* a leaf of the given terms, term i an inline list of doc i */
 static uint32_t
 build_leaf(uint8_t *page, const char *const *terms, int nterms)
 {
-	GpxLeafHeader hdr = {(uint16_t) nterms, (uint16_t) ((nterms + GPX_RESTART_INTERVAL - 1) / GPX_RESTART_INTERVAL), 0};
-	uint32_t	start = sizeof(hdr) + hdr.nrestarts * sizeof(uint16_t);
-	uint32_t	at = start;
+	static const uint32_t docs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+	PbTerm		t[10];
 
-	memcpy(page, &hdr, sizeof(hdr));
 	for (int i = 0; i < nterms; i++)
-	{
-		int			shared = 0;
-		int			len = (int) strlen(terms[i]);
-
-		if (i % GPX_RESTART_INTERVAL == 0)
-		{
-			uint16_t	r = (uint16_t) (at - start);
-
-			memcpy(page + sizeof(hdr) + (i / GPX_RESTART_INTERVAL) * sizeof(uint16_t), &r, sizeof(r));
-		}
-		else
-			while (terms[i - 1][shared] && terms[i - 1][shared] == terms[i][shared])
-				shared++;
-		at += gpx_varint_put(page + at, shared);
-		at += gpx_varint_put(page + at, len - shared);
-		memcpy(page + at, terms[i] + shared, len - shared);
-		at += len - shared;
-		at += gpx_varint_put(page + at, 1);			/* df */
-		at += gpx_varint_put(page + at, 1 << 1);	/* one byte, inline */
-		page[at++] = (uint8_t) i;
-	}
-	return at;
+		t[i] = (PbTerm) {terms[i], 1, &docs[i], 0, 0, 0};
+	return pb_leaf(page, CAPACITY, t, (uint32_t) nterms, 0);
 }
 
 static void
@@ -177,25 +154,17 @@ check_leaves(void)
 static void
 check_inner_nodes(void)
 {
+	static const char *const keys[] = {"a", "m"};
+	static const uint32_t children[] = {0, 1};
 	uint8_t		page[256];
-	GpxInnerHeader hdr = {2, 1};
+	uint32_t	at = pb_inner(page, sizeof(page), 1, keys, children, 2);
 	uint16_t	offs[2];
-	uint32_t	at = sizeof(hdr) + sizeof(offs);
 	GpxInnerLayout inner;
 	const uint8_t *key;
 	uint32_t	klen;
 	uint32_t	child;
 
-	memcpy(page, &hdr, sizeof(hdr));
-	offs[0] = (uint16_t) at;
-	at += gpx_varint_put(page + at, 1);
-	page[at++] = 'a';
-	at += gpx_varint_put(page + at, 0);
-	offs[1] = (uint16_t) at;
-	at += gpx_varint_put(page + at, 1);
-	page[at++] = 'm';
-	at += gpx_varint_put(page + at, 1);
-	memcpy(page + sizeof(hdr), offs, sizeof(offs));
+	memcpy(offs, page + sizeof(GpxInnerHeader), sizeof(offs));
 	CHECK(gpx_parse_inner(page, at, 1, &inner) == NULL, "inner layout");
 	CHECK(gpx_parse_inner_entry(&inner, 1, &key, &klen, &child) && klen == 1 && key[0] == 'm' && child == 1,
 		  "inner entry reads back");
@@ -214,7 +183,7 @@ check_inner_nodes(void)
 	CHECK(gpx_parse_inner(page, at, 2, &inner) != NULL, "wrong level");
 	CHECK(gpx_parse_inner(page, 5, 1, &inner) != NULL, "offsets past the contents");
 	offs[1] = 250;
-	memcpy(page + sizeof(hdr), offs, sizeof(offs));
+	memcpy(page + sizeof(GpxInnerHeader), offs, sizeof(offs));
 	CHECK(gpx_parse_inner(page, at, 1, &inner) == NULL && !gpx_parse_inner_entry(&inner, 1, &key, &klen, &child),
 		  "entry offset past the contents");
 	CHECK(!gpx_parse_inner_entry(&inner, 2, &key, &klen, &child), "entry past the count");
@@ -223,24 +192,15 @@ check_inner_nodes(void)
 static void
 check_pending_entries(void)
 {
-	uint8_t		body[64];
-	uint32_t	blk = 12;
-	uint16_t	off = 3;
-	int			n = GPX_PENDING_TID_BYTES;
+	static const char *const lexemes[] = {"fox", "quik"};
+	uint8_t		stream[64];
+	uint32_t	n = pb_pending_entry(stream, sizeof(stream), 12, 3, lexemes, 2) - GPX_PENDING_HEAD;
+	const uint8_t *body = stream + GPX_PENDING_HEAD;
 	GpxPendingEntry e;
 	const uint8_t *p;
 	const char *lex;
 	int			len;
 
-	memcpy(body, &blk, 4);
-	memcpy(body + 4, &off, 2);
-	n += gpx_varint_put(body + n, 2);
-	n += gpx_varint_put(body + n, 3);
-	memcpy(body + n, "fox", 3);
-	n += 3;
-	n += gpx_varint_put(body + n, 4);
-	memcpy(body + n, "quik", 4);
-	n += 4;
 	CHECK(gpx_parse_pending_entry(body, n, 291, &e) == NULL && e.block == 12 && e.offset == 3 && e.nlex == 2,
 		  "pending entry");
 	p = e.lex;
