@@ -100,18 +100,34 @@ SELECT id FROM w WHERE body @@& 'word1 word400000';
 RESET enable_seqscan;
 SELECT id FROM w WHERE body @@& 'word399999 finale';
 SELECT w_check();
+-- the merge's budget is far below the document: its postings are split
+-- between sorted runs in its middle
+SET maintenance_work_mem = '1MB';
 SELECT gpuidx_merge_pending('w_idx') > 0 AS merged;
 SET enable_seqscan = off;
 SELECT id FROM w WHERE body @@& 'word399999 finale';
+SELECT id FROM w WHERE body @@& 'word1 word200000 big';
 RESET enable_seqscan;
 SELECT gpuidx_verify('w_idx') LIKE '%is sound%' AS sound;
 -- (where to_tsvector gives up)
 SELECT to_tsvector('english', body) IS NOT NULL FROM w WHERE id = 999999;
 
--- an index built from scratch on the same rows equals the one built by writes
+-- an index built from scratch on the same rows equals the one built by
+-- writes; built in 1 MB, the big document spills runs in its middle
 CREATE INDEX w_idx2 ON w USING gpuidx (body);
+RESET maintenance_work_mem;
 SELECT (SELECT docs - dead_docs + pending_entries FROM gpuidx_index_stats('w_idx')) =
        (SELECT docs FROM gpuidx_index_stats('w_idx2')) AS same_rows;
+SELECT build_runs > 10 AS spilled, terms > 400000 AS all_terms FROM gpuidx_index_stats('w_idx2');
+SELECT gpuidx_verify('w_idx2') LIKE '%is sound%' AS sound;
+DROP INDEX w_idx;
+SET enable_seqscan = off;
+SELECT id FROM w WHERE body @@& 'word399999 finale';
+SELECT id FROM w WHERE body @@& 'word1 word200000 big';
+SELECT count(*) FROM w WHERE body @@& 'alpha';
+RESET enable_seqscan;
+SELECT count(*) FROM w WHERE body @@& 'alpha';
+SELECT w_check();
 DROP TABLE w;
 
 -- merges read each list a block at a time (whatever its length, in each

@@ -68,6 +68,8 @@ struct GpxAccum
 	uint32		spilled;		/* runs written in all (intermediate merges too) */
 };
 
+static void spill(GpxAccum *a);
+
 static inline int
 term_cmp(const char *a, int alen, const char *b, int blen)
 {
@@ -233,24 +235,32 @@ gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc)
 		{
 			/*
 			 * Past half load the table doubles while the budget allows;
-			 * after that the run ends with this document, and the table
-			 * grows only for a document too big for it.
+			 * after that the run ends with this document.
 			 */
 			if (a->table_size < TABLE_MAX &&
-				(a->used + a->table_size * sizeof(AccEntry *) <= a->budget - a->budget / 8 ||
-				 (Size) a->nentries * 10 > a->table_size * 9))
+				a->used + a->table_size * sizeof(AccEntry *) <= a->budget - a->budget / 8)
 				grow_table(a);
 			else
 				a->full = true;
 		}
-		return;
 	}
-	if (doc == e->last)
-		return;
-	Assert(doc > e->last);
-	append_gap(a, e, doc - e->last - 1);
-	e->df++;
-	e->last = doc;
+	else
+	{
+		if (doc == e->last)
+			return;
+		Assert(doc > e->last);
+		append_gap(a, e, doc - e->last - 1);
+		e->df++;
+		e->last = doc;
+	}
+
+	/*
+	 * A document bigger than what is left of the budget (one 100 MB value
+	 * can hold a million distinct words) is split: the run ends in its
+	 * middle, and the merge keeps a posting that both runs hold once.
+	 */
+	if (a->used > a->budget || (Size) a->nentries * 10 > a->table_size * 9)
+		spill(a);
 }
 
 static int
@@ -535,16 +545,34 @@ src_gap_bytes(Source *s, uint8 *dst, uint32 n)
 	return take;
 }
 
-/* decode the current term's postings into the writer */
+/*
+ * Where one term's sources meet: source i continues source i - 1's postings.
+ * A document split between two runs (gpx_accum_add) can give both the same
+ * posting: source i's first is then dropped (returns true).  Anything else
+ * out of order is damage.
+ */
+static bool
+join_repeats(Source **same, int i)
+{
+	if (i == 0 || same[i]->first > same[i - 1]->last)
+		return false;
+	if (same[i]->first == same[i - 1]->last)
+		return true;
+	elog(ERROR, "gpuidx: sorted runs of postings overlap");
+	return false;
+}
+
+/* decode the current term's postings into the writer, without the first if it repeats */
 static void
-src_emit(Source *s, GpxSegWriter *w, uint32 *ids, uint8 *bytes)
+src_emit(Source *s, GpxSegWriter *w, uint32 *ids, uint8 *bytes, bool skip_first)
 {
 	uint32		n = 0;
 	uint32		v = s->first;
 	uint32		have = 0;
 	uint32		pos = 0;
 
-	ids[n++] = v;
+	if (!skip_first)
+		ids[n++] = v;
 	for (;;)
 	{
 		uint64		gap;
@@ -574,11 +602,14 @@ src_emit(Source *s, GpxSegWriter *w, uint32 *ids, uint8 *bytes)
 	gpx_segw_term_add(w, ids, n);
 }
 
-/* copy the current term's gaps, the first posting rewritten relative to prev */
+/*
+ * copy the current term's gaps, the first posting rewritten relative to
+ * prev (or left out when it repeats prev's last: its gaps follow it anyway)
+ */
 static void
-src_copy(Source *s, RunWriter *out, bool continues, uint32 prev_last, uint8 *bytes)
+src_copy(Source *s, RunWriter *out, bool continues, bool repeats, uint32 prev_last, uint8 *bytes)
 {
-	if (continues)
+	if (continues && !repeats)
 		rw_varint(out, s->first - prev_last - 1);
 	while (s->left > 0)
 	{
@@ -610,6 +641,7 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 {
 	binaryheap *heap = binaryheap_allocate(nsrc, heap_cmp, NULL);
 	Source	  **same = palloc(nsrc * sizeof(Source *));
+	bool	   *repeats = palloc(nsrc * sizeof(bool));
 	uint32	   *ids = palloc(EMIT_BATCH * sizeof(uint32));
 	uint8	   *bytes = palloc(RUN_BUFFER);
 
@@ -634,24 +666,27 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 			same[nsame++] = (Source *) DatumGetPointer(binaryheap_remove_first(heap));
 		}
 		for (int i = 0; i < nsame; i++)
-			df += same[i]->df;
+		{
+			repeats[i] = join_repeats(same, i);
+			df += same[i]->df - repeats[i];
+		}
 		if (out)
 		{
 			uint64		nbytes = 0;
 
 			for (int i = 0; i < nsame; i++)
 				nbytes += same[i]->left +
-					(i > 0 ? gpx_varint_size(same[i]->first - same[i - 1]->last - 1) : 0);
+					(i > 0 && !repeats[i] ? gpx_varint_size(same[i]->first - same[i - 1]->last - 1) : 0);
 			rw_header(out, top->term, top->len, (uint32) df, same[0]->first,
 					  same[nsame - 1]->last, nbytes);
 			for (int i = 0; i < nsame; i++)
-				src_copy(same[i], out, i > 0, i > 0 ? same[i - 1]->last : 0, bytes);
+				src_copy(same[i], out, i > 0, repeats[i], i > 0 ? same[i - 1]->last : 0, bytes);
 		}
 		else
 		{
 			gpx_segw_term_begin(w, top->term, top->len, df);
 			for (int i = 0; i < nsame; i++)
-				src_emit(same[i], w, ids, bytes);
+				src_emit(same[i], w, ids, bytes, repeats[i]);
 			gpx_segw_term_end(w);
 		}
 		for (int i = 0; i < nsame; i++)
@@ -661,6 +696,7 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 	}
 	binaryheap_free(heap);
 	pfree(same);
+	pfree(repeats);
 	pfree(ids);
 	pfree(bytes);
 }
