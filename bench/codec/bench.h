@@ -12,6 +12,8 @@
 
 #include "codec/codec.h"
 #include "cpu/cpu.h"
+/* the plain references results are checked against (ref_intersect) */
+#include "../../test/reference.h"
 
 /* lists at least this long are "long": decode speed is measured on them */
 #define BENCH_LONG_LIST 10000
@@ -67,9 +69,6 @@ extern void bench_fail(const char *fmt,...) __attribute__((noreturn, format(prin
 /* sink for checksums of timed work, so no call can be optimised away */
 extern volatile uint64_t bench_sink;
 
-/* plain sorted-array intersection, the reference results are checked against */
-extern uint32_t ref_intersect(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb,
-							  uint32_t *out);
 
 /* encode lists[0..n) with codec into one arena and open them */
 typedef struct bench_encoded

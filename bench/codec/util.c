@@ -85,29 +85,6 @@ bench_time_per_call(bench_fn fn, void *arg, double min_sample, int nsamples)
 	return samples[nsamples / 2];
 }
 
-uint32_t
-ref_intersect(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, uint32_t *out)
-{
-	uint32_t	i = 0;
-	uint32_t	j = 0;
-	uint32_t	k = 0;
-
-	while (i < na && j < nb)
-	{
-		if (a[i] < b[j])
-			i++;
-		else if (a[i] > b[j])
-			j++;
-		else
-		{
-			out[k++] = a[i];
-			i++;
-			j++;
-		}
-	}
-	return k;
-}
-
 /* lists start on 8-byte boundaries, as they would in a varlena or a page */
 #define ARENA_ALIGN(x) (((x) + 7) & ~(uint64_t) 7)
 

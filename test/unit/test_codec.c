@@ -6,29 +6,11 @@
 #include "unit.h"
 #include "../../src/codec/codec.h"
 #include "../../src/codec/bits.h"
+#include "../reference.h"
 
 #include <stdbool.h>
 
 static const char *const codec_names[] = {"raw", "ef", "lrc"};
-
-/* reference lower bound: first index with a[i] >= x */
-static uint32_t
-ref_lower_bound(const uint32_t *a, uint32_t n, uint64_t x)
-{
-	uint32_t	lo = 0;
-	uint32_t	hi = n;
-
-	while (lo < hi)
-	{
-		uint32_t	mid = lo + (hi - lo) / 2;
-
-		if (a[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 /* pl_contains as a plain answer: -1 when it reports damage */
 static int

@@ -6,6 +6,7 @@
  */
 #include "unit.h"
 #include "../../src/cpu/cpu.h"
+#include "../reference.h"
 
 #include <stdbool.h>
 
@@ -39,48 +40,6 @@ enc_free(enc_list *l)
 {
 	free(l->bytes);
 	free(l->values);
-}
-
-static uint32_t
-ref_intersect(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, uint32_t *out)
-{
-	uint32_t	i = 0,
-				j = 0,
-				k = 0;
-
-	while (i < na && j < nb)
-	{
-		if (a[i] < b[j])
-			i++;
-		else if (a[i] > b[j])
-			j++;
-		else
-		{
-			out[k++] = a[i];
-			i++;
-			j++;
-		}
-	}
-	return k;
-}
-
-static uint32_t
-ref_difference(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, uint32_t *out)
-{
-	uint32_t	i = 0,
-				j = 0,
-				k = 0;
-
-	while (i < na)
-	{
-		while (j < nb && b[j] < a[i])
-			j++;
-		if (j < nb && b[j] == a[i])
-			i++;
-		else
-			out[k++] = a[i++];
-	}
-	return k;
 }
 
 static bool
