@@ -243,6 +243,13 @@ lrc_check(pl_view *view, const uint8_t *payload, size_t len)
 	return PL_OK;
 }
 
+/* the largest posting segment s may hold: below the next skip entry, or the last */
+static inline uint32_t
+lrc_segment_limit(const pl_view *view, uint32_t s)
+{
+	return s + 1 < view->nblocks ? view->segs[s + 1].first - 1 : view->last;
+}
+
 /*
  * Every posting must exceed the one before, from the skip entry (v_0, as
  * lrc_check made sure) up to the segment's limit.  When the line and the
@@ -260,7 +267,7 @@ lrc_decode_block(const pl_view *view, uint32_t s, uint32_t *out)
 	uint64_t	slope = gpuidx_lrc_slope(seg);
 	uint64_t	mask = (UINT64_C(1) << seg->width) - 1;
 	uint64_t	pos = seg->bitoff;
-	int64_t		limit = pl_block_limit(view, s);
+	int64_t		limit = lrc_segment_limit(view, s);
 
 	if (intercept >= 0 && gpuidx_lrc_line(intercept, slope, n - 1) + (int64_t) mask <= (int64_t) UINT32_MAX)
 	{
@@ -365,7 +372,7 @@ lrc_lower_bound(const pl_view *view, uint32_t s, uint32_t from, uint32_t x, uint
 		return n;
 	else
 		v = lrc_value(view->data, seg, a);
-	if (v < (int64_t) x || v < (int64_t) seg->first || v > (int64_t) pl_block_limit(view, s) ||
+	if (v < (int64_t) x || v < (int64_t) seg->first || v > (int64_t) lrc_segment_limit(view, s) ||
 		v - gpuidx_lrc_line(intercept, slope, a) > (int64_t) seg->max_dev)
 		return PL_SEARCH_CORRUPT;
 	*value = (uint32_t) v;
