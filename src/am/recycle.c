@@ -88,6 +88,7 @@ gpx_retired_make_room(Relation index, int need)
 	Buffer		metabuf = gpx_meta_lock(index, meta);
 	Size		bytes = meta->nretired * sizeof(GpxRetired);
 	Buffer		buf = InvalidBuffer;
+	bool		fresh;
 	GenericXLogState *state;
 	Page		page;
 
@@ -109,12 +110,15 @@ gpx_retired_make_room(Relation index, int need)
 			buf = InvalidBuffer;
 		}
 	}
+	/* a new page is found (and the relation perhaps extended) before the record starts */
+	fresh = !BufferIsValid(buf);
+	if (fresh)
+		buf = gpx_new_buffer(index, true);
 	state = GenericXLogStart(index);
-	if (BufferIsValid(buf))
+	if (!fresh)
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 	else
 	{
-		buf = gpx_new_buffer(index, true);
 		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 		gpx_page_init(page, GPX_PAGE_RETIRED);
 		GpxPageGetOpaque(page)->next = meta->retired_more;
@@ -172,24 +176,32 @@ retired_all(Relation index, const GpxMetaPageData *meta, uint32 *n, BlockList *c
  * *next_seq where its chain goes on.
  */
 static bool
-page_is_retired(Relation index, BlockNumber blkno, const GpxRetired *r, uint32 seq,
-				BlockNumber *next, uint32 *next_seq)
+page_is_retired(Relation index, BlockNumber nblocks, BlockNumber blkno, const GpxRetired *r,
+				uint32 seq, BlockNumber *next, uint32 *next_seq)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf;
 	Page		page;
-	GpxPageOpaque opaque;
+	GpxPageOpaque opaque = NULL;
 	bool		ok;
 
+	/* the index never shrinks: a reference past its end is damage */
+	if (blkno == GPX_META_BLKNO || blkno >= nblocks)
+		gpx_report_corrupt(index, blkno, "A retired set references a page outside the index");
+	vacuum_delay_point();
+	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
-	opaque = GpxPageGetOpaque(page);
 	if (gpx_page_problem(page) != NULL)
 		ok = false;
-	else if (r->kind == GPX_RETIRED_SEGMENT)
-		ok = (opaque->type == GPX_PAGE_SEGHEAD || opaque->type == GPX_PAGE_TABLE ||
-			  opaque->type == GPX_PAGE_DATA) && opaque->owner == r->owner;
 	else
-		ok = opaque->type == GPX_PAGE_PENDING && opaque->owner == seq;
+	{
+		opaque = GpxPageGetOpaque(page);
+		if (r->kind == GPX_RETIRED_SEGMENT)
+			ok = (opaque->type == GPX_PAGE_SEGHEAD || opaque->type == GPX_PAGE_TABLE ||
+				  opaque->type == GPX_PAGE_DATA) && opaque->owner == r->owner;
+		else
+			ok = opaque->type == GPX_PAGE_PENDING && opaque->owner == seq;
+	}
 	if (next)
 	{
 		*next = ok ? opaque->next : InvalidBlockNumber;
@@ -207,13 +219,15 @@ page_is_retired(Relation index, BlockNumber blkno, const GpxRetired *r, uint32 s
 static void
 retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 {
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
 	if (r->kind == GPX_RETIRED_SEGMENT)
 	{
 		GpxSegHeaderData *h;
 		Buffer		hbuf;
 		uint32		used;
 
-		if (!page_is_retired(index, r->first, r, 0, NULL, NULL))
+		if (!page_is_retired(index, nblocks, r->first, r, 0, NULL, NULL))
 			return;				/* freed already */
 		hbuf = ReadBuffer(index, r->first);
 		LockBuffer(hbuf, BUFFER_LOCK_SHARE);
@@ -227,7 +241,7 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 		if (h->ntables == 0)
 		{
 			for (uint32 i = 0; i < h->npages; i++)
-				if (page_is_retired(index, h->table[i], r, 0, NULL, NULL))
+				if (page_is_retired(index, nblocks, h->table[i], r, 0, NULL, NULL))
 					blocks_add(out, h->table[i]);
 		}
 		else
@@ -239,7 +253,7 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 				BlockNumber *entries;
 				uint32		n;
 
-				if (!page_is_retired(index, h->table[t], r, 0, NULL, NULL))
+				if (!page_is_retired(index, nblocks, h->table[t], r, 0, NULL, NULL))
 					continue;	/* freed with its data pages */
 				buf = ReadBuffer(index, h->table[t]);
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -249,12 +263,12 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 				memcpy(entries, PageGetContents(page), n * sizeof(BlockNumber));
 				UnlockReleaseBuffer(buf);
 				for (uint32 i = 0; i < n; i++)
-					if (page_is_retired(index, entries[i], r, 0, NULL, NULL))
+					if (page_is_retired(index, nblocks, entries[i], r, 0, NULL, NULL))
 						blocks_add(out, entries[i]);
 				pfree(entries);
 			}
 			for (uint32 t = 0; t < h->ntables; t++)
-				if (page_is_retired(index, h->table[t], r, 0, NULL, NULL))
+				if (page_is_retired(index, nblocks, h->table[t], r, 0, NULL, NULL))
 					blocks_add(out, h->table[t]);
 		}
 		blocks_add(out, r->first);
@@ -271,8 +285,10 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 			BlockNumber next;
 			uint32		next_seq;
 
-			if (!page_is_retired(index, blk, r, seq, &next, &next_seq))
+			if (!page_is_retired(index, nblocks, blk, r, seq, &next, &next_seq))
 				break;
+			if (chain.n >= nblocks)
+				gpx_report_corrupt(index, blk, "A retired pending chain is longer than the index (a loop)");
 			blocks_add(&chain, blk);
 			blk = next;
 			seq = next_seq;
@@ -441,13 +457,20 @@ gpx_recycle(Relation index)
 static void
 pending_chain_blocks(Relation index, BlockNumber blk, uint32 seq, BlockNumber stop, BlockList *out)
 {
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	uint32		walked = 0;
+
 	while (blk != InvalidBlockNumber && blk != stop)
 	{
 		GpxPageTag	tag = {GPX_PAGE_PENDING, GPX_ANY_STREAM, seq, GPX_ANY_OWNER};
-		Buffer		buf = gpx_read_page(index, blk, BUFFER_LOCK_SHARE, &tag);
-		Page		page = BufferGetPage(buf);
+		Buffer		buf;
+		Page		page;
 
-		CHECK_FOR_INTERRUPTS();
+		vacuum_delay_point();
+		if (++walked > nblocks)
+			gpx_report_corrupt(index, blk, "The pending chain is longer than the index (a loop)");
+		buf = gpx_read_page(index, blk, BUFFER_LOCK_SHARE, &tag);
+		page = BufferGetPage(buf);
 		blocks_add(out, blk);
 		blk = GpxPageGetOpaque(page)->next;
 		seq = gpx_pending_next_seq(page);
@@ -494,6 +517,7 @@ free_unlinked_pending(Relation index, const BlockList *candidates, const GpxReti
 
 		if (blocks_contain(&reachable, b))
 			continue;
+		vacuum_delay_point();
 		buf = ReadBuffer(index, b);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		orphan = gpx_page_problem(BufferGetPage(buf)) == NULL &&
@@ -554,7 +578,6 @@ gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy, BlockNumber *nb
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, b, RBM_NORMAL, strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		opaque = GpxPageGetOpaque(page);
 		if (PageIsNew(page) || gpx_page_is_free(page))
 		{
 			UnlockReleaseBuffer(buf);
@@ -564,6 +587,7 @@ gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy, BlockNumber *nb
 		}
 		if (gpx_page_problem(page) == NULL)
 		{
+			opaque = GpxPageGetOpaque(page);
 			if (opaque->type == GPX_PAGE_SEGHEAD || opaque->type == GPX_PAGE_TABLE ||
 				opaque->type == GPX_PAGE_DATA)
 				orphan = segment_page_orphaned(opaque, &meta, retired, nretired);

@@ -70,6 +70,15 @@ close_terms(GqTerm *terms, int n)
 	}
 }
 
+/* a list that decodes out of order: where it is depends on whether it is inline */
+static void
+list_out_of_order(GpxSegment *seg, const GqTerm *t)
+{
+	if (t->ref.external)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, t->ref.page, "list postings are out of order");
+	gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list postings are out of order");
+}
+
 /*
  * The doc ids of one segment matching every term, in *docs; returns how
  * many.  The dictionary first: a term the segment lacks costs no list read.
@@ -100,7 +109,7 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
 	order[0]->opened = true;
 	*docs = palloc_extended(Max((Size) order[0]->ref.df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 	if (pl_decode(&order[0]->list.view, *docs) != PL_OK)
-		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, order[0]->ref.page, "list postings are out of order");
+		list_out_of_order(seg, order[0]);
 	k = order[0]->ref.df;
 	for (int r = 1; r < q->n && k > 0; r++)
 	{
@@ -116,7 +125,7 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
 		t->opened = true;
 		k = cpu_intersect_array_list(*docs, k, &t->list.view, *docs, method, 0, NULL);
 		if (k == CPU_CORRUPT)
-			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, t->ref.page, "list postings are out of order");
+			list_out_of_order(seg, t);
 		gpx_list_free(&t->list);
 		t->opened = false;
 		t->ref.payload = NULL;

@@ -238,15 +238,46 @@ gpx_free_locked_page(Relation index, Buffer buf)
 	GenericXLogFinish(state);
 }
 
+static int
+block_cmp(const void *x, const void *y)
+{
+	BlockNumber a = *(const BlockNumber *) x;
+	BlockNumber b = *(const BlockNumber *) y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * Free blocks, in the order given (callers order them so that a crash
+ * halfway leaves the rest findable).  A block listed twice can only come
+ * from damaged references; locking it twice would hang the backend, so
+ * that is an error before anything is freed.
+ */
 void
 gpx_free_pages(Relation index, const BlockNumber *blocks, int n)
 {
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber *sorted = palloc_extended(Max(n, 1) * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+
+	memcpy(sorted, blocks, n * sizeof(BlockNumber));
+	qsort(sorted, n, sizeof(BlockNumber), block_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		if (i > 0 && sorted[i] == sorted[i - 1])
+			gpx_report_corrupt(index, sorted[i], "A page is referenced twice among the pages to free");
+		if (sorted[i] == GPX_META_BLKNO || sorted[i] >= nblocks)
+			gpx_report_corrupt(index, sorted[i], "A reference to free points outside the index's pages");
+	}
+	pfree(sorted);
+
 	for (int i = 0; i < n; i += MAX_GENERIC_XLOG_PAGES)
 	{
 		int			batch = Min(n - i, MAX_GENERIC_XLOG_PAGES);
 		Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
 		GenericXLogState *state;
 
+		/* stopping between batches leaves what a crash there would */
+		CHECK_FOR_INTERRUPTS();
 		for (int j = 0; j < batch; j++)
 		{
 			bufs[j] = ReadBuffer(index, blocks[i + j]);

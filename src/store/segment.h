@@ -138,8 +138,8 @@ extern void gpx_dict_iter_end(GpxDictIter *it);
 
 /*
  * The current term's list read a block at a time, in order, in the same
- * memory whatever its length (merges, verification); its structure and
- * order checked as it goes, each page by its own checksum.  Blocks hold up
+ * memory whatever its length (merges); its structure, order and bounds
+ * checked as it goes, each page by its own checksum.  Blocks hold up
  * to GPUIDX_LRC_SEGMENT postings; 0 after the last.
  */
 typedef struct GpxListReader GpxListReader;

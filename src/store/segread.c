@@ -434,8 +434,8 @@ gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
 	ref->df = e.df;
 	ref->external = e.external;
 	ref->len = e.len;
-	ref->page = e.page;
-	ref->offset = e.offset;
+	ref->page = e.external ? e.page : 0;
+	ref->offset = e.external ? e.offset : 0;
 	return true;
 }
 
@@ -549,12 +549,13 @@ gpx_dict_iter_end(GpxDictIter *it)
 /* ---------------------------------------------------------------------------
  * Reading a list a block at a time
  *
- * Merges and verification read every block of every list in order: they
- * read each list through three byte streams (the skip entries, a second
- * array of them, the data), each holding one page, and decode one block
- * at a time, so a list of any length costs the same memory.  Every page is
- * checked by its own checksum; the list's structure is checked block by
- * block as it goes (what pl_open checks of a whole list).
+ * Merges read every block of every list in order: they read each list
+ * through three byte streams (the skip entries, a second array of them, the
+ * data), each holding one page, and decode one block at a time, so a list of
+ * any length costs the same memory.  Every page is checked by its own
+ * checksum, and each block's structure, order and bounds as it is decoded.
+ * The list's own checksum is not: that would take a second pass over its
+ * bytes, and the page checksums already cover them.
  */
 
 /* bytes of a list at offsets of its own, read through one page */
@@ -728,6 +729,9 @@ gpx_list_reader_next(GpxListReader *r, uint32 *out)
 
 			if (!gpx_varint_get(&r->inl, r->inl_end, &gap))
 				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is cut short");
+			/* gap checked on its own first, so that the sum cannot wrap */
+			if (gap >= seg->hdr->ndocs)
+				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list has a doc id past the segment");
 			r->inl_prev = r->done == 0 ? gap : r->inl_prev + gap + 1;
 			if (r->inl_prev >= seg->hdr->ndocs)
 				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list has a doc id past the segment");
@@ -755,8 +759,10 @@ gpx_list_reader_next(GpxListReader *r, uint32 *out)
 		list_bytes_read(&r->skip, GPUIDX_HEADER_SIZE + b * GPUIDX_EF_BLOCK * sizeof(uint32),
 						n * sizeof(uint32), out);
 		for (uint32 i = 0; i < n; i++)
-			if ((int64) out[i] <= (i == 0 ? r->prev_first : (int64) out[i - 1]))
+			if ((int64) out[i] <= (i == 0 ? r->prev_first : (int64) out[i - 1]) || out[i] > r->hdr.last)
 				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_ORDER));
+		if (b + 1 == r->nb && out[n - 1] != r->hdr.last)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, pl_status_message(PL_ERR_ORDER));
 		r->prev_first = out[n - 1];
 	}
 	else if (r->hdr.codec == GPUIDX_CODEC_EF)

@@ -65,7 +65,7 @@ typedef struct SpillBuf
  * whole words, and the words before it are appended as they complete.
  * Memory stays the same whatever the list's length.
  */
-#define WINDOW_WORDS	256		/* 8,192 bits: an LRC segment at 32 bits a posting */
+#define WINDOW_WORDS	256		/* 16,384 bits: twice an LRC segment at 32 bits a posting */
 
 typedef struct GpxListStream
 {
@@ -119,6 +119,7 @@ struct GpxSegWriter
 	int			prev_len;
 	bool		have_prev;
 	bool		streaming;
+	int64		last_id;		/* the term's last doc id so far; -1 before the first */
 	uint32	   *ids;
 	uint32		nids;
 	uint32		idcap;
@@ -417,6 +418,7 @@ gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint)
 			elog(ERROR, "gpuidx: terms out of order while writing a segment");
 	}
 	w->nids = 0;
+	w->last_id = -1;
 	/* long lists are encoded as they come: EF unless a codec is asked for */
 	w->streaming = df_hint > GPX_STREAM_MIN_POSTINGS;
 	if (w->streaming)
@@ -553,6 +555,20 @@ stream_block(GpxSegWriter *w, GpxListStream *ls, uint64 universe)
 void
 gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n)
 {
+	/*
+	 * Every writer hands over ids it decoded and checked itself; this is the
+	 * last line before bytes are stored: a list out of order or past the
+	 * segment's docs would be a segment that no reader accepts.
+	 */
+	for (uint32 i = 0; i < n; i++)
+	{
+		if ((int64) ids[i] <= w->last_id || ids[i] >= w->ndocs)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuidx: doc id %u of term \"%.*s\" is out of order or past the segment's %u docs",
+							ids[i], w->term_len, w->term, w->ndocs)));
+		w->last_id = ids[i];
+	}
 	if (w->streaming)
 	{
 		GpxListStream *ls = &w->ls;

@@ -45,10 +45,12 @@ gpx_is_config_name(const char *name)
 }
 
 /*
- * A configuration that does not exist is refused when set.  A value set
- * before the library was loaded (a placeholder) is kept as it is when the
- * library loads: refusing it then would only warn and quietly fall back to
- * the default; instead every use of it is an error (gpx_current_config).
+ * A configuration that does not exist is refused when set inside a
+ * transaction.  A value set before the library was loaded (a placeholder)
+ * or outside one (postgresql.conf at startup) is checked only for its
+ * form: looking it up is not possible there, and refusing it at load would
+ * only warn and quietly fall back to the default.  Such a name that does
+ * not exist is an error at every use instead (gpx_current_config).
  */
 static bool
 check_text_config(char **newval, void **extra, GucSource source)
