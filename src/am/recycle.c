@@ -45,20 +45,11 @@ blocks_add(BlockList *l, BlockNumber b)
 	l->v[l->n++] = b;
 }
 
-static int
-block_cmp(const void *x, const void *y)
-{
-	BlockNumber a = *(const BlockNumber *) x;
-	BlockNumber b = *(const BlockNumber *) y;
-
-	return (a > b) - (a < b);
-}
-
 static bool
 blocks_contain(const BlockList *sorted, BlockNumber b)
 {
 	return sorted->n > 0 &&
-		bsearch(&b, sorted->v, sorted->n, sizeof(BlockNumber), block_cmp) != NULL;
+		bsearch(&b, sorted->v, sorted->n, sizeof(BlockNumber), gpx_block_cmp) != NULL;
 }
 
 /* ---------------------------------------------------------------------------
@@ -508,7 +499,7 @@ free_unlinked_pending(Relation index, const BlockList *candidates, const GpxReti
 				pfree(chain.v);
 		}
 	if (reachable.n > 0)
-		qsort(reachable.v, reachable.n, sizeof(BlockNumber), block_cmp);
+		qsort(reachable.v, reachable.n, sizeof(BlockNumber), gpx_block_cmp);
 	for (uint32 i = 0; i < candidates->n; i++)
 	{
 		BlockNumber b = candidates->v[i];
@@ -565,7 +556,7 @@ gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy, BlockNumber *nb
 	gpx_meta_read(index, &meta);
 	retired = retired_all(index, &meta, &nretired, &chain);
 	if (chain.n > 0)
-		qsort(chain.v, chain.n, sizeof(BlockNumber), block_cmp);
+		qsort(chain.v, chain.n, sizeof(BlockNumber), gpx_block_cmp);
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (BlockNumber b = GPX_META_BLKNO + 1; b < nblocks; b++)
 	{

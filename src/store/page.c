@@ -238,8 +238,9 @@ gpx_free_locked_page(Relation index, Buffer buf)
 	GenericXLogFinish(state);
 }
 
-static int
-block_cmp(const void *x, const void *y)
+/* qsort order of block numbers */
+int
+gpx_block_cmp(const void *x, const void *y)
 {
 	BlockNumber a = *(const BlockNumber *) x;
 	BlockNumber b = *(const BlockNumber *) y;
@@ -260,7 +261,7 @@ gpx_free_pages(Relation index, const BlockNumber *blocks, int n)
 	BlockNumber *sorted = palloc_extended(Max(n, 1) * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
 
 	memcpy(sorted, blocks, n * sizeof(BlockNumber));
-	qsort(sorted, n, sizeof(BlockNumber), block_cmp);
+	qsort(sorted, n, sizeof(BlockNumber), gpx_block_cmp);
 	for (int i = 0; i < n; i++)
 	{
 		if (i > 0 && sorted[i] == sorted[i - 1])

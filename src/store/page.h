@@ -57,6 +57,7 @@ extern void gpx_free_locked_page(Relation index, Buffer buf);
 
 /* mark pages free (WAL-logged) and give them to the free space map */
 extern void gpx_free_pages(Relation index, const BlockNumber *blocks, int n);
+extern int	gpx_block_cmp(const void *x, const void *y);
 
 extern void gpx_report_corrupt(Relation index, BlockNumber blkno, const char *fmt,...)
 			pg_attribute_printf(3, 4) pg_attribute_noreturn();
