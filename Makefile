@@ -48,9 +48,9 @@ EXTRA_CLEAN += cuda/build
 UNIT_CC ?= cc
 UNIT_CFLAGS ?= -std=gnu99 -O2 -g -Wall -Wextra -Wdeclaration-after-statement -Werror
 UNIT_TESTS = $(patsubst test/unit/%.c,%,$(wildcard test/unit/test_*.c))
-UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(ENGINE_SRCS) src/store/parse.c
+UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(ENGINE_SRCS) src/store/parse.c src/sched/placement.c
 
-unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/engine/*.h src/store/parse.h src/store/varint.h include/*.h test/*.h test/unit/*.h)
+unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/engine/*.h src/store/parse.h src/store/varint.h src/sched/*.h include/*.h test/*.h test/unit/*.h)
 	@mkdir -p test/unit/build
 	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm -lpthread -ldl
 
@@ -113,7 +113,7 @@ FUZZ_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS)
 # the page readers alone: what the server runs on index pages
 FUZZ_SRCS_index_pages = src/store/parse.c
 FUZZ_DEPS = $(FUZZ_LIB_SRCS) src/store/parse.c test/fuzz/fuzz_common.h test/page_build.h test/reference.h \
-	$(wildcard src/codec/*.h src/cpu/*.h src/store/parse.h src/store/varint.h include/*.h)
+	$(wildcard src/codec/*.h src/cpu/*.h src/store/parse.h src/store/varint.h src/sched/*.h include/*.h)
 GPUIDX_DATA ?= $(HOME)/.cache/gpuidx-data
 # Comparison tracing (for the structure checks' exact values) stays with
 # fuzz_list_open; in the other two the set operations' loops dominate and it
