@@ -277,3 +277,31 @@ COMMENT ON FUNCTION gpuidx_engine_info() IS 'the engine this session uses (cuda 
 CREATE FUNCTION gpuidx_engine_intersect(VARIADIC postinglist[]) RETURNS postinglist
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION gpuidx_engine_intersect(postinglist[]) IS 'pl_intersect through the engine (the GPU when there is one); falls back to the CPU on any engine error';
+
+-- ---------------------------------------------------------------------------
+-- The GPU worker (gpuidx in shared_preload_libraries; docs/WORKER.md)
+
+CREATE FUNCTION gpuidx_worker_stats(
+		OUT serving boolean, OUT engine_pid integer, OUT engine text, OUT device text,
+		OUT engine_starts bigint, OUT batches bigint, OUT requests bigint,
+		OUT worker_rounds bigint, OUT backend_rounds bigint, OUT bytes_sent bigint,
+		OUT fallback_absent bigint, OUT fallback_queue_full bigint,
+		OUT fallback_arena_full bigint, OUT fallback_timeout bigint,
+		OUT fallback_engine_error bigint, OUT fallback_worker_lost bigint,
+		OUT fallback_cancelled bigint, OUT slots_in_use integer,
+		OUT wait_p50_us double precision, OUT wait_p99_us double precision,
+		OUT stats_reset timestamptz)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuidx_worker_stats() IS 'the GPU worker''s counters since the last reset (all NULL but serving when gpuidx is not preloaded)';
+
+CREATE VIEW gpuidx_worker_stats AS SELECT * FROM gpuidx_worker_stats();
+COMMENT ON VIEW gpuidx_worker_stats IS 'the GPU worker: engine, batches, rounds on GPU and CPU, fallbacks by cause, queue waits';
+REVOKE ALL ON FUNCTION gpuidx_worker_stats() FROM PUBLIC;
+REVOKE ALL ON gpuidx_worker_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gpuidx_worker_stats() TO pg_monitor;
+GRANT SELECT ON gpuidx_worker_stats TO pg_monitor;
+
+CREATE FUNCTION gpuidx_worker_stats_reset() RETURNS void
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION gpuidx_worker_stats_reset() IS 'zero the GPU worker''s counters (superuser)';
+REVOKE ALL ON FUNCTION gpuidx_worker_stats_reset() FROM PUBLIC;

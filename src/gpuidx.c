@@ -6,11 +6,13 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "am/gpuidx_am.h"
 #include "text/tokenize.h"
 #include "type/postinglist.h"
+#include "worker/worker.h"
 
 /* src/worker/engine_sql.c */
 extern char *gpuidx_engine_library;
@@ -48,6 +50,10 @@ _PG_init(void)
 							   0,
 							   NULL, NULL, NULL);
 	gpx_text_define_settings();
+	gpx_worker_define_settings();
 	gpx_define_reloptions();
 	MarkGUCPrefixReserved("gpuidx");
+	/* the GPU worker and its shared memory exist only when preloaded */
+	if (process_shared_preload_libraries_in_progress)
+		gpx_worker_register();
 }

@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS gpuidx;
 LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(91);
+SELECT plan(95);
 
 -- the type
 SELECT has_type('postinglist');
@@ -36,6 +36,12 @@ SELECT is((SELECT array_agg(a ORDER BY a COLLATE "C") FROM pg_proc, unnest(proar
 		  ARRAY['', 'bits_per_posting', 'blocks', 'bytes', 'codec', 'count'],
 		  'pl_stats columns');
 
+-- the worker's statistics: pg_monitor reads them, only superusers reset them
+SELECT ok(has_function_privilege('pg_monitor', 'gpuidx_worker_stats()', 'EXECUTE'), 'pg_monitor may read the worker statistics');
+SELECT ok(has_table_privilege('pg_monitor', 'gpuidx_worker_stats', 'SELECT'), 'pg_monitor may read the worker statistics view');
+SELECT ok(NOT has_table_privilege('public', 'gpuidx_worker_stats', 'SELECT'), 'PUBLIC may not read them');
+SELECT ok(NOT has_function_privilege('public', 'gpuidx_worker_stats_reset()', 'EXECUTE'), 'PUBLIC may not reset them');
+
 -- every SQL-callable function of the extension is immutable and parallel
 -- safe but those of the text index (test/index_contract.sql) and of the
 -- engine (which load a library into the session); all but the aggregate
@@ -43,15 +49,16 @@ SELECT is((SELECT array_agg(a ORDER BY a COLLATE "C") FROM pg_proc, unnest(proar
 SELECT is(array_agg(p.proname::text || ':' || p.provolatile::text ORDER BY p.proname), ARRAY[
 		  'gpuidx_engine_info:v', 'gpuidx_engine_intersect:v',
 		  'gpuidx_handler:v', 'gpuidx_index_stats:v', 'gpuidx_match:s', 'gpuidx_match:s',
-		  'gpuidx_matchsel:s', 'gpuidx_merge_pending:v', 'gpuidx_segments:v', 'gpuidx_verify:v'],
-		  'only the text index''s and the engine''s functions are volatile or stable')
+		  'gpuidx_matchsel:s', 'gpuidx_merge_pending:v', 'gpuidx_segments:v', 'gpuidx_verify:v',
+		  'gpuidx_worker_stats:v', 'gpuidx_worker_stats_reset:v'],
+		  'only the text index''s, the engine''s and the worker''s functions are volatile or stable')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'gpuidx'
 WHERE p.provolatile <> 'i';
 SELECT is(array_agg(p.proname::text || ':' || p.proparallel::text ORDER BY p.proname), ARRAY[
 		  'gpuidx_engine_info:r', 'gpuidx_engine_intersect:r',
-		  'gpuidx_handler:u', 'gpuidx_merge_pending:u', 'gpuidx_verify:u'],
-		  'only the engine (one per session), the index handler, merge and verification are not parallel safe')
+		  'gpuidx_handler:u', 'gpuidx_merge_pending:u', 'gpuidx_verify:u', 'gpuidx_worker_stats_reset:u'],
+		  'only the engine (one per session), the index handler, merge, verification and the stats reset are not parallel safe')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'gpuidx'
 WHERE p.proparallel <> 's';

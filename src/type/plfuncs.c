@@ -15,6 +15,7 @@
 
 #include "cpu/cpu.h"
 #include "type/postinglist.h"
+#include "worker/worker.h"
 
 GPUIDX_FUNCTION(pl_length);
 GPUIDX_FUNCTION(pl_codec);
@@ -158,43 +159,66 @@ pl_range(PG_FUNCTION_ARGS)
  * variadic set operations then return NULL, as an operator chain would).
  */
 static bool
-open_list_array(ArrayType *arr, pl_view **views, int *n)
+open_list_array(ArrayType *arr, pl_view **views, const void ***bytes, int *n)
 {
 	Datum	   *elems;
 	bool	   *nulls;
 
 	deconstruct_array(arr, ARR_ELEMTYPE(arr), -1, false, TYPALIGN_INT, &elems, &nulls, n);
 	*views = palloc(Max(*n, 1) * sizeof(pl_view));
+	if (bytes)
+		*bytes = palloc(Max(*n, 1) * sizeof(void *));
 	for (int i = 0; i < *n; i++)
 	{
+		struct varlena *v;
+
 		if (nulls[i])
 			return false;
-		pl_open_datum(elems[i], &(*views)[i]);
+		v = pl_open_datum(elems[i], &(*views)[i]);
+		if (bytes)
+			(*bytes)[i] = VARDATA(v);
 	}
 	return true;
+}
+
+/*
+ * The intersection of opened lists, its rounds placed between the GPU
+ * worker and this backend (worker/worker.h); out has room for the shortest.
+ */
+static uint32
+intersect_views(const pl_view *views, const void **bytes, int n, uint32 *out)
+{
+	const pl_view **order = palloc(n * sizeof(pl_view *));
+	uint64	   *lens = palloc(n * sizeof(uint64));
+	bool		used_worker;
+	uint32		count;
+
+	for (int i = 0; i < n; i++)
+	{
+		order[i] = &views[i];
+		lens[i] = views[i].total_bytes;
+	}
+	count = gpx_intersect_placed(order, bytes, lens, n, out, &used_worker);
+	pfree(order);
+	pfree(lens);
+	return pl_checked_count(count);
 }
 
 Datum
 pl_intersect(PG_FUNCTION_ARGS)
 {
 	pl_view    *views;
-	const pl_view **order;
+	const void **bytes;
 	int			n;
 	uint32		shortest = PG_UINT32_MAX;
 	uint32	   *out;
-	uint32		count;
 
-	if (!open_list_array(PG_GETARG_ARRAYTYPE_P(0), &views, &n) || n == 0)
+	if (!open_list_array(PG_GETARG_ARRAYTYPE_P(0), &views, &bytes, &n) || n == 0)
 		PG_RETURN_NULL();
-	order = palloc(n * sizeof(pl_view *));
 	for (int i = 0; i < n; i++)
-	{
-		order[i] = &views[i];
 		shortest = Min(shortest, views[i].count);
-	}
 	out = palloc(Max((size_t) shortest, 1) * sizeof(uint32));
-	count = pl_checked_count(cpu_intersect_k(order, n, out, CPU_METHOD_AUTO, NULL));
-	PG_RETURN_DATUM(pl_make_datum(out, count));
+	PG_RETURN_DATUM(pl_make_datum(out, intersect_views(views, bytes, n, out)));
 }
 
 /* union of lists: fold each into a running array */
@@ -230,7 +254,7 @@ pl_union(PG_FUNCTION_ARGS)
 	pl_view    *views;
 	int			n;
 
-	if (!open_list_array(PG_GETARG_ARRAYTYPE_P(0), &views, &n))
+	if (!open_list_array(PG_GETARG_ARRAYTYPE_P(0), &views, NULL, &n))
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(union_views(views, n));
 }
@@ -261,16 +285,14 @@ pl_stats(PG_FUNCTION_ARGS)
 Datum
 pl_and(PG_FUNCTION_ARGS)
 {
-	pl_view		a,
-				b;
+	pl_view		views[2];
+	const void *bytes[2];
 	uint32	   *out;
-	uint32		n;
 
-	PG_GETARG_PL_VIEW(0, &a);
-	PG_GETARG_PL_VIEW(1, &b);
-	out = palloc(Max((size_t) Min(a.count, b.count), 1) * sizeof(uint32));
-	n = pl_checked_count(cpu_intersect_lists(&a, &b, out, CPU_METHOD_AUTO, 0, NULL));
-	PG_RETURN_DATUM(pl_make_datum(out, n));
+	bytes[0] = VARDATA(PG_GETARG_PL_VIEW(0, &views[0]));
+	bytes[1] = VARDATA(PG_GETARG_PL_VIEW(1, &views[1]));
+	out = palloc(Max((size_t) Min(views[0].count, views[1].count), 1) * sizeof(uint32));
+	PG_RETURN_DATUM(pl_make_datum(out, intersect_views(views, bytes, 2, out)));
 }
 
 Datum

@@ -5,9 +5,9 @@
  *	  with the reason kept for gpuidx_engine_info().  Queries never fail for
  *	  want of a GPU: any engine error answers on the CPU.
  *
- * Until the GPU worker (which will own the device for every backend) exists,
- * gpuidx_engine_intersect() runs the engine in the calling process; it is the
- * SQL door to the engine ABI for checks and for machines that have a GPU.
+ * gpuidx_engine_intersect() is the SQL door to the engine ABI: through the
+ * GPU worker when gpuidx is preloaded (all its lists in one request, no
+ * placement), else through an engine in the calling process.
  */
 #include "gpuidx.h"
 
@@ -20,6 +20,7 @@
 #include "cpu/cpu.h"
 #include "engine/engine.h"
 #include "type/postinglist.h"
+#include "worker/worker.h"
 
 GPUIDX_FUNCTION(gpuidx_engine_info_sql);
 GPUIDX_FUNCTION(gpuidx_engine_intersect);
@@ -157,6 +158,29 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 		refs[i].bytes = VARDATA(v);
 		refs[i].len = VARSIZE(v) - VARHDRSZ;
 		bound = Min(bound, views[i].count);
+	}
+	if (gpx_worker_present())
+	{
+		/* the worker owns the device: no engine in this session */
+		const void **bytes = palloc(n * sizeof(void *));
+		uint64	   *lens = palloc(n * sizeof(uint64));
+		uint32	   *out = palloc(Max((size_t) bound, 1) * sizeof(uint32));
+		uint32		count;
+
+		for (int i = 0; i < n; i++)
+		{
+			bytes[i] = refs[i].bytes;
+			lens[i] = refs[i].len;
+		}
+		if (!gpx_worker_intersect(bytes, lens, n, out, bound, &count))
+		{
+			const pl_view **order = palloc(n * sizeof(pl_view *));
+
+			for (int i = 0; i < n; i++)
+				order[i] = &views[i];
+			count = pl_checked_count(cpu_intersect_k(order, n, out, CPU_METHOD_AUTO, NULL));
+		}
+		PG_RETURN_DATUM(pl_make_datum(out, count));
 	}
 	engine_acquire();
 	memset(&q, 0, sizeof(q));

@@ -1,0 +1,644 @@
+/*
+ * queue.c
+ *	  The backends' side of the GPU worker: its settings, its shared memory,
+ *	  submitting a request and waiting for the answer, falling back to the
+ *	  CPU, and the statistics view.
+ */
+#include "gpuidx.h"
+
+#include <math.h>
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+#include "cpu/cpu.h"
+#include "worker/queue.h"
+
+GPUIDX_FUNCTION(gpuidx_worker_stats);
+GPUIDX_FUNCTION(gpuidx_worker_stats_reset);
+
+int			gpx_device = GPX_DEVICE_AUTO;
+int			gpx_gpu_timeout_ms = 1000;
+GpxPlacementConfig gpx_placement = {128, 16384};
+int			gpx_queue_slots = 256;
+int			gpx_arena_kb = 64 * 1024;
+int			gpx_gpu_cache_mb = 1024;
+int			gpx_batch_window_us = 100;
+int			gpx_batch_max_work = 8 * 1024 * 1024;
+
+static int	cpu_ratio_threshold_setting = 128;
+static int	gpu_min_postings_setting = 16384;
+
+GpxWorkerShared *gpx_worker_shared = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static dsa_area *arena_area = NULL;
+static int	my_slot = -1;		/* the slot this backend waits on, for cleanup */
+
+static const struct config_enum_entry device_options[] = {
+	{"auto", GPX_DEVICE_AUTO, false},
+	{"worker", GPX_DEVICE_WORKER, false},
+	{"cpu", GPX_DEVICE_CPU, false},
+	{NULL, 0, false}
+};
+
+
+static void
+assign_ratio(int newval, void *extra)
+{
+	gpx_placement.cpu_ratio_threshold = (uint32) newval;
+}
+
+static void
+assign_min_postings(int newval, void *extra)
+{
+	gpx_placement.gpu_min_postings = (uint32) newval;
+}
+
+static Size
+shared_size(void)
+{
+	return add_size(MAXALIGN(add_size(offsetof(GpxWorkerShared, slots),
+									  mul_size(gpx_queue_slots, sizeof(GpxSlot)))),
+					mul_size((Size) gpx_arena_kb, 1024));
+}
+
+static void
+shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(shared_size());
+}
+
+static void
+shmem_startup(void)
+{
+	bool		found;
+	GpxWorkerShared *sh;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	sh = ShmemInitStruct("gpuidx worker", shared_size(), &found);
+	if (!found)
+	{
+		dsa_area   *area;
+
+		memset(sh, 0, offsetof(GpxWorkerShared, slots));
+		sh->nslots = gpx_queue_slots;
+		sh->arena_size = (Size) gpx_arena_kb * 1024;
+		sh->arena = (char *) sh + MAXALIGN(offsetof(GpxWorkerShared, slots) +
+										   gpx_queue_slots * sizeof(GpxSlot));
+		sh->arena_tranche = LWLockNewTrancheId();
+		if (sem_init(&sh->wakeup, 1, 0) != 0)
+			elog(FATAL, "gpuidx: could not create the worker's semaphore: %m");
+		pg_atomic_init_u32(&sh->engine_pid, 0);
+		pg_atomic_init_u32(&sh->engine_ready, 0);
+		pg_atomic_init_u32(&sh->engine_is_gpu, 0);
+		pg_atomic_init_u32(&sh->shutdown, 0);
+		pg_atomic_init_u32(&sh->batch_window_us, (uint32) gpx_batch_window_us);
+		pg_atomic_init_u64(&sh->batch_max_work, (uint64) gpx_batch_max_work);
+		for (int i = 0; i < GPX_NUM_COUNTERS; i++)
+			pg_atomic_init_u64(&sh->counters[i], 0);
+		for (int i = 0; i < GPX_WAIT_BUCKETS; i++)
+			pg_atomic_init_u64(&sh->waits[i], 0);
+		sh->stats_reset = GetCurrentTimestamp();
+		for (int i = 0; i < sh->nslots; i++)
+		{
+			memset(&sh->slots[i], 0, sizeof(GpxSlot));
+			pg_atomic_init_u32(&sh->slots[i].state, GPX_SLOT_FREE);
+		}
+		LWLockRegisterTranche(sh->arena_tranche, "gpuidx_arena");
+		/* bounded: no segment beyond the one in place */
+		area = dsa_create_in_place(sh->arena, sh->arena_size, sh->arena_tranche, NULL);
+		dsa_set_size_limit(area, sh->arena_size);
+		dsa_detach(area);
+	}
+	LWLockRelease(AddinShmemInitLock);
+	gpx_worker_shared = sh;
+}
+
+void
+gpx_worker_define_settings(void)
+{
+	DefineCustomEnumVariable("gpuidx.device",
+							 "Where intersections run: the GPU worker or this backend's CPU.",
+							 "auto: through the worker when its engine has a GPU; worker: through "
+							 "the worker whatever its engine; cpu: always in the backend.",
+							 &gpx_device, GPX_DEVICE_AUTO, device_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.gpu_timeout",
+							"How long a query waits for the GPU worker before answering on the CPU.",
+							NULL, &gpx_gpu_timeout_ms, 1000, 1, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.cpu_ratio_threshold",
+							"Length ratio from which an intersection round runs on the CPU.",
+							"A round intersecting a list this many times longer than the shortest "
+							"list, and every round after it, runs in the backend.",
+							&cpu_ratio_threshold_setting, 128, 1, 1 << 30,
+							PGC_USERSET, 0, NULL, assign_ratio, NULL);
+	DefineCustomIntVariable("gpuidx.gpu_min_postings",
+							"Shortest list length from which a query's rounds may go to the GPU.",
+							NULL, &gpu_min_postings_setting, 16384, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, assign_min_postings, NULL);
+	DefineCustomIntVariable("gpuidx.batch_window",
+							"Longest time the GPU worker holds a request to batch it with others.",
+							NULL, &gpx_batch_window_us, 100, 0, 1000000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.batch_max_work",
+							"Postings from which the GPU worker launches a batch without waiting.",
+							NULL, &gpx_batch_max_work, 8 * 1024 * 1024, 1, INT_MAX,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	/* the worker's shared memory is sized at server start: only when preloaded */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	DefineCustomIntVariable("gpuidx.worker_queue_slots",
+							"Requests the GPU worker's queue holds at once.",
+							NULL, &gpx_queue_slots, 256, 8, 65536,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.worker_arena_size",
+							"Shared memory for the lists and results of queued requests.",
+							"A request that does not fit runs on the CPU.",
+							&gpx_arena_kb, 64 * 1024, 1024, INT_MAX / 2,
+							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.gpu_cache_size",
+							"Device memory for posting lists cached by the GPU worker.",
+							NULL, &gpx_gpu_cache_mb, 1024, 16, INT_MAX,
+							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+}
+
+/* from _PG_init, when loaded by shared_preload_libraries */
+void
+gpx_worker_register(void)
+{
+	BackgroundWorker bgw;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shmem_startup;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	bgw.bgw_start_time = BgWorkerStart_PostmasterStart;
+	bgw.bgw_restart_time = 1;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "gpuidx");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "gpx_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "gpuidx worker");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "gpuidx worker");
+	RegisterBackgroundWorker(&bgw);
+}
+
+void
+gpx_worker_publish_settings(void)
+{
+	pg_atomic_write_u32(&gpx_worker_shared->batch_window_us, (uint32) gpx_batch_window_us);
+	pg_atomic_write_u64(&gpx_worker_shared->batch_max_work, (uint64) gpx_batch_max_work);
+}
+
+void
+gpx_count(GpxCounter c, uint64 n)
+{
+	if (gpx_worker_shared != NULL)
+		pg_atomic_fetch_add_u64(&gpx_worker_shared->counters[c], n);
+}
+
+void
+gpx_worker_count_cpu_rounds(uint32 rounds)
+{
+	gpx_count(GPX_STAT_CPU_ROUNDS, rounds);
+}
+
+static void
+arena_release(int code, Datum arg)
+{
+	dsa_on_shmem_exit_release_in_place(code, PointerGetDatum(gpx_worker_shared->arena));
+}
+
+/* this process's handle on the arena, attached on first use */
+dsa_area *
+gpx_worker_arena(void)
+{
+	if (arena_area == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		LWLockRegisterTranche(gpx_worker_shared->arena_tranche, "gpuidx_arena");
+		arena_area = dsa_attach_in_place(gpx_worker_shared->arena, NULL);
+		on_shmem_exit(arena_release, (Datum) 0);
+		MemoryContextSwitchTo(old);
+	}
+	return arena_area;
+}
+
+bool
+gpx_worker_present(void)
+{
+	return gpx_worker_shared != NULL && gpx_device != GPX_DEVICE_CPU;
+}
+
+bool
+gpx_worker_wanted(void)
+{
+	GpxWorkerShared *sh = gpx_worker_shared;
+
+	if (sh == NULL || gpx_device == GPX_DEVICE_CPU)
+		return false;
+	if (gpx_device == GPX_DEVICE_AUTO && !pg_atomic_read_u32(&sh->engine_is_gpu))
+		return false;
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * A request: submit, wait, withdraw
+ */
+
+static void
+slot_release(GpxSlot *slot)
+{
+	dsa_free(gpx_worker_arena(), slot->request);
+	slot->request = InvalidDsaPointer;
+	pg_atomic_write_u32(&slot->state, GPX_SLOT_FREE);
+}
+
+/*
+ * Give up on a slot: take it back if the engine process has not started it,
+ * leave it to the supervisor (ABANDONED) if it runs, free it if answered.
+ */
+static void
+slot_withdraw(int i)
+{
+	GpxSlot    *slot = &gpx_worker_shared->slots[i];
+	uint32		expected = GPX_SLOT_SUBMITTED;
+
+	my_slot = -1;
+	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_CLAIMED))
+	{
+		slot_release(slot);
+		return;
+	}
+	expected = GPX_SLOT_RUNNING;
+	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_ABANDONED))
+		return;
+	/* DONE or FAILED: ours to free */
+	slot_release(slot);
+}
+
+static void
+withdraw_at_exit(int code, Datum arg)
+{
+	if (my_slot >= 0 && gpx_worker_shared != NULL)
+		slot_withdraw(my_slot);
+}
+
+static void
+count_wait(TimestampTz since)
+{
+	long		secs;
+	int			usecs;
+	uint64		us;
+	int			b = 0;
+
+	TimestampDifference(since, GetCurrentTimestamp(), &secs, &usecs);
+	us = (uint64) secs * 1000000 + usecs;
+	while (b < GPX_WAIT_BUCKETS - 1 && (UINT64CONST(1) << b) <= us)
+		b++;
+	pg_atomic_fetch_add_u64(&gpx_worker_shared->waits[b], 1);
+}
+
+static bool
+fall_back(GpxFallback why)
+{
+	gpx_count(GPX_STAT_FALLBACK_FIRST + why, 1);
+	return false;
+}
+
+bool
+gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
+					 uint32 *out, uint32 out_capacity, uint32 *count)
+{
+	static bool exit_registered = false;
+	GpxWorkerShared *sh = gpx_worker_shared;
+	dsa_area   *area;
+	dsa_pointer dp;
+	GpxRequest *req;
+	GpxSlot    *slot = NULL;
+	uint64		size;
+	uint64		work = 0;
+	int			i;
+	char	   *base;
+	TimestampTz start;
+	TimestampTz deadline;
+	uint32		state;
+	bool		answered = false;
+
+	Assert(n >= 1 && n <= GPUIDX_ENGINE_MAX_TERMS);
+	if (!pg_atomic_read_u32(&sh->engine_ready))
+		return fall_back(GPX_FALLBACK_ABSENT);
+
+	/* the request's bytes: header, terms, lists (4-aligned), result ids */
+	size = MAXALIGN(offsetof(GpxRequest, terms) + n * sizeof(GpxRequestTerm));
+	for (i = 0; i < n; i++)
+		size += TYPEALIGN(8, lens[i]);
+	size += (uint64) out_capacity * sizeof(uint32);
+	if (size > sh->arena_size)
+		return fall_back(GPX_FALLBACK_ARENA_FULL);
+	area = gpx_worker_arena();
+	dp = dsa_allocate_extended(area, size, DSA_ALLOC_NO_OOM | DSA_ALLOC_HUGE);
+	if (!DsaPointerIsValid(dp))
+		return fall_back(GPX_FALLBACK_ARENA_FULL);
+	base = dsa_get_address(area, dp);
+	req = (GpxRequest *) base;
+	req->nterms = n;
+	req->out_capacity = out_capacity;
+	size = MAXALIGN(offsetof(GpxRequest, terms) + n * sizeof(GpxRequestTerm));
+	for (i = 0; i < n; i++)
+	{
+		req->terms[i].key = 0;
+		req->terms[i].offset = size;
+		req->terms[i].len = lens[i];
+		memcpy(base + size, lists[i], lens[i]);
+		size += TYPEALIGN(8, lens[i]);
+		work += lens[i];
+	}
+	req->out_offset = size;
+	size += (uint64) out_capacity * sizeof(uint32);
+
+	/* a free slot */
+	for (i = 0; i < sh->nslots; i++)
+	{
+		uint32		expected = GPX_SLOT_FREE;
+
+		if (pg_atomic_read_u32(&sh->slots[i].state) == GPX_SLOT_FREE &&
+			pg_atomic_compare_exchange_u32(&sh->slots[i].state, &expected, GPX_SLOT_CLAIMED))
+		{
+			slot = &sh->slots[i];
+			break;
+		}
+	}
+	if (slot == NULL)
+	{
+		dsa_free(area, dp);
+		return fall_back(GPX_FALLBACK_QUEUE_FULL);
+	}
+	if (!exit_registered)
+	{
+		before_shmem_exit(withdraw_at_exit, (Datum) 0);
+		exit_registered = true;
+	}
+	slot->procno = MyProc->pgprocno;
+	slot->request = dp;
+	slot->offset = (uint64) (base - sh->arena);
+	slot->size = size;
+	slot->work = work;
+	start = GetCurrentTimestamp();
+	slot->submitted = start;
+	slot->status = GPUIDX_ENGINE_ERR_INTERNAL;
+	slot->out_count = 0;
+	my_slot = i;
+	pg_write_barrier();
+	pg_atomic_write_u32(&slot->state, GPX_SLOT_SUBMITTED);
+	gpx_count(GPX_STAT_BYTES_SENT, work);
+	sem_post(&sh->wakeup);
+
+	deadline = TimestampTzPlusMilliseconds(start, gpx_gpu_timeout_ms);
+	PG_TRY();
+	{
+		for (;;)
+		{
+			long		secs;
+			int			usecs;
+			long		wait_ms;
+
+			state = pg_atomic_read_u32(&slot->state);
+			if (state == GPX_SLOT_DONE || state == GPX_SLOT_FAILED)
+				break;
+			TimestampDifference(GetCurrentTimestamp(), deadline, &secs, &usecs);
+			wait_ms = secs * 1000 + (usecs + 999) / 1000;
+			if (wait_ms <= 0)
+				break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 Min(wait_ms, 1000), PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_CATCH();
+	{
+		gpx_count(GPX_STAT_FALLBACK_FIRST + GPX_FALLBACK_CANCELLED, 1);
+		slot_withdraw(i);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	count_wait(start);
+	pg_read_barrier();
+	if (state == GPX_SLOT_DONE && slot->status == GPUIDX_ENGINE_OK && slot->out_count <= out_capacity)
+	{
+		*count = slot->out_count;
+		memcpy(out, base + req->out_offset, (Size) slot->out_count * sizeof(uint32));
+		answered = true;
+	}
+	if (state == GPX_SLOT_DONE || state == GPX_SLOT_FAILED)
+	{
+		my_slot = -1;
+		slot_release(slot);
+	}
+	else
+		slot_withdraw(i);
+	if (answered)
+		return true;
+	return fall_back(state == GPX_SLOT_DONE ? GPX_FALLBACK_ENGINE_ERROR :
+					 state == GPX_SLOT_FAILED ? GPX_FALLBACK_WORKER_LOST : GPX_FALLBACK_TIMEOUT);
+}
+
+/* ---------------------------------------------------------------------------
+ * Rounds placed between the worker and this backend
+ */
+
+typedef struct PlacedList
+{
+	const pl_view *view;
+	const void *bytes;
+	uint64		len;
+} PlacedList;
+
+static int
+placed_cmp(const void *a, const void *b)
+{
+	uint32		x = ((const PlacedList *) a)->view->count;
+	uint32		y = ((const PlacedList *) b)->view->count;
+
+	return (x > y) - (x < y);
+}
+
+uint32
+gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint64 *lens,
+					 int n, uint32 *out, bool *used_worker)
+{
+	PlacedList *l = palloc(n * sizeof(PlacedList));
+	uint32		counts[GPUIDX_ENGINE_MAX_TERMS];
+	const void *dev_bytes[GPUIDX_ENGINE_MAX_TERMS];
+	uint64		dev_lens[GPUIDX_ENGINE_MAX_TERMS];
+	int			k = 0;
+	int			done = 0;
+	uint32		c = 0;
+
+	*used_worker = false;
+	for (int i = 0; i < n; i++)
+	{
+		l[i].view = views[i];
+		l[i].bytes = bytes[i];
+		l[i].len = lens[i];
+	}
+	qsort(l, n, sizeof(PlacedList), placed_cmp);
+	if (n <= GPUIDX_ENGINE_MAX_TERMS && gpx_worker_wanted())
+	{
+		for (int i = 0; i < n; i++)
+			counts[i] = l[i].view->count;
+		k = gpx_place_rounds(counts, n, &gpx_placement);
+	}
+	if (k >= 2)
+	{
+		for (int i = 0; i < k; i++)
+		{
+			dev_bytes[i] = l[i].bytes;
+			dev_lens[i] = l[i].len;
+		}
+		if (gpx_worker_intersect(dev_bytes, dev_lens, k, out, l[0].view->count, &c))
+		{
+			*used_worker = true;
+			done = k;
+			gpx_count(GPX_STAT_GPU_ROUNDS, k - 1);
+		}
+	}
+	if (done == 0)
+	{
+		/* the whole query here, shortest first */
+		const pl_view **order = palloc(n * sizeof(pl_view *));
+
+		for (int i = 0; i < n; i++)
+			order[i] = l[i].view;
+		c = cpu_intersect_k(order, n, out, CPU_METHOD_AUTO, NULL);
+		pfree(order);
+		gpx_worker_count_cpu_rounds(n - 1);
+	}
+	else
+	{
+		/* the rest of the rounds here, from the worker's result */
+		for (int i = done; i < n && c > 0 && c != CPU_CORRUPT; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			c = cpu_intersect_array_list(out, c, l[i].view, out,
+										 cpu_pick_method(c, l[i].view->count), 0, NULL);
+		}
+		gpx_worker_count_cpu_rounds(n - done);
+	}
+	pfree(l);
+	return c;
+}
+
+/* ---------------------------------------------------------------------------
+ * gpuidx_worker_stats
+ */
+
+/* the upper bound in microseconds of the bucket holding quantile q */
+static double
+wait_quantile(const uint64 *buckets, uint64 total, double q)
+{
+	uint64		rank = (uint64) ceil(q * total);
+	uint64		seen = 0;
+
+	if (total == 0)
+		return 0;
+	for (int b = 0; b < GPX_WAIT_BUCKETS; b++)
+	{
+		seen += buckets[b];
+		if (seen >= rank)
+			return b == 0 ? 1.0 : (double) (UINT64CONST(1) << b);
+	}
+	return (double) (UINT64CONST(1) << (GPX_WAIT_BUCKETS - 1));
+}
+
+Datum
+gpuidx_worker_stats(PG_FUNCTION_ARGS)
+{
+	GpxWorkerShared *sh = gpx_worker_shared;
+	TupleDesc	tupdesc;
+	Datum		values[24];
+	bool		nulls[24];
+	uint64		buckets[GPX_WAIT_BUCKETS];
+	uint64		total = 0;
+	uint32		busy = 0;
+	int			v = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+	memset(nulls, 0, sizeof(nulls));
+	if (sh == NULL)
+	{
+		/* not preloaded: one row saying so */
+		memset(nulls, true, sizeof(nulls));
+		values[0] = BoolGetDatum(false);
+		nulls[0] = false;
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	}
+	for (int i = 0; i < GPX_WAIT_BUCKETS; i++)
+	{
+		buckets[i] = pg_atomic_read_u64(&sh->waits[i]);
+		total += buckets[i];
+	}
+	for (int i = 0; i < sh->nslots; i++)
+		if (pg_atomic_read_u32(&sh->slots[i].state) != GPX_SLOT_FREE)
+			busy++;
+	values[v++] = BoolGetDatum(pg_atomic_read_u32(&sh->engine_ready) != 0);
+	if (pg_atomic_read_u32(&sh->engine_pid) != 0)
+		values[v++] = Int32GetDatum((int32) pg_atomic_read_u32(&sh->engine_pid));
+	else
+		nulls[v++] = true;
+	values[v++] = CStringGetTextDatum(sh->engine_kind);
+	values[v++] = CStringGetTextDatum(sh->device_name);
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_ENGINE_STARTS]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_BATCHES]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_REQUESTS]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_GPU_ROUNDS]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_CPU_ROUNDS]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_BYTES_SENT]));
+	for (int f = 0; f < GPX_NUM_FALLBACKS; f++)
+		values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_FALLBACK_FIRST + f]));
+	values[v++] = Int32GetDatum((int32) busy);
+	values[v++] = Float8GetDatum(wait_quantile(buckets, total, 0.50));
+	values[v++] = Float8GetDatum(wait_quantile(buckets, total, 0.99));
+	values[v++] = TimestampTzGetDatum(sh->stats_reset);
+	Assert(v == tupdesc->natts);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+gpuidx_worker_stats_reset(PG_FUNCTION_ARGS)
+{
+	GpxWorkerShared *sh = gpx_worker_shared;
+
+	if (sh == NULL)
+		PG_RETURN_VOID();
+	for (int i = 0; i < GPX_NUM_COUNTERS; i++)
+		if (i != GPX_STAT_ENGINE_STARTS)
+			pg_atomic_write_u64(&sh->counters[i], 0);
+	for (int i = 0; i < GPX_WAIT_BUCKETS; i++)
+		pg_atomic_write_u64(&sh->waits[i], 0);
+	sh->stats_reset = GetCurrentTimestamp();
+	PG_RETURN_VOID();
+}

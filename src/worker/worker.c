@@ -1,0 +1,492 @@
+/*
+ * worker.c
+ *	  The GPU worker: the supervisor (a background worker) and the engine
+ *	  process it forks, which owns the device and answers the queue in
+ *	  batches.  See worker.h for why they are two processes, queue.h for the
+ *	  slot protocol.
+ */
+#include "gpuidx.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/fork_process.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
+#include "utils/ps_status.h"
+
+#include "engine/engine.h"
+#include "worker/queue.h"
+
+/* ---------------------------------------------------------------------------
+ * The engine process: plain C over shared memory, no lock, no PostgreSQL
+ * error handling; any failure ends it and the supervisor starts another.
+ */
+
+static volatile sig_atomic_t engine_stop = false;
+
+static void
+engine_sigterm(SIGNAL_ARGS)
+{
+	engine_stop = true;
+}
+
+static void
+note(GpxWorkerShared *sh, const char *fmt,...) pg_attribute_printf(2, 3);
+
+static void
+note(GpxWorkerShared *sh, const char *fmt,...)
+{
+	va_list		args;
+
+	va_start(args, fmt);
+	vsnprintf(sh->engine_note, sizeof(sh->engine_note), fmt, args);
+	va_end(args);
+}
+
+/* the configured engine, else the CPU engine; the API in *api */
+static gpuidx_engine *
+engine_start(GpxWorkerShared *sh, const gpuidx_engine_api **api)
+{
+	gpuidx_engine_config cfg = {sizeof(cfg), 0, (uint64) gpx_gpu_cache_mb << 20, 0, 1, 0};
+	gpuidx_engine_config cpu_cfg = {sizeof(cpu_cfg), 0, 64 << 20, 0, 1, 0};
+	gpuidx_engine *engine = NULL;
+	gpuidx_engine_error err;
+	gpuidx_engine_info info;
+	char		path[MAXPGPATH];
+	char		why[256];
+
+	memset(&err, 0, sizeof(err));
+	if (gpuidx_engine_library == NULL || gpuidx_engine_library[0] == '\0')
+		path[0] = '\0';
+	else if (strncmp(gpuidx_engine_library, "$libdir/", 8) == 0)
+		snprintf(path, sizeof(path), "%s/%s.so", pkglib_path, gpuidx_engine_library + 8);
+	else
+		strlcpy(path, gpuidx_engine_library, sizeof(path));
+
+	*api = NULL;
+	if (path[0] == '\0')
+		strlcpy(why, "gpuidx.engine_library is empty", sizeof(why));
+	else if ((*api = engine_load(path, why, sizeof(why))) != NULL)
+	{
+		int			st = (*api)->create(&cfg, &engine, &err);
+
+		if (st != GPUIDX_ENGINE_OK)
+		{
+			snprintf(why, sizeof(why), "engine \"%s\" did not start: %s: %s", path,
+					 engine_status_name(st), err.message);
+			*api = NULL;
+			engine = NULL;
+		}
+	}
+	if (*api == NULL)
+	{
+		*api = cpu_engine_api();
+		if ((*api)->create(&cpu_cfg, &engine, &err) != GPUIDX_ENGINE_OK)
+			return NULL;
+		note(sh, "%s", why);
+	}
+	else
+		sh->engine_note[0] = '\0';
+	(*api)->get_info(engine, &info);
+	strlcpy(sh->engine_kind, info.kind, sizeof(sh->engine_kind));
+	strlcpy(sh->device_name, info.device_name, sizeof(sh->device_name));
+	pg_atomic_write_u32(&sh->engine_is_gpu, strcmp(info.kind, "cpu") != 0);
+	return engine;
+}
+
+static void
+wake_backend(const GpxSlot *slot)
+{
+	SetLatch(&GetPGProcByNumber(slot->procno)->procLatch);
+}
+
+/* a slot answered (or failed): DONE, or RECLAIM when its backend gave up */
+static void
+finish_slot(GpxWorkerShared *sh, GpxSlot *slot, int status, uint32 count)
+{
+	uint32		expected = GPX_SLOT_RUNNING;
+
+	slot->status = status;
+	slot->out_count = count;
+	pg_write_barrier();
+	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_DONE))
+		wake_backend(slot);
+	else
+	{
+		/* ABANDONED: the supervisor frees it */
+		pg_atomic_write_u32(&slot->state, GPX_SLOT_RECLAIM);
+		SetLatch(&GetPGProcByNumber(sh->supervisor_procno)->procLatch);
+	}
+}
+
+/* a request's bytes, checked against its slot before the engine sees them */
+static bool
+request_query(GpxWorkerShared *sh, GpxSlot *slot, gpuidx_query *q, gpuidx_term_ref *terms)
+{
+	GpxRequest *req;
+	char	   *base;
+
+	if (slot->offset > sh->arena_size || slot->size > sh->arena_size - slot->offset ||
+		slot->size < offsetof(GpxRequest, terms))
+		return false;
+	base = sh->arena + slot->offset;
+	req = (GpxRequest *) base;
+	if (req->nterms < 1 || req->nterms > GPUIDX_ENGINE_MAX_TERMS ||
+		offsetof(GpxRequest, terms) + req->nterms * sizeof(GpxRequestTerm) > slot->size ||
+		req->out_offset > slot->size ||
+		(uint64) req->out_capacity * sizeof(uint32) > slot->size - req->out_offset)
+		return false;
+	for (uint32 t = 0; t < req->nterms; t++)
+	{
+		const GpxRequestTerm *rt = &req->terms[t];
+
+		if (rt->offset > slot->size || rt->len > slot->size - rt->offset)
+			return false;
+		terms[t].key = rt->key;
+		terms[t].bytes = rt->len > 0 ? base + rt->offset : NULL;
+		terms[t].len = rt->len;
+	}
+	memset(q, 0, sizeof(*q));
+	q->terms = terms;
+	q->nterms = req->nterms;
+	q->out = (uint32 *) (base + req->out_offset);
+	q->out_capacity = req->out_capacity;
+	return true;
+}
+
+static void
+sleep_until(GpxWorkerShared *sh, uint64 usecs)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += usecs / 1000000;
+	ts.tv_nsec += (long) (usecs % 1000000) * 1000;
+	if (ts.tv_nsec >= 1000000000L)
+	{
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	(void) sem_timedwait(&sh->wakeup, &ts);
+	while (sem_trywait(&sh->wakeup) == 0)
+		;
+}
+
+static bool
+engine_should_stop(GpxWorkerShared *sh, pid_t supervisor)
+{
+	return engine_stop || pg_atomic_read_u32(&sh->shutdown) != 0 || getppid() != supervisor;
+}
+
+static void engine_process_main(GpxWorkerShared *sh, pid_t supervisor) pg_attribute_noreturn();
+
+static void
+engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
+{
+	const gpuidx_engine_api *api;
+	gpuidx_engine *engine;
+	gpuidx_query *queries = malloc(sh->nslots * sizeof(gpuidx_query));
+	gpuidx_term_ref *terms = malloc((size_t) sh->nslots * GPUIDX_ENGINE_MAX_TERMS * sizeof(gpuidx_term_ref));
+	int		   *taken = malloc(sh->nslots * sizeof(int));
+
+	if (queries == NULL || terms == NULL || taken == NULL)
+		_exit(2);
+	engine = engine_start(sh, &api);
+	if (engine == NULL)
+		_exit(2);
+	pg_atomic_write_u32(&sh->engine_ready, 1);
+
+	while (!engine_should_stop(sh, supervisor))
+	{
+		TimestampTz now;
+		TimestampTz oldest = 0;
+		uint64		work = 0;
+		int			waiting = 0;
+		int			nq = 0;
+		int			st;
+		gpuidx_engine_error err;
+		gpuidx_batch_stats stats;
+		uint64		window = pg_atomic_read_u32(&sh->batch_window_us);
+
+		/* what waits, and since when */
+		for (int i = 0; i < sh->nslots; i++)
+		{
+			GpxSlot    *slot = &sh->slots[i];
+
+			if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_SUBMITTED)
+				continue;
+			pg_read_barrier();
+			waiting++;
+			work += slot->work;
+			if (oldest == 0 || slot->submitted < oldest)
+				oldest = slot->submitted;
+		}
+		if (waiting == 0)
+		{
+			sleep_until(sh, 100000);
+			continue;
+		}
+		/* PARA batching: launch at enough work or once the oldest has waited the window */
+		now = GetCurrentTimestamp();
+		if (oldest > now)
+			oldest = now;
+		if (work < pg_atomic_read_u64(&sh->batch_max_work) && now - oldest < (TimestampTz) window)
+		{
+			sleep_until(sh, window - (now - oldest));
+			continue;
+		}
+
+		for (int i = 0; i < sh->nslots; i++)
+		{
+			GpxSlot    *slot = &sh->slots[i];
+			uint32		expected = GPX_SLOT_SUBMITTED;
+
+			if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_SUBMITTED ||
+				!pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_RUNNING))
+				continue;
+			pg_read_barrier();
+			if (!request_query(sh, slot, &queries[nq], &terms[(size_t) nq * GPUIDX_ENGINE_MAX_TERMS]))
+			{
+				finish_slot(sh, slot, GPUIDX_ENGINE_ERR_INVALID, 0);
+				continue;
+			}
+			taken[nq++] = i;
+		}
+		if (nq == 0)
+			continue;
+		memset(&err, 0, sizeof(err));
+		st = api->run_batch(engine, queries, nq, &stats, &err);
+		for (int q = 0; q < nq; q++)
+		{
+			int			qst = st != GPUIDX_ENGINE_OK ? st : queries[q].status;
+
+			finish_slot(sh, &sh->slots[taken[q]], qst, qst == GPUIDX_ENGINE_OK ? queries[q].out_count : 0);
+		}
+		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCHES], 1);
+		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_REQUESTS], nq);
+		if (st != GPUIDX_ENGINE_OK)
+			note(sh, "batch failed: %s: %s", engine_status_name(st), err.message);
+		if (st == GPUIDX_ENGINE_ERR_DEVICE_LOST)
+		{
+			/* only a new process can use the device again */
+			pg_atomic_write_u32(&sh->engine_ready, 0);
+			api->destroy(engine);
+			_exit(3);
+		}
+	}
+	pg_atomic_write_u32(&sh->engine_ready, 0);
+	api->destroy(engine);
+	_exit(0);
+}
+
+/* ---------------------------------------------------------------------------
+ * The supervisor
+ */
+
+static pid_t engine_pid = 0;
+
+/*
+ * The engine process is gone (confirmed by waitpid): what it held is
+ * answered as failed so that its backends answer on the CPU at once, what
+ * was abandoned is freed.
+ */
+static void
+engine_gone(GpxWorkerShared *sh)
+{
+	pg_atomic_write_u32(&sh->engine_ready, 0);
+	pg_atomic_write_u32(&sh->engine_pid, 0);
+	engine_pid = 0;
+	for (int i = 0; i < sh->nslots; i++)
+	{
+		GpxSlot    *slot = &sh->slots[i];
+		uint32		expected = GPX_SLOT_RUNNING;
+
+		if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_FAILED))
+		{
+			wake_backend(slot);
+			continue;
+		}
+		expected = GPX_SLOT_SUBMITTED;
+		if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_FAILED))
+		{
+			wake_backend(slot);
+			continue;
+		}
+		expected = GPX_SLOT_ABANDONED;
+		if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_RECLAIM))
+			continue;
+	}
+}
+
+/* free the bytes of requests whose backends gave up */
+static void
+reclaim(GpxWorkerShared *sh)
+{
+	for (int i = 0; i < sh->nslots; i++)
+	{
+		GpxSlot    *slot = &sh->slots[i];
+
+		if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_RECLAIM)
+			continue;
+		dsa_free(gpx_worker_arena(), slot->request);
+		slot->request = InvalidDsaPointer;
+		pg_atomic_write_u32(&slot->state, GPX_SLOT_FREE);
+	}
+}
+
+static void
+engine_launch(GpxWorkerShared *sh)
+{
+	pid_t		pid;
+
+	pid = fork_process();
+	if (pid == 0)
+	{
+		/* the engine process: none of the supervisor's exit callbacks */
+		MyProcPid = getpid();
+		on_exit_reset();
+		pqsignal(SIGTERM, engine_sigterm);
+		pqsignal(SIGHUP, SIG_IGN);
+		pqsignal(SIGINT, SIG_IGN);
+		pqsignal(SIGUSR1, SIG_IGN);
+		pqsignal(SIGUSR2, SIG_IGN);
+		pqsignal(SIGQUIT, SIG_DFL);
+		pqsignal(SIGCHLD, SIG_DFL);
+		set_ps_display("engine");
+		engine_process_main(sh, sh->supervisor_pid);
+	}
+	if (pid < 0)
+	{
+		ereport(LOG, (errmsg("gpuidx worker could not fork its engine process: %m")));
+		return;
+	}
+	engine_pid = pid;
+	pg_atomic_write_u32(&sh->engine_pid, (uint32) pid);
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_ENGINE_STARTS], 1);
+}
+
+static void
+engine_stop_and_wait(GpxWorkerShared *sh)
+{
+	pg_atomic_write_u32(&sh->shutdown, 1);
+	if (engine_pid > 0)
+	{
+		int			status;
+
+		kill(engine_pid, SIGTERM);
+		sem_post(&sh->wakeup);
+		for (int i = 0; i < 50; i++)
+		{
+			if (waitpid(engine_pid, &status, WNOHANG) == engine_pid)
+			{
+				engine_gone(sh);
+				return;
+			}
+			pg_usleep(100000);
+		}
+		kill(engine_pid, SIGKILL);
+		(void) waitpid(engine_pid, &status, 0);
+		engine_gone(sh);
+	}
+}
+
+void
+gpx_worker_main(Datum arg)
+{
+	GpxWorkerShared *sh = gpx_worker_shared;
+	TimestampTz next_start = 0;
+	TimestampTz started = 0;
+	long		backoff_ms = 100;
+	bool		was_ready = false;
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGCHLD, SIG_DFL);
+	BackgroundWorkerUnblockSignals();
+	if (sh == NULL)
+		ereport(ERROR, (errmsg("gpuidx worker started without its shared memory")));
+
+	/* an engine process of an earlier supervisor ends by itself: wait for it */
+	for (int i = 0; i < 50 && pg_atomic_read_u32(&sh->engine_pid) != 0; i++)
+	{
+		if (kill((pid_t) pg_atomic_read_u32(&sh->engine_pid), 0) != 0)
+			break;
+		pg_usleep(100000);
+	}
+	engine_gone(sh);
+	sh->supervisor_pid = MyProcPid;
+	sh->supervisor_procno = MyProc->pgprocno;
+	pg_atomic_write_u32(&sh->shutdown, 0);
+	gpx_worker_publish_settings();
+	(void) gpx_worker_arena();
+
+	for (;;)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (ShutdownRequestPending)
+		{
+			engine_stop_and_wait(sh);
+			reclaim(sh);
+			proc_exit(0);
+		}
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			gpx_worker_publish_settings();
+		}
+		if (engine_pid > 0)
+		{
+			int			status;
+
+			if (waitpid(engine_pid, &status, WNOHANG) == engine_pid)
+			{
+				/* quick deaths back off, up to 10 s between starts */
+				if (TimestampDifferenceExceeds(started, now, 10000))
+					backoff_ms = 100;
+				else
+					backoff_ms = Min(backoff_ms * 2, 10000);
+				ereport(LOG,
+						(errmsg("gpuidx engine process %d %s; restarting it in %ld ms",
+								(int) engine_pid,
+								WIFSIGNALED(status) ? "was killed by a signal" : "exited",
+								backoff_ms),
+						 WIFSIGNALED(status) ? errdetail("Signal %d.", WTERMSIG(status)) :
+						 errdetail("Exit code %d.", WEXITSTATUS(status))));
+				engine_gone(sh);
+				was_ready = false;
+				next_start = TimestampTzPlusMilliseconds(now, backoff_ms);
+			}
+		}
+		if (engine_pid == 0 && now >= next_start)
+		{
+			engine_launch(sh);
+			started = now;
+			if (engine_pid == 0)
+				next_start = TimestampTzPlusMilliseconds(now, 1000);
+		}
+		if (!was_ready && pg_atomic_read_u32(&sh->engine_ready))
+		{
+			was_ready = true;
+			ereport(LOG,
+					(errmsg("gpuidx engine process %d serves with the %s engine%s%s",
+							(int) engine_pid, sh->engine_kind,
+							sh->device_name[0] ? " on " : "", sh->device_name),
+					 sh->engine_note[0] ? errdetail("%s", sh->engine_note) : 0));
+		}
+		reclaim(sh);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
