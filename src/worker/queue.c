@@ -191,8 +191,10 @@ gpx_worker_register(void)
 	shmem_startup_hook = shmem_startup;
 
 	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	bgw.bgw_start_time = BgWorkerStart_PostmasterStart;
+	/* a connection to no database: enough to show in pg_stat_activity */
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	/* hot standbys serve queries too */
+	bgw.bgw_start_time = BgWorkerStart_ConsistentState;
 	bgw.bgw_restart_time = 1;
 	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "gpuidx");
 	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "gpx_worker_main");
@@ -496,6 +498,8 @@ gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint
 	int			done = 0;
 	uint32		c = 0;
 
+	bool		placing = n >= 2 && n <= GPUIDX_ENGINE_MAX_TERMS && gpx_worker_wanted();
+
 	*used_worker = false;
 	for (int i = 0; i < n; i++)
 	{
@@ -504,7 +508,7 @@ gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint
 		l[i].len = lens[i];
 	}
 	qsort(l, n, sizeof(PlacedList), placed_cmp);
-	if (n <= GPUIDX_ENGINE_MAX_TERMS && gpx_worker_wanted())
+	if (placing)
 	{
 		for (int i = 0; i < n; i++)
 			counts[i] = l[i].view->count;
@@ -533,7 +537,9 @@ gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint
 			order[i] = l[i].view;
 		c = cpu_intersect_k(order, n, out, CPU_METHOD_AUTO, NULL);
 		pfree(order);
-		gpx_worker_count_cpu_rounds(n - 1);
+		/* rounds the placement kept here (fallbacks are counted as such) */
+		if (placing && k == 0)
+			gpx_worker_count_cpu_rounds(n - 1);
 	}
 	else
 	{

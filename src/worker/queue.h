@@ -79,7 +79,7 @@ typedef enum GpxCounter
 	GPX_STAT_REQUESTS,			/* requests the worker answered */
 	GPX_STAT_BATCHES,
 	GPX_STAT_GPU_ROUNDS,		/* rounds run by the worker's engine */
-	GPX_STAT_CPU_ROUNDS,		/* rounds run in backends */
+	GPX_STAT_CPU_ROUNDS,		/* rounds the placement kept in backends */
 	GPX_STAT_BYTES_SENT,		/* list bytes copied into the arena */
 	GPX_STAT_ENGINE_STARTS,
 	GPX_STAT_FALLBACK_FIRST,	/* then one per GpxFallback */

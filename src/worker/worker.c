@@ -412,6 +412,7 @@ gpx_worker_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGCHLD, SIG_DFL);
 	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	if (sh == NULL)
 		ereport(ERROR, (errmsg("gpuidx worker started without its shared memory")));
 

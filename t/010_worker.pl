@@ -1,0 +1,245 @@
+# The GPU worker on a machine without a GPU: it runs the CPU engine, so the
+# queue, batching, placement and every fallback run for real.  32 clients
+# intersect real lists (GCIDE's terms, its real queries) and generated ones,
+# and every answer equals the backend's own CPU answer: while the engine
+# process is killed with SIGKILL again and again (the cluster stays up, no
+# query fails), when requests time out, when the queue is full, and when a
+# waiting query is cancelled or its backend terminated (no slot is kept).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(time usleep);
+
+my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
+my $docs_file = "$data/gcide/docs.tsv";
+my $queries_file = "$data/gcide/queries.tsv";
+my $real = -r $docs_file && -r $queries_file;
+BAIL_OUT("corpus gcide not found under $data, and GPUIDX_REQUIRE_CORPUS is set")
+  if !$real && ($ENV{GPUIDX_REQUIRE_CORPUS} // '') eq '1';
+diag("NOTICE: corpus 'gcide' not found under $data: generated lists only") unless $real;
+
+my $node = PostgreSQL::Test::Cluster->new('worker');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'gpuidx'
+gpuidx.device = worker
+gpuidx.gpu_min_postings = 0
+max_connections = 60
+autovacuum = off
+});
+$node->start;
+
+sub stats
+{
+	my $row = $node->safe_psql('postgres', q{
+		SELECT serving, engine_pid, engine_starts, batches, requests, worker_rounds, backend_rounds,
+		       fallback_absent, fallback_queue_full, fallback_timeout, fallback_worker_lost,
+		       fallback_cancelled, slots_in_use
+		FROM gpuidx_worker_stats});
+	my @v = split /\|/, $row;
+	my %s;
+	@s{qw(serving pid starts batches requests worker_rounds backend_rounds absent queue_full
+		  timeout lost cancelled slots)} = @v;
+	return \%s;
+}
+
+$node->safe_psql('postgres', 'CREATE EXTENSION gpuidx');
+ok($node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'gpuidx worker'}),
+	'the worker is in pg_stat_activity as "gpuidx worker"');
+$node->poll_query_until('postgres', 'SELECT serving FROM gpuidx_worker_stats') or die 'the worker never served';
+is(stats()->{serving}, 't', 'its engine process serves');
+like($node->safe_psql('postgres', 'SELECT engine FROM gpuidx_worker_stats'), qr/^cpu$/,
+	'with the CPU engine, on a machine without a GPU');
+
+# lists: generated ones of every shape, and GCIDE's terms with its real queries
+$node->safe_psql('postgres', q{
+	CREATE TABLE lists (id int PRIMARY KEY, l postinglist);
+	SELECT setseed(0.42);
+	INSERT INTO lists
+	SELECT i, (SELECT pl_agg(x) FROM (SELECT DISTINCT (random() * (200000 + i * 1000))::int AS x
+	                                  FROM generate_series(1, 500 + (i % 40) * 900)) s)
+	FROM generate_series(1, 120) i;
+	-- a few dense ranges and a near-empty list
+	INSERT INTO lists VALUES (121, pl_range(0, 300000)), (122, pl_range(150000, 160000)), (123, pl_range(7, 7));
+
+	CREATE FUNCTION check_lists(VARIADIC ls postinglist[]) RETURNS int LANGUAGE plpgsql AS $$
+	DECLARE
+		ref postinglist; got postinglist; got_and postinglist; ref_and postinglist;
+	BEGIN
+		PERFORM set_config('gpuidx.device', 'cpu', true);
+		ref := pl_intersect(VARIADIC ls);
+		ref_and := ls[1] & ls[2];
+		PERFORM set_config('gpuidx.device', 'worker', true);
+		got := pl_intersect(VARIADIC ls);
+		got_and := ls[1] & ls[2];
+		IF got IS DISTINCT FROM ref OR got_and IS DISTINCT FROM ref_and
+		   OR gpuidx_engine_intersect(VARIADIC ls) IS DISTINCT FROM ref THEN
+			RAISE EXCEPTION 'the worker''s answer differs from the CPU''s (% ids)', pl_length(ref);
+		END IF;
+		RETURN pl_length(ref);
+	END $$;
+	CREATE FUNCTION check_generated(a int, b int, c int) RETURNS int LANGUAGE sql AS $$
+		SELECT check_lists((SELECT l FROM lists WHERE id = a), (SELECT l FROM lists WHERE id = b),
+		                   (SELECT l FROM lists WHERE id = c))
+	$$;
+});
+my $nqueries = 0;
+if ($real)
+{
+	$node->safe_psql('postgres', qq{
+		CREATE TABLE src (id int, body text);
+		COPY src FROM '$docs_file' WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01');
+		CREATE TABLE qsrc (id int, terms text);
+		COPY qsrc FROM '$queries_file' WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01');
+		-- each query's lexemes, and the posting list of each lexeme any query has
+		CREATE TABLE qlex AS
+			SELECT q.id AS qid, array_agg(DISTINCT w) AS words
+			FROM qsrc q, unnest(tsvector_to_array(to_tsvector('english', q.terms))) w
+			GROUP BY q.id HAVING count(DISTINCT w) BETWEEN 2 AND 8;
+		CREATE TABLE terms AS
+			SELECT w AS word, pl_agg(s.id) AS l
+			FROM src s, unnest(tsvector_to_array(to_tsvector('english', s.body))) w
+			WHERE w IN (SELECT unnest(words) FROM qlex)
+			GROUP BY w;
+		CREATE TABLE queries AS
+			SELECT row_number() OVER (ORDER BY qid)::int AS n, array_agg(t.l) AS ls
+			FROM qlex, unnest(words) w JOIN terms t ON t.word = w
+			GROUP BY qid HAVING count(*) = max(cardinality(words));
+		CREATE FUNCTION check_query(n int) RETURNS int LANGUAGE sql AS
+			'SELECT check_lists(VARIADIC ls) FROM queries q WHERE q.n = check_query.n';
+	});
+	$nqueries = $node->safe_psql('postgres', 'SELECT count(*) FROM queries');
+	cmp_ok($nqueries, '>=', 100, "$nqueries real GCIDE queries of 2 to 8 terms");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM queries WHERE check_query(n) IS NULL'), '0',
+		'every real query answered by the worker as by the CPU, one at a time');
+}
+
+my $script = $node->basedir . '/check.sql';
+open(my $fh, '>', $script) or die;
+print $fh "\\set a random(1, 123)\n\\set b random(1, 123)\n\\set c random(1, 123)\n";
+print $fh "SELECT check_generated(:a, :b, :c);\n";
+if ($nqueries)
+{
+	print $fh "\\set q random(1, $nqueries)\nSELECT check_query(:q);\n";
+}
+close($fh);
+
+# pgbench in the background: every transaction checks its answers
+sub start_load
+{
+	my ($clients, $seconds, @extra) = @_;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'pgbench', '-n', '-c', $clients, '-j', 4, '-T', $seconds, '-f', $script, @extra,
+		  '-h', $node->host, '-p', $node->port, 'postgres' ],
+		'>', \$out, '2>', \$err);
+	return [ $h, \$out, \$err ];
+}
+
+sub finish_load
+{
+	my ($load, $what) = @_;
+	my ($h, $out, $err) = @$load;
+	$h->finish;
+	is($h->result(0), 0, "$what: pgbench ends well") or diag($$err);
+	like($$out, qr/number of failed transactions: 0 /, "$what: no transaction failed");
+	my ($n) = $$out =~ /number of transactions actually processed: (\d+)/;
+	cmp_ok($n // 0, '>', 0, "$what: " . ($n // 0) . ' transactions, each comparing worker and CPU answers');
+}
+
+# 1. 32 clients, the engine process up
+my $before = stats();
+finish_load(start_load(32, 6), '32 clients');
+my $after = stats();
+cmp_ok($after->{requests} - $before->{requests}, '>', 1000, 'the worker answered requests: '
+	  . ($after->{requests} - $before->{requests}));
+cmp_ok(($after->{requests} - $before->{requests}) / (($after->{batches} - $before->{batches}) || 1), '>', 1.5,
+	'requests of many backends were batched: '
+	  . ($after->{requests} - $before->{requests}) . ' requests in '
+	  . ($after->{batches} - $before->{batches}) . ' batches');
+cmp_ok($after->{backend_rounds} - $before->{backend_rounds}, '>', 0,
+	'rounds past the length-ratio threshold ran in the backends');
+
+# 2. the engine process killed again and again under that load
+$before = stats();
+my $load = start_load(32, 8);
+my $kills = 0;
+for my $i (1 .. 6)
+{
+	usleep(900_000);
+	my $pid = $node->safe_psql('postgres', 'SELECT engine_pid FROM gpuidx_worker_stats');
+	next unless $pid;
+	$kills++ if kill('KILL', $pid);
+}
+finish_load($load, "the engine process SIGKILLed $kills times");
+cmp_ok($kills, '>=', 3, 'the engine process was killed at least 3 times');
+$node->poll_query_until('postgres', 'SELECT serving FROM gpuidx_worker_stats') or die;
+$after = stats();
+cmp_ok($after->{starts} - $before->{starts}, '>=', $kills, 'and restarted each time: ' . ($after->{starts} - $before->{starts}));
+cmp_ok(($after->{lost} - $before->{lost}) + ($after->{absent} - $before->{absent}), '>', 0,
+	'queries in flight or arriving meanwhile answered on the CPU');
+unlike(slurp_file($node->logfile), qr/terminating connection because of crash|server process .* was terminated/,
+	'the cluster never restarted');
+
+# 3. gpuidx.device = auto sends nothing to a worker without a GPU
+$before = stats();
+$node->safe_psql('postgres', q{SET gpuidx.device = auto;
+	SELECT pl_length(pl_intersect(pl_range(0, 100000), pl_range(5, 90000)))});
+is(stats()->{requests} - $before->{requests}, 0, 'device = auto: no request to a CPU-only worker');
+
+# 4. time-outs: the worker holds batches for a second, queries wait 20 ms
+$node->append_conf('postgresql.conf', "gpuidx.batch_window = 1000000\ngpuidx.batch_max_work = 2147483647\n");
+$node->reload;
+usleep(300_000);
+$before = stats();
+is($node->safe_psql('postgres', q{SET gpuidx.gpu_timeout = '20ms';
+	SELECT count(*) FROM lists a, lists b WHERE a.id <= 5 AND b.id <= 5 AND check_lists(a.l, b.l) IS NULL}),
+	'0', "answers that timed out are the CPU's, and right");
+$after = stats();
+cmp_ok($after->{timeout} - $before->{timeout}, '>=', 25, 'requests timed out: ' . ($after->{timeout} - $before->{timeout}));
+$node->poll_query_until('postgres', 'SELECT slots_in_use = 0 FROM gpuidx_worker_stats')
+  or fail('timed-out requests give their slots back');
+
+# 5. cancelled while waiting: statement_timeout, then pg_terminate_backend
+$before = stats();
+my ($ret, $out, $err) = $node->psql('postgres', q{SET gpuidx.gpu_timeout = '10s'; SET statement_timeout = '200ms';
+	SELECT check_generated(1, 2, 3)}, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/57014/, 'statement_timeout cancels a query waiting for the worker');
+$node->poll_query_until('postgres', 'SELECT slots_in_use = 0 FROM gpuidx_worker_stats')
+  or fail('the cancelled request gives its slot back');
+cmp_ok(stats()->{cancelled} - $before->{cancelled}, '>=', 1, 'counted as cancelled');
+
+my $psql = $node->background_psql('postgres');
+my $pid = $psql->query_safe('SELECT pg_backend_pid()');
+$psql->query_until(qr/started/, "\\echo started\nSET gpuidx.gpu_timeout = '10s';\nSELECT check_generated(4, 5, 6);\n");
+$node->poll_query_until('postgres', 'SELECT slots_in_use > 0 FROM gpuidx_worker_stats') or die;
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+eval { $psql->quit; };
+$node->poll_query_until('postgres', 'SELECT slots_in_use = 0 FROM gpuidx_worker_stats')
+  or fail('a terminated backend gives its slot back');
+pass('a backend terminated while waiting gives its slot back');
+
+# 6. a full queue: 8 slots, 32 clients, batches held 50 ms
+$node->append_conf('postgresql.conf', "gpuidx.worker_queue_slots = 8\ngpuidx.batch_window = 50000\n");
+$node->restart;
+$node->poll_query_until('postgres', 'SELECT serving FROM gpuidx_worker_stats') or die;
+$before = stats();
+finish_load(start_load(32, 4), 'a queue of 8 slots, 32 clients');
+$after = stats();
+cmp_ok($after->{queue_full} - $before->{queue_full}, '>', 0,
+	'requests finding the queue full ran on the CPU: ' . ($after->{queue_full} - $before->{queue_full}));
+cmp_ok($after->{requests} - $before->{requests}, '>', 0, 'the others on the worker');
+
+# 7. a fast shutdown stops the engine process too
+my $engine = stats()->{pid};
+my $t0 = time();
+$node->stop('fast');
+cmp_ok(time() - $t0, '<', 10, 'a fast shutdown is quick');
+ok(!kill(0, $engine), 'and leaves no engine process behind');
+unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC/, 'no backend crashed');
+done_testing();
