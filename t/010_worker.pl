@@ -89,6 +89,7 @@ $node->safe_psql('postgres', q{
 	$$;
 });
 my $nqueries = 0;
+my $nindex = 0;
 if ($real)
 {
 	$node->safe_psql('postgres', qq{
@@ -113,6 +114,53 @@ if ($real)
 		CREATE FUNCTION check_query(n int) RETURNS int LANGUAGE sql AS
 			'SELECT check_lists(VARIADIC ls) FROM queries q WHERE q.n = check_query.n';
 	});
+	# a gpuidx index over half of GCIDE, queried with a tenth of its queries
+	$node->safe_psql('postgres', q{
+		CREATE TABLE docs AS SELECT id, body FROM src WHERE id % 2 = 0;
+		CREATE INDEX docs_idx ON docs USING gpuidx (body);
+		ANALYZE docs;
+		CREATE TABLE iq AS SELECT row_number() OVER (ORDER BY id)::int AS n, terms FROM qsrc WHERE id % 10 = 0;
+		CREATE FUNCTION index_ids(q text) RETURNS postinglist LANGUAGE sql AS
+			'SELECT pl_agg(id) FROM docs WHERE body @@& q';
+		CREATE FUNCTION check_index(n int) RETURNS int LANGUAGE plpgsql AS $$
+		DECLARE
+			qt text; ref postinglist; got postinglist;
+		BEGIN
+			SELECT terms INTO qt FROM iq WHERE iq.n = check_index.n;
+			PERFORM set_config('enable_seqscan', 'off', true);
+			PERFORM set_config('gpuidx.device', 'cpu', true);
+			ref := index_ids(qt);
+			PERFORM set_config('gpuidx.device', 'worker', true);
+			got := index_ids(qt);
+			IF got IS DISTINCT FROM ref THEN
+				RAISE EXCEPTION 'index query "%": the worker''s rows differ from the CPU''s', qt;
+			END IF;
+			RETURN coalesce(pl_length(ref), 0);
+		END $$;
+	});
+	$nindex = $node->safe_psql('postgres', 'SELECT count(*) FROM iq');
+	my $before_idx = stats();
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM iq WHERE check_index(n) IS NULL'), '0',
+		"$nindex real queries through the index: the worker's rows equal the CPU's");
+	cmp_ok(stats()->{requests} - $before_idx->{requests}, '>', 100,
+		'index queries reached the worker: ' . (stats()->{requests} - $before_idx->{requests}) . ' requests');
+	$node->safe_psql('postgres', q{
+		CREATE FUNCTION count_by(q text, how text) RETURNS bigint LANGUAGE plpgsql AS $$
+		DECLARE
+			c bigint;
+		BEGIN
+			PERFORM set_config('enable_seqscan', (how = 'seq')::text, true);
+			PERFORM set_config('enable_bitmapscan', (how <> 'seq')::text, true);
+			PERFORM set_config('enable_indexscan', (how <> 'seq')::text, true);
+			EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO c USING q;
+			RETURN c;
+		END $$;
+	});
+	my $sample = $node->safe_psql('postgres', 'SELECT count(*) FROM iq WHERE n % 125 = 0');
+	is($node->safe_psql('postgres',
+		q{SELECT count(*) FROM iq WHERE n % 125 = 0 AND count_by(terms, 'seq') <> count_by(terms, 'index')}),
+		'0', "and $sample of them count through the worker as a sequential scan does");
+
 	$nqueries = $node->safe_psql('postgres', 'SELECT count(*) FROM queries');
 	cmp_ok($nqueries, '>=', 100, "$nqueries real GCIDE queries of 2 to 8 terms");
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM queries WHERE check_query(n) IS NULL'), '0',
@@ -126,6 +174,7 @@ print $fh "SELECT check_generated(:a, :b, :c);\n";
 if ($nqueries)
 {
 	print $fh "\\set q random(1, $nqueries)\nSELECT check_query(:q);\n";
+	print $fh "\\set i random(1, $nindex)\nSELECT check_index(:i);\n";
 }
 close($fh);
 

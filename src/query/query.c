@@ -9,6 +9,7 @@
 
 #include "query/query.h"
 #include "store/pending.h"
+#include "worker/worker.h"
 
 #define TID_BATCH 1024
 
@@ -80,6 +81,74 @@ list_out_of_order(GpxSegment *seg, const GqTerm *t)
 }
 
 /*
+ * The rounds the placement gives the GPU worker (worker/worker.h): the
+ * lists of the shortest terms, whole, to the worker; their intersection in
+ * docs and its length in *k.  Returns how many terms it covered; 0 when the
+ * query stays here (no worker, the placement, or any failure: the CPU then
+ * does it all).  Inline lists are sent raw-encoded.
+ */
+static int
+device_rounds(GpxSegment *seg, GqTerm **order, int n, uint32 *docs, uint32 *k)
+{
+	uint32		dfs[GPUIDX_ENGINE_MAX_TERMS];
+	const void *bytes[GPUIDX_ENGINE_MAX_TERMS];
+	uint64		lens[GPUIDX_ENGINE_MAX_TERMS];
+	void	   *raw[GPUIDX_ENGINE_MAX_TERMS];
+	int			ndev;
+	bool		answered;
+
+	if (n < 2 || n > GPUIDX_ENGINE_MAX_TERMS || !gpx_worker_wanted())
+		return 0;
+	for (int i = 0; i < n; i++)
+		dfs[i] = order[i]->ref.df;
+	ndev = gpx_place_rounds(dfs, n, &gpx_placement);
+	if (ndev == 0)
+	{
+		gpx_worker_count_cpu_rounds(n - 1);
+		return 0;
+	}
+	for (int i = 0; i < ndev; i++)
+	{
+		GqTerm	   *t = order[i];
+		bool		inline_list = !t->ref.external;
+
+		gpx_seg_list(seg, &t->ref, &t->list);
+		t->opened = true;
+		raw[i] = NULL;
+		if (inline_list)
+		{
+			/* decoded already: the worker takes it raw-encoded */
+			const uint32 *ids = (const uint32 *) t->list.mem;
+
+			lens[i] = pl_encoded_size(GPUIDX_CODEC_RAW, ids, t->list.df);
+			raw[i] = palloc(lens[i]);
+			pl_encode(GPUIDX_CODEC_RAW, ids, t->list.df, raw[i]);
+			bytes[i] = raw[i];
+		}
+		else
+		{
+			bytes[i] = t->list.mem;
+			lens[i] = t->list.view.total_bytes;
+		}
+	}
+	answered = gpx_worker_intersect(bytes, lens, ndev, docs, order[0]->ref.df, k);
+	for (int i = 0; i < ndev; i++)
+		if (raw[i])
+			pfree(raw[i]);
+	if (!answered)
+		return 0;				/* the CPU does it all, from the lists open now */
+	gpx_count_worker_rounds(ndev - 1);
+	if (ndev < n)
+		gpx_worker_count_cpu_rounds(n - ndev);
+	for (int i = 0; i < ndev; i++)
+	{
+		gpx_list_free(&order[i]->list);
+		order[i]->opened = false;
+	}
+	return ndev;
+}
+
+/*
  * The doc ids of one segment matching every term, in *docs; returns how
  * many.  The dictionary first: a term the segment lacks costs no list read.
  * Then shortest first: the shortest list decoded whole, each next one
@@ -92,6 +161,7 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
 	GqTerm	   *terms = palloc0(q->n * sizeof(GqTerm));
 	GqTerm	  **order = palloc(q->n * sizeof(GqTerm *));
 	uint32		k;
+	int			first;
 
 	*docs = NULL;
 	for (int i = 0; i < q->n; i++)
@@ -105,20 +175,28 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
 	}
 	qsort(order, q->n, sizeof(GqTerm *), term_df_cmp);
 
-	gpx_seg_list(seg, &order[0]->ref, &order[0]->list);
-	order[0]->opened = true;
 	*docs = palloc_extended(Max((Size) order[0]->ref.df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	if (pl_decode(&order[0]->list.view, *docs) != PL_OK)
-		list_out_of_order(seg, order[0]);
-	k = order[0]->ref.df;
-	for (int r = 1; r < q->n && k > 0; r++)
+	first = device_rounds(seg, order, q->n, *docs, &k);
+	if (first == 0)
+	{
+		if (!order[0]->opened)
+			gpx_seg_list(seg, &order[0]->ref, &order[0]->list);
+		order[0]->opened = true;
+		if (pl_decode(&order[0]->list.view, *docs) != PL_OK)
+			list_out_of_order(seg, order[0]);
+		k = order[0]->ref.df;
+		first = 1;
+	}
+	for (int r = first; r < q->n && k > 0; r++)
 	{
 		GqTerm	   *t = order[r];
 		cpu_method	method = cpu_pick_method(k, t->ref.df);
 
 		CHECK_FOR_INTERRUPTS();
 		/* a search reaches only the blocks the candidates fall in: read those */
-		if (method == CPU_METHOD_SKIP)
+		if (t->opened)
+			;					/* opened for the worker, which did not answer */
+		else if (method == CPU_METHOD_SKIP)
 			gpx_seg_list_probed(seg, &t->ref, *docs, k, &t->list);
 		else
 			gpx_seg_list(seg, &t->ref, &t->list);

@@ -223,6 +223,12 @@ gpx_worker_count_cpu_rounds(uint32 rounds)
 	gpx_count(GPX_STAT_CPU_ROUNDS, rounds);
 }
 
+void
+gpx_count_worker_rounds(uint32 rounds)
+{
+	gpx_count(GPX_STAT_GPU_ROUNDS, rounds);
+}
+
 static void
 arena_release(int code, Datum arg)
 {
@@ -525,7 +531,7 @@ gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint
 		{
 			*used_worker = true;
 			done = k;
-			gpx_count(GPX_STAT_GPU_ROUNDS, k - 1);
+			gpx_count_worker_rounds(k - 1);
 		}
 	}
 	if (done == 0)

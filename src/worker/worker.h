@@ -70,8 +70,9 @@ extern bool gpx_worker_present(void);
 extern bool gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 								 uint32 *out, uint32 out_capacity, uint32 *count);
 
-/* a round the backend ran itself, for the statistics */
+/* rounds the placement kept in the backend, and rounds the worker ran, for the statistics */
 extern void gpx_worker_count_cpu_rounds(uint32 rounds);
+extern void gpx_count_worker_rounds(uint32 rounds);
 
 /*
  * Intersect views (a query's lists, any order) placing rounds by
