@@ -57,37 +57,7 @@ like($node->safe_psql('postgres', 'SELECT engine FROM gpuidx_worker_stats'), qr/
 	'with the CPU engine, on a machine without a GPU');
 
 # lists: generated ones of every shape, and GCIDE's terms with its real queries
-$node->safe_psql('postgres', q{
-	CREATE TABLE lists (id int PRIMARY KEY, l postinglist);
-	SELECT setseed(0.42);
-	INSERT INTO lists
-	SELECT i, (SELECT pl_agg(x) FROM (SELECT DISTINCT (random() * (200000 + i * 1000))::int AS x
-	                                  FROM generate_series(1, 500 + (i % 40) * 900)) s)
-	FROM generate_series(1, 120) i;
-	-- a few dense ranges and a near-empty list
-	INSERT INTO lists VALUES (121, pl_range(0, 300000)), (122, pl_range(150000, 160000)), (123, pl_range(7, 7));
-
-	CREATE FUNCTION check_lists(VARIADIC ls postinglist[]) RETURNS int LANGUAGE plpgsql AS $$
-	DECLARE
-		ref postinglist; got postinglist; got_and postinglist; ref_and postinglist;
-	BEGIN
-		PERFORM set_config('gpuidx.device', 'cpu', true);
-		ref := pl_intersect(VARIADIC ls);
-		ref_and := ls[1] & ls[2];
-		PERFORM set_config('gpuidx.device', 'worker', true);
-		got := pl_intersect(VARIADIC ls);
-		got_and := ls[1] & ls[2];
-		IF got IS DISTINCT FROM ref OR got_and IS DISTINCT FROM ref_and
-		   OR gpuidx_engine_intersect(VARIADIC ls) IS DISTINCT FROM ref THEN
-			RAISE EXCEPTION 'the worker''s answer differs from the CPU''s (% ids)', pl_length(ref);
-		END IF;
-		RETURN pl_length(ref);
-	END $$;
-	CREATE FUNCTION check_generated(a int, b int, c int) RETURNS int LANGUAGE sql AS $$
-		SELECT check_lists((SELECT l FROM lists WHERE id = a), (SELECT l FROM lists WHERE id = b),
-		                   (SELECT l FROM lists WHERE id = c))
-	$$;
-});
+$node->safe_psql('postgres', slurp_file('test/worker/lists.sql'));
 my $nqueries = 0;
 my $nindex = 0;
 if ($real)
@@ -97,65 +67,14 @@ if ($real)
 		COPY src FROM '$docs_file' WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01');
 		CREATE TABLE qsrc (id int, terms text);
 		COPY qsrc FROM '$queries_file' WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01');
-		-- each query's lexemes, and the posting list of each lexeme any query has
-		CREATE TABLE qlex AS
-			SELECT q.id AS qid, array_agg(DISTINCT w) AS words
-			FROM qsrc q, unnest(tsvector_to_array(to_tsvector('english', q.terms))) w
-			GROUP BY q.id HAVING count(DISTINCT w) BETWEEN 2 AND 8;
-		CREATE TABLE terms AS
-			SELECT w AS word, pl_agg(s.id) AS l
-			FROM src s, unnest(tsvector_to_array(to_tsvector('english', s.body))) w
-			WHERE w IN (SELECT unnest(words) FROM qlex)
-			GROUP BY w;
-		CREATE TABLE queries AS
-			SELECT row_number() OVER (ORDER BY qid)::int AS n, array_agg(t.l) AS ls
-			FROM qlex, unnest(words) w JOIN terms t ON t.word = w
-			GROUP BY qid HAVING count(*) = max(cardinality(words));
-		CREATE FUNCTION check_query(n int) RETURNS int LANGUAGE sql AS
-			'SELECT check_lists(VARIADIC ls) FROM queries q WHERE q.n = check_query.n';
 	});
-	# a gpuidx index over half of GCIDE, queried with a tenth of its queries
-	$node->safe_psql('postgres', q{
-		CREATE TABLE docs AS SELECT id, body FROM src WHERE id % 2 = 0;
-		CREATE INDEX docs_idx ON docs USING gpuidx (body);
-		ANALYZE docs;
-		CREATE TABLE iq AS SELECT row_number() OVER (ORDER BY id)::int AS n, terms FROM qsrc WHERE id % 10 = 0;
-		CREATE FUNCTION index_ids(q text) RETURNS postinglist LANGUAGE sql AS
-			'SELECT pl_agg(id) FROM docs WHERE body @@& q';
-		CREATE FUNCTION check_index(n int) RETURNS int LANGUAGE plpgsql AS $$
-		DECLARE
-			qt text; ref postinglist; got postinglist;
-		BEGIN
-			SELECT terms INTO qt FROM iq WHERE iq.n = check_index.n;
-			PERFORM set_config('enable_seqscan', 'off', true);
-			PERFORM set_config('gpuidx.device', 'cpu', true);
-			ref := index_ids(qt);
-			PERFORM set_config('gpuidx.device', 'worker', true);
-			got := index_ids(qt);
-			IF got IS DISTINCT FROM ref THEN
-				RAISE EXCEPTION 'index query "%": the worker''s rows differ from the CPU''s', qt;
-			END IF;
-			RETURN coalesce(pl_length(ref), 0);
-		END $$;
-	});
+	$node->safe_psql('postgres', slurp_file('test/worker/gcide.sql'));
 	$nindex = $node->safe_psql('postgres', 'SELECT count(*) FROM iq');
 	my $before_idx = stats();
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM iq WHERE check_index(n) IS NULL'), '0',
 		"$nindex real queries through the index: the worker's rows equal the CPU's");
 	cmp_ok(stats()->{requests} - $before_idx->{requests}, '>', 100,
 		'index queries reached the worker: ' . (stats()->{requests} - $before_idx->{requests}) . ' requests');
-	$node->safe_psql('postgres', q{
-		CREATE FUNCTION count_by(q text, how text) RETURNS bigint LANGUAGE plpgsql AS $$
-		DECLARE
-			c bigint;
-		BEGIN
-			PERFORM set_config('enable_seqscan', (how = 'seq')::text, true);
-			PERFORM set_config('enable_bitmapscan', (how <> 'seq')::text, true);
-			PERFORM set_config('enable_indexscan', (how <> 'seq')::text, true);
-			EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO c USING q;
-			RETURN c;
-		END $$;
-	});
 	my $sample = $node->safe_psql('postgres', 'SELECT count(*) FROM iq WHERE n % 125 = 0');
 	is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM iq WHERE n % 125 = 0 AND count_by(terms, 'seq') <> count_by(terms, 'index')}),

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The GPU worker with the CUDA engine, on the GPU machine, in one device call:
+# build and install gpuidx into the bundled PostgreSQL, start a cluster with
+# the worker, and run test/worker's checks (every answer through the worker
+# equal to the backend's CPU answer: all of GCIDE's real queries as lists,
+# its index queries, generated lists), then 32 clients checking answers while
+# the engine process is killed, then a first look at throughput.
+#
+# Here:   bash bench/worker/pack.sh      (bundle + GCIDE into bench/build/worker)
+# Device: bash bench/worker/device_check.sh     carry: bench/build/worker
+# Logs in $OUT (default bench/build/worker/out); the last line is "== END".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-$PWD/bench/build/worker/out}
+mkdir -p "$out"
+trap 'echo "== END (exit $?) $(date +%T)"' EXIT
+log() { echo "== $* ($(date +%T))"; }
+
+export PGB=/opt/pgb
+mkdir -p $PGB && tar xJf bench/build/worker/pg.tar.xz -C $PGB && . $PGB/env.sh || exit 1
+export PATH=/usr/local/cuda/bin:$PATH
+log "machine"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/machine.txt"
+lscpu | grep -E 'Model name|^CPU\(s\)' | tee -a "$out/machine.txt"
+
+log "build"
+make -s -j"$(nproc)" with_llvm=no PG_CONFIG="$PGB/usr/lib/postgresql/15/bin/pg_config" all install 2>&1 | grep -vE "^$" | tail -5
+ls "$(pg_config --pkglibdir)"/gpuidx*.so || exit 1
+
+w=/tmp/gpuidx-worker
+rm -rf $w && mkdir -p $w
+xz -dc bench/build/worker/gcide-docs.tsv.xz > $w/docs.tsv
+cp bench/build/worker/gcide-queries.tsv $w/queries.tsv
+cp test/worker/*.sql bench/worker/device_session.sh $w/
+if [ "$(id -u)" = 0 ]; then
+	id gpuidx >/dev/null 2>&1 || useradd -m gpuidx
+	chown -R gpuidx $w
+	runuser -u gpuidx -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" bash $w/device_session.sh $w 2>&1 | tee "$out/session.log"
+else
+	bash $w/device_session.sh $w 2>&1 | tee "$out/session.log"
+fi
+cp $w/*.txt "$out"/ 2>/dev/null
+cp $w/data/log "$out"/server.log 2>/dev/null
+exit 0

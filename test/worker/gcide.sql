@@ -1,0 +1,56 @@
+-- The GPU worker's checks on GCIDE (t/010_worker.pl and
+-- bench/worker/device_check.sh), after src (id, body) and qsrc (id, terms)
+-- are loaded from the corpus: each query's terms' posting lists
+-- (check_query(n) compares the worker's intersection with the CPU's), a
+-- gpuidx index over half of the documents (check_index(n) compares the
+-- rows of its n-th query through the worker with the CPU's) and count_by(),
+-- a query's count by a sequential scan or by the index.
+-- each query's lexemes, and the posting list of each lexeme any query has
+CREATE TABLE qlex AS
+	SELECT q.id AS qid, array_agg(DISTINCT w) AS words
+	FROM qsrc q, unnest(tsvector_to_array(to_tsvector('english', q.terms))) w
+	GROUP BY q.id HAVING count(DISTINCT w) BETWEEN 2 AND 8;
+CREATE TABLE terms AS
+	SELECT w AS word, pl_agg(s.id) AS l
+	FROM src s, unnest(tsvector_to_array(to_tsvector('english', s.body))) w
+	WHERE w IN (SELECT unnest(words) FROM qlex)
+	GROUP BY w;
+CREATE TABLE queries AS
+	SELECT row_number() OVER (ORDER BY qid)::int AS n, array_agg(t.l) AS ls
+	FROM qlex, unnest(words) w JOIN terms t ON t.word = w
+	GROUP BY qid HAVING count(*) = max(cardinality(words));
+CREATE FUNCTION check_query(n int) RETURNS int LANGUAGE sql AS
+	'SELECT check_lists(VARIADIC ls) FROM queries q WHERE q.n = check_query.n';
+
+CREATE TABLE docs AS SELECT id, body FROM src WHERE id % 2 = 0;
+CREATE INDEX docs_idx ON docs USING gpuidx (body);
+ANALYZE docs;
+CREATE TABLE iq AS SELECT row_number() OVER (ORDER BY id)::int AS n, terms FROM qsrc WHERE id % 10 = 0;
+CREATE FUNCTION index_ids(q text) RETURNS postinglist LANGUAGE sql AS
+	'SELECT pl_agg(id) FROM docs WHERE body @@& q';
+CREATE FUNCTION check_index(n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	qt text; ref postinglist; got postinglist;
+BEGIN
+	SELECT terms INTO qt FROM iq WHERE iq.n = check_index.n;
+	PERFORM set_config('enable_seqscan', 'off', true);
+	PERFORM set_config('gpuidx.device', 'cpu', true);
+	ref := index_ids(qt);
+	PERFORM set_config('gpuidx.device', 'worker', true);
+	got := index_ids(qt);
+	IF got IS DISTINCT FROM ref THEN
+		RAISE EXCEPTION 'index query "%": the worker''s rows differ from the CPU''s', qt;
+	END IF;
+	RETURN coalesce(pl_length(ref), 0);
+END $$;
+
+CREATE FUNCTION count_by(q text, how text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	c bigint;
+BEGIN
+	PERFORM set_config('enable_seqscan', (how = 'seq')::text, true);
+	PERFORM set_config('enable_bitmapscan', (how <> 'seq')::text, true);
+	PERFORM set_config('enable_indexscan', (how <> 'seq')::text, true);
+	EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO c USING q;
+	RETURN c;
+END $$;
