@@ -16,3 +16,29 @@ SHOW gpuidx.text_config;
 -- the prefix is reserved: a misspelt setting is an error
 SET gpuidx.text_confg = 'english';
 DROP TABLE settings_t;
+
+-- the GPU worker's settings: session ones with their bounds, server ones
+-- only when gpuidx is preloaded (t/010_worker.pl), the view without it
+SHOW gpuidx.device;
+SET gpuidx.device = cpu;
+SET gpuidx.device = gpu;
+RESET gpuidx.device;
+SHOW gpuidx.gpu_timeout;
+SET gpuidx.gpu_timeout = 0;
+SET gpuidx.gpu_timeout = '250ms';
+SHOW gpuidx.gpu_timeout;
+RESET gpuidx.gpu_timeout;
+SHOW gpuidx.cpu_ratio_threshold;
+SET gpuidx.cpu_ratio_threshold = 0;
+SHOW gpuidx.gpu_min_postings;
+SET gpuidx.gpu_min_postings = -1;
+SET gpuidx.batch_window = 10;
+SHOW gpuidx.batch_window;
+SHOW gpuidx.worker_queue_slots;
+SELECT serving, engine, requests, slots_in_use FROM gpuidx_worker_stats;
+-- without the worker, placement keeps everything here, with the same answer
+SET gpuidx.device = worker;
+SET gpuidx.gpu_min_postings = 0;
+SELECT pl_length(pl_intersect(pl_range(0, 99999), pl_range(50000, 149999), pl_range(70000, 70009)));
+RESET gpuidx.device;
+RESET gpuidx.gpu_min_postings;

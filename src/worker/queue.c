@@ -21,6 +21,7 @@
 #include "utils/guc.h"
 
 #include "cpu/cpu.h"
+#include "gpuidx_format.h"
 #include "worker/queue.h"
 
 GPUIDX_FUNCTION(gpuidx_worker_stats);
@@ -153,7 +154,7 @@ gpx_worker_define_settings(void)
 							NULL, &gpu_min_postings_setting, 16384, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, assign_min_postings, NULL);
 	DefineCustomIntVariable("gpuidx.batch_window",
-							"Longest time the GPU worker holds a request to batch it with others.",
+							"Longest time, in microseconds, the GPU worker holds a request to batch it with others.",
 							NULL, &gpx_batch_window_us, 100, 0, 1000000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuidx.batch_max_work",
@@ -345,6 +346,7 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 	GpxSlot    *slot = NULL;
 	uint64		size;
 	uint64		work = 0;
+	uint64		bytes = 0;
 	int			i;
 	char	   *base;
 	TimestampTz start;
@@ -379,7 +381,10 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 		req->terms[i].len = lens[i];
 		memcpy(base + size, lists[i], lens[i]);
 		size += TYPEALIGN(8, lens[i]);
-		work += lens[i];
+		bytes += lens[i];
+		/* the batch's work in postings; the engine checks the header itself */
+		if (lens[i] >= sizeof(gpuidx_list_header))
+			work += ((const gpuidx_list_header *) lists[i])->count;
 	}
 	req->out_offset = size;
 	size += (uint64) out_capacity * sizeof(uint32);
@@ -418,7 +423,7 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 	my_slot = i;
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GPX_SLOT_SUBMITTED);
-	gpx_count(GPX_STAT_BYTES_SENT, work);
+	gpx_count(GPX_STAT_BYTES_SENT, bytes);
 	sem_post(&sh->wakeup);
 
 	deadline = TimestampTzPlusMilliseconds(start, gpx_gpu_timeout_ms);
