@@ -2,6 +2,8 @@
 -- by row (no index), through a gpuidx index on text or on tsvector, and as
 -- GIN answers to_tsvector(cfg, body) @@ plainto_tsquery(cfg, query)
 SET client_min_messages = warning;
+-- the index's own scans here (bitmap scans); the custom scan: customscan.sql
+SET gpuidx.enable_customscan = off;
 
 -- documents of words drawn with a skewed (Zipf-like) law, deterministically
 CREATE TABLE words (n int PRIMARY KEY, w text);

@@ -12,6 +12,7 @@
 #include "am/gpuidx_am.h"
 #include "text/tokenize.h"
 #include "type/postinglist.h"
+#include "scan/customscan.h"
 #include "worker/worker.h"
 
 /* src/worker/engine_sql.c */
@@ -52,6 +53,7 @@ _PG_init(void)
 	gpx_text_define_settings();
 	gpx_worker_define_settings();
 	gpx_define_reloptions();
+	gpx_customscan_init();
 	MarkGUCPrefixReserved("gpuidx");
 	/* the GPU worker and its shared memory exist only when preloaded */
 	if (process_shared_preload_libraries_in_progress)

@@ -313,3 +313,93 @@ gq_execute(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
 	}
 	pending_matches(gq, terms, fn, arg);
 }
+
+/* ---------------------------------------------------------------------------
+ * A cursor: the same answer, one TID at a time, one segment's matches held
+ */
+
+static void
+collect_pending(void *arg, ItemPointerData *tids, int n)
+{
+	GqCursor   *c = arg;
+
+	if (c->npending + n > c->pending_cap)
+	{
+		c->pending_cap = Max(c->pending_cap * 2, c->npending + n);
+		c->pending = c->pending ? repalloc_huge(c->pending, (Size) c->pending_cap * sizeof(ItemPointerData))
+			: palloc_extended((Size) c->pending_cap * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+	}
+	memcpy(c->pending + c->npending, tids, n * sizeof(ItemPointerData));
+	c->npending += n;
+}
+
+GqCursor *
+gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms)
+{
+	GqCursor   *c = palloc0(sizeof(GqCursor));
+
+	c->gq = gq;
+	c->terms = *terms;
+	c->tids = palloc(TID_BATCH * sizeof(ItemPointerData));
+	c->done = terms->n == 0;
+	return c;
+}
+
+bool
+gq_cursor_next(GqCursor *c, ItemPointer tid)
+{
+	while (!c->done)
+	{
+		if (c->tpos < c->ntids)
+		{
+			*tid = c->tids[c->tpos++];
+			return true;
+		}
+		if (c->docs != NULL && c->dpos < c->ndocs)
+		{
+			uint32		n = Min(TID_BATCH, c->ndocs - c->dpos);
+
+			CHECK_FOR_INTERRUPTS();
+			c->ntids = gpx_seg_map(gq_segment(c->gq, c->seg - 1), c->docs + c->dpos, n, c->tids);
+			c->tpos = 0;
+			c->dpos += n;
+			continue;
+		}
+		if (c->docs)
+		{
+			pfree(c->docs);
+			c->docs = NULL;
+		}
+		if (c->seg < (int) c->gq->meta.nsegments)
+		{
+			CHECK_FOR_INTERRUPTS();
+			c->ndocs = segment_matches(c->gq, c->seg, &c->terms, &c->docs);
+			c->dpos = 0;
+			c->seg++;
+			continue;
+		}
+		if (!c->pending_read)
+		{
+			pending_matches(c->gq, &c->terms, collect_pending, c);
+			c->pending_read = true;
+		}
+		if (c->ppos < c->npending)
+		{
+			*tid = c->pending[c->ppos++];
+			return true;
+		}
+		c->done = true;
+	}
+	return false;
+}
+
+void
+gq_cursor_end(GqCursor *c)
+{
+	if (c->docs)
+		pfree(c->docs);
+	if (c->pending)
+		pfree(c->pending);
+	pfree(c->tids);
+	pfree(c);
+}

@@ -1,15 +1,14 @@
 /*
  * query.h
- *	  The query executor of gpuidx, shared by the index scan and (later) the
- *	  custom scan: per segment, look the query's terms up in the dictionary,
+ *	  The query executor of gpuidx, shared by the index scan and the custom
+ *	  scan: per segment, look the query's terms up in the dictionary,
  *	  plan shortest-first (SvS) rounds by their document frequencies, open
  *	  each list only when its round comes (reading only the blocks a skewed
  *	  round can reach), stop at the first empty round, map doc ids to TIDs
  *	  skipping dead docs; then scan the pending area.
  *
- * Rounds run on the CPU (src/cpu) here; a GPU path replaces them for the
- * rounds its scheduler places on the GPU, with the same inputs (pl_view
- * lists) and output (sorted doc ids).
+ * The rounds the placement gives the GPU go to the worker (worker/worker.h)
+ * as the lists' encoded bytes; the others run on the CPU (src/cpu) here.
  */
 #ifndef GPUIDX_QUERY_H
 #define GPUIDX_QUERY_H
@@ -33,6 +32,33 @@ extern GpxSegment *gq_segment(GqIndex *gq, int seg);
 
 /* the whole query: every segment, then the pending area */
 extern void gq_execute(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg);
+
+/*
+ * The same answer one TID at a time (the custom scan): one segment's matches
+ * held at a time, then the pending area's.  No TID comes twice.
+ */
+typedef struct GqCursor
+{
+	GqIndex    *gq;
+	GpxLexemes	terms;
+	int			seg;			/* the next segment to query */
+	uint32	   *docs;			/* the current segment's matches */
+	uint32		ndocs;
+	uint32		dpos;
+	ItemPointerData *tids;		/* a batch of them mapped to TIDs */
+	int			ntids;
+	int			tpos;
+	bool		pending_read;
+	ItemPointerData *pending;	/* the pending area's matches */
+	int			npending;
+	int			pending_cap;
+	int			ppos;
+	bool		done;
+} GqCursor;
+
+extern GqCursor *gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms);
+extern bool gq_cursor_next(GqCursor *c, ItemPointer tid);
+extern void gq_cursor_end(GqCursor *c);
 
 /*
  * The pending area's entries and those matching every term, reading at

@@ -1,0 +1,91 @@
+-- The gpuidx custom scan: "column @@& query" on a gpuidx-indexed column,
+-- answered from the index one TID at a time; count(*) and EXISTS leave
+-- all-visible heap pages unread; every answer equals a sequential scan's,
+-- after deletes, updates and VACUUM
+SET client_min_messages = warning;
+CREATE TABLE cs (id int PRIMARY KEY, body text, tsv tsvector) WITH (autovacuum_enabled = off);
+INSERT INTO cs
+SELECT g, 'w' || (g % 7) || ' v' || (g % 13) || ' u' || g,
+       to_tsvector('english', 'w' || (g % 7) || ' v' || (g % 13) || ' u' || g)
+FROM generate_series(1, 20000) g;
+CREATE INDEX cs_body ON cs USING gpuidx (body);
+CREATE INDEX cs_tsv ON cs USING gpuidx (tsv);
+VACUUM ANALYZE cs;
+
+-- the same count three ways: the custom scan, a bitmap scan, row by row
+CREATE FUNCTION counts(q text, OUT custom bigint, OUT bitmap bigint, OUT seq bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('enable_seqscan', 'off', true);
+	PERFORM set_config('gpuidx.enable_customscan', 'on', true);
+	EXECUTE 'SELECT count(*) FROM cs WHERE body @@& $1' INTO custom USING q;
+	PERFORM set_config('gpuidx.enable_customscan', 'off', true);
+	EXECUTE 'SELECT count(*) FROM cs WHERE body @@& $1' INTO bitmap USING q;
+	PERFORM set_config('enable_seqscan', 'on', true);
+	PERFORM set_config('enable_bitmapscan', 'off', true);
+	PERFORM set_config('enable_indexscan', 'off', true);
+	EXECUTE 'SELECT count(*) FROM cs WHERE body @@& $1' INTO seq USING q;
+END $$;
+
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+-- all-visible: the heap is not read at all
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+SELECT * FROM counts('w3 v5');
+EXPLAIN (COSTS OFF) SELECT EXISTS (SELECT 1 FROM cs WHERE body @@& 'u77');
+SELECT EXISTS (SELECT 1 FROM cs WHERE body @@& 'u77'), EXISTS (SELECT 1 FROM cs WHERE body @@& 'u77 w1');
+-- a column needed: every row fetched; other conditions filter the rows
+EXPLAIN (COSTS OFF) SELECT id FROM cs WHERE body @@& 'w3 v5' AND id > 10000;
+SELECT count(*), min(id), max(id) FROM cs WHERE body @@& 'w3 v5' AND id > 10000;
+-- LIMIT stops early
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT id FROM cs WHERE body @@& 'w3' LIMIT 3;
+-- a tsvector column
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE tsv @@& 'w3 v5';
+SELECT count(*) FROM cs WHERE tsv @@& 'w3 v5';
+-- no lexemes, no term in the index
+SELECT count(*) FROM cs WHERE body @@& 'the';
+SELECT count(*) FROM cs WHERE body @@& 'nosuchword';
+
+-- deletes, updates (in the pending area), VACUUM: the same counts as row by row
+DELETE FROM cs WHERE id % 10 = 0;
+UPDATE cs SET body = body || ' edited', tsv = tsv || to_tsvector('english', 'edited') WHERE id % 10 = 1;
+INSERT INTO cs SELECT g, 'w3 v5 fresh u' || g, to_tsvector('english', 'w3 v5 fresh u' || g) FROM generate_series(20001, 20100) g;
+SELECT * FROM counts('w3 v5');
+SELECT * FROM counts('edited w2');
+SELECT * FROM counts('fresh');
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+VACUUM cs;
+SELECT * FROM counts('w3 v5');
+SELECT * FROM counts('edited w2');
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+
+-- another transaction's uncommitted rows are not counted, even on pages once all-visible
+BEGIN;
+INSERT INTO cs VALUES (30000, 'w3 v5 uncommitted', NULL);
+SELECT * FROM counts('uncommitted');
+ROLLBACK;
+SELECT * FROM counts('uncommitted');
+
+-- a prepared statement planned under one configuration, run under another:
+-- the index cannot answer, every row is checked, the answer is right
+SET plan_cache_mode = force_generic_plan;
+PREPARE by_body(text) AS SELECT count(*) FROM cs WHERE body @@& $1;
+EXECUTE by_body('w3 v5');
+SET gpuidx.text_config = 'simple';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE by_body('w3 v5');
+EXECUTE by_body('w3 v5');
+RESET gpuidx.text_config;
+DEALLOCATE by_body;
+RESET plan_cache_mode;
+
+-- turned off: the index's bitmap scan
+SET gpuidx.enable_customscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+RESET gpuidx.enable_customscan;
+-- under another configuration the text index is not chosen
+SET gpuidx.text_config = 'simple';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+RESET gpuidx.text_config;
+RESET enable_seqscan;
+DROP FUNCTION counts(text);
+DROP TABLE cs;

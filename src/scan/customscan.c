@@ -1,0 +1,472 @@
+/*
+ * customscan.c
+ *	  The gpuidx custom scan: "column @@& query" on a column with a gpuidx
+ *	  index, answered by the query executor (src/query, its rounds placed
+ *	  between the GPU worker and this backend) one TID at a time, with no
+ *	  TID bitmap.  Heap rows are fetched with their visibility checked; when
+ *	  the query needs no column (count(*), EXISTS), a TID on a page the
+ *	  visibility map marks all-visible is counted without reading the page,
+ *	  as an index-only scan would.  LIMIT stops it early.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/relation.h"
+#include "access/tableam.h"
+#include "access/visibilitymap.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "am/gpuidx_am.h"
+#include "query/query.h"
+#include "scan/customscan.h"
+
+bool		gpx_enable_customscan = true;
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+static Plan *plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							  List *tlist, List *clauses, List *custom_plans);
+static Node *create_scan_state(CustomScan *cscan);
+static void begin_scan(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_scan(CustomScanState *node);
+static void end_scan(CustomScanState *node);
+static void rescan(CustomScanState *node);
+static void explain_scan(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods path_methods = {
+	.CustomName = "gpuidx",
+	.PlanCustomPath = plan_custom_path,
+};
+
+static const CustomScanMethods plan_methods = {
+	.CustomName = "gpuidx",
+	.CreateCustomScanState = create_scan_state,
+};
+
+static const CustomExecMethods exec_methods = {
+	.CustomName = "gpuidx",
+	.BeginCustomScan = begin_scan,
+	.ExecCustomScan = exec_scan,
+	.EndCustomScan = end_scan,
+	.ReScanCustomScan = rescan,
+	.ExplainCustomScan = explain_scan,
+};
+
+typedef struct GpxScanState
+{
+	CustomScanState css;
+	Oid			indexoid;
+	bool		count_only;		/* no column needed: all-visible pages unread */
+	ExprState  *query_expr;
+	ExprState  *match_qual;		/* the clause itself, for when the index cannot answer */
+	struct TableScanDescData *seq;	/* then: every row, the clause evaluated */
+	Relation	index;
+	struct IndexFetchTableData *fetch;
+	TupleTableSlot *fetch_slot; /* the table AM's own slot (PG 15 gives custom scans virtual ones) */
+	Buffer		vmbuffer;
+	MemoryContext cxt;			/* the cursor's memory, reset on rescan */
+	GqIndex    *gq;
+	GqCursor   *cursor;
+	bool		started;
+	/* for EXPLAIN ANALYZE */
+	uint64		tids;
+	uint64		heap_fetches;
+	uint64		visible_unread;
+} GpxScanState;
+
+/* ---------------------------------------------------------------------------
+ * Planning
+ */
+
+static bool
+is_match_operator(Oid opno)
+{
+	Oid			func = get_opcode(opno);
+	char	   *name = OidIsValid(func) ? get_func_name(func) : NULL;
+
+	return name != NULL && strcmp(name, "gpuidx_match") == 0;
+}
+
+/* "Var @@& expr" on this relation, expr free of its Vars and volatility: the Var */
+static Var *
+match_clause(RestrictInfo *rinfo, Index relid, Node **query)
+{
+	OpExpr	   *op;
+	Node	   *left;
+
+	if (!IsA(rinfo->clause, OpExpr))
+		return NULL;
+	op = (OpExpr *) rinfo->clause;
+	if (list_length(op->args) != 2 || !is_match_operator(op->opno))
+		return NULL;
+	left = linitial(op->args);
+	while (IsA(left, RelabelType))
+		left = (Node *) ((RelabelType *) left)->arg;
+	if (!IsA(left, Var) || ((Var *) left)->varno != relid || ((Var *) left)->varlevelsup != 0)
+		return NULL;
+	*query = lsecond(op->args);
+	if (bms_is_member(relid, pull_varnos(NULL, *query)) || contain_volatile_functions(*query))
+		return NULL;
+	return (Var *) left;
+}
+
+static bool
+needs_no_column(List *tlist, List *quals)
+{
+	Bitmapset  *attrs = NULL;
+
+	pull_varattnos((Node *) tlist, 0, &attrs);
+	pull_varattnos((Node *) quals, 0, &attrs);
+	if (attrs != NULL)
+		return false;
+	/* no Var of any level either (varno 0 never occurs: check the lists have none) */
+	return !contain_var_clause((Node *) tlist) && !contain_var_clause((Node *) quals);
+}
+
+static void
+add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	Oid			amoid = get_am_oid("gpuidx", true);
+	ListCell   *lc;
+
+	if (!OidIsValid(amoid))
+		return;
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Node	   *query;
+		Var		   *var = match_clause(rinfo, rti, &query);
+		ListCell   *lc2;
+		ListCell   *lc3;
+
+		if (var == NULL)
+			continue;
+		foreach(lc2, rel->indexlist)
+		{
+			IndexOptInfo *ix = lfirst(lc2);
+			IndexClause *ic;
+			IndexPath  *ipath;
+			CustomPath *cpath;
+			List	   *other = NIL;
+			double		tuples;
+			double		pages;
+			double		heap_pages;
+			double		T = Max(rel->pages, 1);
+			bool		count_only;
+			QualCost	qcost;
+			Relation	index;
+			bool		answers;
+
+			if (ix->relam != amoid || ix->nkeycolumns != 1 || ix->indexkeys[0] != var->varattno ||
+				ix->indpred != NIL)
+				continue;
+			index = index_open(ix->indexoid, NoLock);
+			answers = gpx_index_answers(index, gpx_current_config());
+			index_close(index, NoLock);
+			if (!answers)
+				continue;
+
+			/* the index's own estimate, through its cost function */
+			ic = makeNode(IndexClause);
+			ic->rinfo = rinfo;
+			ic->indexquals = list_make1(rinfo);
+			ic->lossy = false;
+			ic->indexcol = 0;
+			ipath = create_index_path(root, ix, list_make1(ic), NIL, NIL, NIL,
+									  ForwardScanDirection, false, NULL, 1.0, false);
+
+			foreach(lc3, rel->baserestrictinfo)
+				if (lfirst(lc3) != rinfo)
+					other = lappend(other, lfirst(lc3));
+			count_only = needs_no_column(rel->reltarget->exprs, extract_actual_clauses(other, false));
+
+			/* heap pages as a bitmap scan would read them (Mackert-Lohman), less the all-visible ones */
+			tuples = clamp_row_est(ipath->indexselectivity * rel->tuples);
+			pages = Min(T, (2.0 * T * tuples) / (2.0 * T + tuples));
+			heap_pages = count_only ? pages * (1.0 - rel->allvisfrac) : pages;
+			cost_qual_eval(&qcost, other, root);
+
+			cpath = makeNode(CustomPath);
+			cpath->path.pathtype = T_CustomScan;
+			cpath->path.parent = rel;
+			cpath->path.pathtarget = rel->reltarget;
+			cpath->path.param_info = NULL;
+			cpath->path.parallel_aware = false;
+			cpath->path.parallel_safe = false;
+			cpath->path.parallel_workers = 0;
+			cpath->path.rows = rel->rows;
+			cpath->path.pathkeys = NIL;
+			cpath->path.startup_cost = ipath->indextotalcost;
+			cpath->path.total_cost = ipath->indextotalcost +
+				heap_pages * (random_page_cost - (random_page_cost - seq_page_cost) * sqrt(pages / T)) +
+				tuples * (cpu_tuple_cost + qcost.per_tuple) + qcost.startup +
+				(count_only ? tuples * cpu_operator_cost : 0);
+			cpath->flags = 0;
+			cpath->custom_paths = NIL;
+			cpath->custom_private = list_make3(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo);
+			cpath->methods = &path_methods;
+			add_path(rel, &cpath->path);
+			break;
+		}
+	}
+}
+
+static void
+set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+	if (!gpx_enable_customscan || rte->rtekind != RTE_RELATION || rte->inh ||
+		rte->relkind != RELKIND_RELATION || rel->reloptkind != RELOPT_BASEREL ||
+		rel->baserestrictinfo == NIL || rel->indexlist == NIL)
+		return;
+	add_custom_path(root, rel, rti, rte);
+}
+
+static Plan *
+plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				 List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	RestrictInfo *chosen = lthird(best_path->custom_private);
+	List	   *other = NIL;
+	ListCell   *lc;
+
+	foreach(lc, clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		/* the index answers it exactly: no recheck */
+		if (rinfo != chosen)
+			other = lappend(other, rinfo);
+	}
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(other, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	/* the query expression, where setrefs fixes its Params */
+	cscan->custom_exprs = list_make2(lsecond(((OpExpr *) chosen->clause)->args), chosen->clause);
+	cscan->custom_private = list_make2(linitial(best_path->custom_private),
+									   lsecond(best_path->custom_private));
+	cscan->methods = &plan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ---------------------------------------------------------------------------
+ * Execution
+ */
+
+static Node *
+create_scan_state(CustomScan *cscan)
+{
+	GpxScanState *s = palloc0(sizeof(GpxScanState));
+
+	NodeSetTag(s, T_CustomScanState);
+	s->css.methods = &exec_methods;
+	s->indexoid = intVal(linitial(cscan->custom_private));
+	s->count_only = boolVal(lsecond(cscan->custom_private));
+	return (Node *) s;
+}
+
+static void
+begin_scan(CustomScanState *node, EState *estate, int eflags)
+{
+	GpxScanState *s = (GpxScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	s->query_expr = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
+	s->match_qual = ExecInitQual(list_make1(lsecond(cscan->custom_exprs)), &node->ss.ps);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	s->index = index_open(s->indexoid, AccessShareLock);
+	s->fetch = table_index_fetch_begin(node->ss.ss_currentRelation);
+	s->fetch_slot = table_slot_create(node->ss.ss_currentRelation, &estate->es_tupleTable);
+	s->vmbuffer = InvalidBuffer;
+	s->cxt = AllocSetContextCreate(estate->es_query_cxt, "gpuidx custom scan", ALLOCSET_DEFAULT_SIZES);
+}
+
+/* the query's terms, and the cursor over the index's answer */
+static void
+start(GpxScanState *s)
+{
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(s->cxt);
+	GpxLexemes	terms = {0};
+	bool		isnull;
+	Datum		q = ExecEvalExprSwitchContext(s->query_expr, econtext, &isnull);
+	Oid			cfg = gpx_current_config();
+
+	s->started = true;
+	if (!gpx_index_answers(s->index, cfg))
+	{
+		/*
+		 * A plan made under another gpuidx.text_config (a prepared
+		 * statement): the index's lexemes are not the query's, so every row
+		 * is read and the operator decides, as a bitmap scan's lossy pages do.
+		 */
+		s->seq = table_beginscan(s->css.ss.ss_currentRelation, s->css.ss.ps.state->es_snapshot, 0, NULL);
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	if (!isnull)
+		gpx_query_terms(cfg, DatumGetTextPP(q), &terms);
+	s->gq = gq_open(s->index);
+	s->cursor = gq_cursor_begin(s->gq, &terms);
+	MemoryContextSwitchTo(old);
+}
+
+static TupleTableSlot *
+next_tuple(ScanState *ss)
+{
+	GpxScanState *s = (GpxScanState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	EState	   *estate = ss->ps.state;
+	Snapshot	snapshot = estate->es_snapshot;
+	ItemPointerData tid;
+
+	if (!s->started)
+		start(s);
+	if (s->seq)
+	{
+		ExprContext *econtext = ss->ps.ps_ExprContext;
+
+		while (table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
+		{
+			s->heap_fetches++;
+			/* expressions read the scan slot, which they know to be virtual */
+			ExecCopySlot(slot, s->fetch_slot);
+			econtext->ecxt_scantuple = slot;
+			if (ExecQual(s->match_qual, econtext))
+				return slot;
+			ResetExprContext(econtext);
+			CHECK_FOR_INTERRUPTS();
+		}
+		return ExecClearTuple(slot);
+	}
+	for (;;)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->cxt);
+		bool		more = gq_cursor_next(s->cursor, &tid);
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		MemoryContextSwitchTo(old);
+		if (!more)
+			return ExecClearTuple(slot);
+		s->tids++;
+		if (s->count_only && IsMVCCSnapshot(snapshot) &&
+			VM_ALL_VISIBLE(ss->ss_currentRelation, ItemPointerGetBlockNumber(&tid), &s->vmbuffer))
+		{
+			/* every tuple of the page is visible to every snapshot */
+			s->visible_unread++;
+			ExecStoreAllNullTuple(slot);
+			return slot;
+		}
+		s->heap_fetches++;
+		if (table_index_fetch_tuple(s->fetch, &tid, snapshot, s->fetch_slot, &call_again, &all_dead))
+			return ExecCopySlot(slot, s->fetch_slot);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static bool
+recheck_tuple(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+exec_scan(CustomScanState *node)
+{
+	return ExecScan(&node->ss, next_tuple, recheck_tuple);
+}
+
+static void
+reset_cursor(GpxScanState *s)
+{
+	if (s->seq)
+	{
+		table_endscan(s->seq);
+		s->seq = NULL;
+	}
+	else if (s->started)
+	{
+		gq_cursor_end(s->cursor);
+		gq_close(s->gq);
+	}
+	s->started = false;
+	if (s->cxt)
+		MemoryContextReset(s->cxt);
+}
+
+static void
+end_scan(CustomScanState *node)
+{
+	GpxScanState *s = (GpxScanState *) node;
+
+	if (s->index == NULL)
+		return;					/* EXPLAIN only */
+	reset_cursor(s);
+	if (BufferIsValid(s->vmbuffer))
+		ReleaseBuffer(s->vmbuffer);
+	table_index_fetch_end(s->fetch);
+	index_close(s->index, AccessShareLock);
+}
+
+static void
+rescan(CustomScanState *node)
+{
+	GpxScanState *s = (GpxScanState *) node;
+
+	reset_cursor(s);
+	table_index_fetch_reset(s->fetch);
+}
+
+static void
+explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpxScanState *s = (GpxScanState *) node;
+
+	ExplainPropertyText("Index", get_rel_name(s->indexoid), es);
+	ExplainPropertyText("Heap", s->count_only ? "only pages not all-visible" : "every row", es);
+	if (es->analyze && s->seq)
+		ExplainPropertyText("Index Unused", "made under another gpuidx.text_config: every row checked", es);
+	if (es->analyze)
+	{
+		ExplainPropertyUInteger("Index Matches", NULL, s->tids, es);
+		ExplainPropertyUInteger("Heap Fetches", NULL, s->heap_fetches, es);
+		if (s->count_only)
+			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
+	}
+}
+
+void
+gpx_customscan_init(void)
+{
+	DefineCustomBoolVariable("gpuidx.enable_customscan",
+							 "Lets the planner answer @@& on a gpuidx-indexed column with the gpuidx custom scan.",
+							 NULL, &gpx_enable_customscan, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	RegisterCustomScanMethods(&plan_methods);
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = set_rel_pathlist;
+}

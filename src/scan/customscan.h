@@ -1,0 +1,13 @@
+/*
+ * customscan.h
+ *	  The gpuidx custom scan for "column @@& query" (customscan.c).
+ */
+#ifndef GPX_CUSTOMSCAN_H
+#define GPX_CUSTOMSCAN_H
+
+extern bool gpx_enable_customscan;
+
+/* from _PG_init: the setting, the plan methods, the planner hook */
+extern void gpx_customscan_init(void);
+
+#endif							/* GPX_CUSTOMSCAN_H */
