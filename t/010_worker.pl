@@ -80,6 +80,15 @@ if ($real)
 		q{SELECT count(*) FROM iq WHERE n % 125 = 0 AND count_by(terms, 'seq') <> count_by(terms, 'index')}),
 		'0', "and $sample of them count through the worker as a sequential scan does");
 
+	# EXPLAIN ANALYZE of the custom scan says where the rounds ran
+	my $pair = $node->safe_psql('postgres',
+		'SELECT string_agg(word, \' \') FROM (SELECT word FROM terms ORDER BY pl_length(l) DESC LIMIT 2) t');
+	my $plan = $node->safe_psql('postgres', qq{SET enable_seqscan = off;
+		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM docs WHERE body @@& '$pair'});
+	like($plan, qr/Custom Scan \(gpuidx\) on docs.*Rounds on GPU Worker: [1-9].*Worker Requests: [1-9]/s,
+		"EXPLAIN ANALYZE of '$pair' shows its rounds on the worker");
+	unlike($plan, qr/Worker Wait/, 'and no timing with TIMING OFF');
+
 	$nqueries = $node->safe_psql('postgres', 'SELECT count(*) FROM queries');
 	cmp_ok($nqueries, '>=', 100, "$nqueries real GCIDE queries of 2 to 8 terms");
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM queries WHERE check_query(n) IS NULL'), '0',

@@ -39,6 +39,7 @@
 #include "am/gpuidx_am.h"
 #include "query/query.h"
 #include "scan/customscan.h"
+#include "worker/worker.h"
 
 bool		gpx_enable_customscan = true;
 
@@ -89,6 +90,8 @@ typedef struct GpxScanState
 	GqCursor   *cursor;
 	bool		started;
 	/* for EXPLAIN ANALYZE */
+	GpxLocalStats worker_at_start;	/* this backend's worker counters when the scan began */
+	GpxLocalStats worker;		/* what the scan added to them */
 	uint64		tids;
 	uint64		heap_fetches;
 	uint64		visible_unread;
@@ -335,6 +338,21 @@ start(GpxScanState *s)
 	MemoryContextSwitchTo(old);
 }
 
+/* what the cursor's last step cost on the worker's side */
+static void
+add_worker_stats(GpxScanState *s)
+{
+	GpxLocalStats *a = &s->worker_at_start;
+	GpxLocalStats *b = &gpx_local_stats;
+
+	s->worker.requests += b->requests - a->requests;
+	s->worker.worker_rounds += b->worker_rounds - a->worker_rounds;
+	s->worker.backend_rounds += b->backend_rounds - a->backend_rounds;
+	s->worker.fallbacks += b->fallbacks - a->fallbacks;
+	s->worker.bytes_sent += b->bytes_sent - a->bytes_sent;
+	s->worker.wait_us += b->wait_us - a->wait_us;
+}
+
 static TupleTableSlot *
 next_tuple(ScanState *ss)
 {
@@ -366,9 +384,13 @@ next_tuple(ScanState *ss)
 	for (;;)
 	{
 		MemoryContext old = MemoryContextSwitchTo(s->cxt);
-		bool		more = gq_cursor_next(s->cursor, &tid);
+		bool		more;
 		bool		call_again = false;
 		bool		all_dead = false;
+
+		s->worker_at_start = gpx_local_stats;
+		more = gq_cursor_next(s->cursor, &tid);
+		add_worker_stats(s);
 
 		MemoryContextSwitchTo(old);
 		if (!more)
@@ -457,6 +479,17 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Heap Fetches", NULL, s->heap_fetches, es);
 		if (s->count_only)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
+		/* where the rounds ran, when the placement was asked */
+		if (s->worker.worker_rounds + s->worker.backend_rounds + s->worker.fallbacks > 0)
+		{
+			ExplainPropertyUInteger("Rounds on GPU Worker", NULL, s->worker.worker_rounds, es);
+			ExplainPropertyUInteger("Rounds in Backend", NULL, s->worker.backend_rounds, es);
+			ExplainPropertyUInteger("Worker Requests", NULL, s->worker.requests, es);
+			ExplainPropertyUInteger("Worker Fallbacks", NULL, s->worker.fallbacks, es);
+			ExplainPropertyUInteger("Bytes Sent", "bytes", s->worker.bytes_sent, es);
+			if (es->timing)
+				ExplainPropertyFloat("Worker Wait", "ms", s->worker.wait_us / 1000.0, 3, es);
+		}
 	}
 }
 

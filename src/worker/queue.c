@@ -40,6 +40,7 @@ static int	cpu_ratio_threshold_setting = 128;
 static int	gpu_min_postings_setting = 16384;
 
 GpxWorkerShared *gpx_worker_shared = NULL;
+GpxLocalStats gpx_local_stats;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -221,12 +222,14 @@ gpx_count(GpxCounter c, uint64 n)
 void
 gpx_worker_count_cpu_rounds(uint32 rounds)
 {
+	gpx_local_stats.backend_rounds += rounds;
 	gpx_count(GPX_STAT_CPU_ROUNDS, rounds);
 }
 
 void
 gpx_count_worker_rounds(uint32 rounds)
 {
+	gpx_local_stats.worker_rounds += rounds;
 	gpx_count(GPX_STAT_GPU_ROUNDS, rounds);
 }
 
@@ -322,6 +325,7 @@ count_wait(TimestampTz since)
 
 	TimestampDifference(since, GetCurrentTimestamp(), &secs, &usecs);
 	us = (uint64) secs * 1000000 + usecs;
+	gpx_local_stats.wait_us += us;
 	while (b < GPX_WAIT_BUCKETS - 1 && (UINT64CONST(1) << b) <= us)
 		b++;
 	pg_atomic_fetch_add_u64(&gpx_worker_shared->waits[b], 1);
@@ -330,6 +334,7 @@ count_wait(TimestampTz since)
 static bool
 fall_back(GpxFallback why)
 {
+	gpx_local_stats.fallbacks++;
 	gpx_count(GPX_STAT_FALLBACK_FIRST + why, 1);
 	return false;
 }
@@ -424,6 +429,7 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GPX_SLOT_SUBMITTED);
 	gpx_count(GPX_STAT_BYTES_SENT, bytes);
+	gpx_local_stats.bytes_sent += bytes;
 	sem_post(&sh->wakeup);
 
 	deadline = TimestampTzPlusMilliseconds(start, gpx_gpu_timeout_ms);
@@ -451,6 +457,7 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 	PG_CATCH();
 	{
 		gpx_count(GPX_STAT_FALLBACK_FIRST + GPX_FALLBACK_CANCELLED, 1);
+		gpx_local_stats.fallbacks++;
 		slot_withdraw(i);
 		PG_RE_THROW();
 	}
@@ -472,7 +479,10 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 	else
 		slot_withdraw(i);
 	if (answered)
+	{
+		gpx_local_stats.requests++;
 		return true;
+	}
 	return fall_back(state == GPX_SLOT_DONE ? GPX_FALLBACK_ENGINE_ERROR :
 					 state == GPX_SLOT_FAILED ? GPX_FALLBACK_WORKER_LOST : GPX_FALLBACK_TIMEOUT);
 }

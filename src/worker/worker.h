@@ -70,6 +70,19 @@ extern bool gpx_worker_present(void);
 extern bool gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 								 uint32 *out, uint32 out_capacity, uint32 *count);
 
+/* this backend's share of the statistics, for EXPLAIN ANALYZE */
+typedef struct GpxLocalStats
+{
+	uint64		requests;		/* answered by the worker */
+	uint64		worker_rounds;
+	uint64		backend_rounds;
+	uint64		fallbacks;
+	uint64		bytes_sent;
+	uint64		wait_us;		/* submission to answer, summed */
+} GpxLocalStats;
+
+extern GpxLocalStats gpx_local_stats;
+
 /* rounds the placement kept in the backend, and rounds the worker ran, for the statistics */
 extern void gpx_worker_count_cpu_rounds(uint32 rounds);
 extern void gpx_count_worker_rounds(uint32 rounds);
