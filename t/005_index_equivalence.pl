@@ -1,5 +1,6 @@
 # The core proof: on a real corpus (GCIDE's 203,641 dictionary entries, from
-# the project's data fetcher) and 560 of its real queries, a gpuidx index, a
+# the project's data fetcher) and 560 of its real queries, a gpuidx index
+# (its custom scan, its bitmap scan, and count(*) alone), a
 # sequential scan evaluating @@& row by row, and GIN answering
 # to_tsvector('english', body) @@ plainto_tsquery('english', q) return the
 # same rows for every query, before and after rounds of random inserts,
@@ -81,14 +82,27 @@ $node->safe_psql('postgres', q{
 	CREATE FUNCTION answers(method text) RETURNS TABLE (qid int, n bigint, h text) LANGUAGE plpgsql AS $$
 	DECLARE r record; pred text;
 	BEGIN
-		pred := CASE method WHEN 'gpuidx' THEN 'body @@& $1'
+		pred := CASE WHEN method LIKE 'gpuidx%' THEN 'body @@& $1'
 			ELSE 'to_tsvector(''english'', body) @@ plainto_tsquery(''english'', $1)' END;
 		SET LOCAL enable_seqscan = off;
+		-- gpuidx: the custom scan (the default plan); gpuidx_bitmap: the index's bitmap scan
+		PERFORM set_config('gpuidx.enable_customscan', (method <> 'gpuidx_bitmap')::text, true);
 		SET LOCAL client_min_messages = warning;
 		FOR r IN SELECT qs.qid, qs.q FROM qs ORDER BY qs.qid LOOP
 			qid := r.qid;
 			EXECUTE format('SELECT count(*), md5(coalesce(string_agg(id::text, '','' ORDER BY id), '''')) FROM docs WHERE %s', pred)
 				INTO n, h USING r.q;
+			RETURN NEXT;
+		END LOOP;
+	END $$;
+	-- count(*) alone: the custom scan counts all-visible pages' matches unread
+	CREATE FUNCTION counts() RETURNS TABLE (qid int, n bigint) LANGUAGE plpgsql AS $$
+	DECLARE r record;
+	BEGIN
+		SET LOCAL enable_seqscan = off;
+		FOR r IN SELECT qs.qid, qs.q FROM qs ORDER BY qs.qid LOOP
+			qid := r.qid;
+			EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO n USING r.q;
 			RETURN NEXT;
 		END LOOP;
 	END $$;
@@ -107,13 +121,18 @@ sub compare
 	my ($step, $with_seq) = @_;
 	$node->safe_psql('postgres', q{
 		SET client_min_messages = warning;
-		DROP TABLE IF EXISTS res_gpuidx, res_gin;
+		DROP TABLE IF EXISTS res_gpuidx, res_bitmap, res_count, res_gin;
 		CREATE TABLE res_gpuidx AS SELECT * FROM answers('gpuidx');
+		CREATE TABLE res_bitmap AS SELECT * FROM answers('gpuidx_bitmap');
+		CREATE TABLE res_count AS SELECT * FROM counts();
 		CREATE TABLE res_gin AS SELECT * FROM answers('gin');
 	});
 	my ($rows, $with) = split /\|/, $node->safe_psql('postgres',
 		'SELECT sum(n), count(*) FILTER (WHERE n > 0) FROM res_gpuidx');
 	is(differing('res_gpuidx', 'res_gin'), '0', "$step: gpuidx = GIN on $nq queries ($with with rows, $rows rows in all)");
+	is(differing('res_bitmap', 'res_gin'), '0', "$step: gpuidx's bitmap scan = GIN");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM res_count c JOIN res_gin g USING (qid) WHERE c.n <> g.n'),
+		'0', "$step: gpuidx's count(*) = GIN's");
 	if ($with_seq)
 	{
 		# row by row: each document against every query, in parallel
@@ -139,8 +158,14 @@ sub compare
 
 # the plans compared are the ones meant
 like($node->safe_psql('postgres', q{SET enable_seqscan = off;
+	EXPLAIN SELECT id FROM docs WHERE body @@& 'water vessel'}), qr/Custom Scan \(gpuidx\) on docs.*\n\s+Index: docs_gpx/,
+	'the gpuidx answers come from the gpuidx custom scan on the gpuidx index');
+like($node->safe_psql('postgres', q{SET enable_seqscan = off; SET gpuidx.enable_customscan = off;
 	EXPLAIN SELECT id FROM docs WHERE body @@& 'water vessel'}), qr/Bitmap Index Scan on docs_gpx/,
-	'the gpuidx answers come from the gpuidx index');
+	'and, the custom scan off, from its bitmap scan');
+like($node->safe_psql('postgres', q{SET enable_seqscan = off;
+	EXPLAIN SELECT count(*) FROM docs WHERE body @@& 'water vessel'}), qr/Heap: only pages not all-visible/,
+	'count(*) reads only pages not all-visible');
 like($node->safe_psql('postgres', q{SET enable_seqscan = off;
 	EXPLAIN SELECT id FROM docs WHERE to_tsvector('english', body) @@ plainto_tsquery('english', 'water vessel')}),
 	qr/Bitmap Index Scan on docs_gin/, 'the GIN answers come from GIN');
