@@ -87,6 +87,8 @@ $node->safe_psql('postgres', q{
 		SET LOCAL enable_seqscan = off;
 		-- gpuidx: the custom scan (the default plan); gpuidx_bitmap: the index's bitmap scan
 		PERFORM set_config('gpuidx.enable_customscan', (method <> 'gpuidx_bitmap')::text, true);
+		-- the custom scan fetching rows, even where the bitmap scan is cheaper
+		PERFORM set_config('enable_bitmapscan', (method <> 'gpuidx')::text, true);
 		SET LOCAL client_min_messages = warning;
 		FOR r IN SELECT qs.qid, qs.q FROM qs ORDER BY qs.qid LOOP
 			qid := r.qid;
@@ -157,7 +159,7 @@ sub compare
 }
 
 # the plans compared are the ones meant
-like($node->safe_psql('postgres', q{SET enable_seqscan = off;
+like($node->safe_psql('postgres', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
 	EXPLAIN SELECT id FROM docs WHERE body @@& 'water vessel'}), qr/Custom Scan \(gpuidx\) on docs.*\n\s+Index: docs_gpx/,
 	'the gpuidx answers come from the gpuidx custom scan on the gpuidx index');
 like($node->safe_psql('postgres', q{SET enable_seqscan = off; SET gpuidx.enable_customscan = off;

@@ -5,6 +5,8 @@
 SET client_min_messages = warning;
 SET enable_seqscan = off;
 SELECT ddl, pred FROM bench_methods WHERE method = :'method' \gset
+-- gpuidx answers through its custom scan; gpuidx_bitmap through its bitmap scan
+SELECT set_config('gpuidx.enable_customscan', (:'method' NOT LIKE '%\_bitmap')::text, false) AS customscan \gset
 DROP INDEX IF EXISTS bench_idx;
 CHECKPOINT;
 SELECT bench_build(:'ddl') AS build_ms \gset

@@ -317,3 +317,16 @@ gpuidx_matchsel(PG_FUNCTION_ARGS)
 	CLAMP_PROBABILITY(sel);
 	PG_RETURN_FLOAT8(sel);
 }
+
+/* segments the index has now (the custom scan's startup estimate) */
+uint32
+gpx_index_segments(Relation index)
+{
+	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
+	uint32		n;
+
+	gpx_meta_read(index, meta);
+	n = meta->nsegments;
+	pfree(meta);
+	return n;
+}

@@ -116,6 +116,7 @@ typedef struct GpxEstimate
 } GpxEstimate;
 
 extern void gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est);
+extern uint32 gpx_index_segments(Relation index);
 extern void gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							 Cost *startup, Cost *total, Selectivity *selectivity,
 							 double *correlation, double *pages);

@@ -17,6 +17,7 @@
 #include "access/relation.h"
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
+#include "nodes/tidbitmap.h"
 #include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
@@ -173,18 +174,21 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			List	   *other = NIL;
 			double		tuples;
 			double		pages;
-			double		heap_pages;
 			double		T = Max(rel->pages, 1);
 			bool		count_only;
-			QualCost	qcost;
+			bool		lossy;
+			double		factor;
+			BitmapHeapPath *bpath;
 			Relation	index;
 			bool		answers;
+			uint32		nsegments;
 
 			if (ix->relam != amoid || ix->nkeycolumns != 1 || ix->indexkeys[0] != var->varattno ||
 				ix->indpred != NIL)
 				continue;
 			index = index_open(ix->indexoid, NoLock);
 			answers = gpx_index_answers(index, gpx_current_config());
+			nsegments = answers ? gpx_index_segments(index) : 0;
 			index_close(index, NoLock);
 			if (!answers)
 				continue;
@@ -203,12 +207,20 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 					other = lappend(other, lfirst(lc3));
 			count_only = needs_no_column(rel->reltarget->exprs, extract_actual_clauses(other, false));
 
-			/* heap pages as a bitmap scan would read them (Mackert-Lohman), less the all-visible ones */
+			/*
+			 * Priced against the index's bitmap scan, as the planner prices
+			 * that (measured on 1M Debian paths, bench/results/customscan.md):
+			 * fetching rows TID by TID costs about 1.5 times its page-at-a-time
+			 * reads; a count, which both leave all-visible pages unread for,
+			 * about the same; but past work_mem the bitmap turns lossy and
+			 * rechecks every row of its lossy pages (100 times slower there),
+			 * which the custom scan never does.
+			 */
+			bpath = create_bitmap_heap_path(root, rel, (Path *) ipath, NULL, 1.0, 0);
 			tuples = clamp_row_est(ipath->indexselectivity * rel->tuples);
 			pages = Min(T, (2.0 * T * tuples) / (2.0 * T + tuples));
-			heap_pages = count_only ? pages * (1.0 - rel->allvisfrac) : pages;
-			cost_qual_eval(&qcost, other, root);
-
+			lossy = pages > (double) tbm_calculate_entries((double) work_mem * 1024.0);
+			factor = lossy ? (count_only ? 0.2 : 0.6) : (count_only ? 0.97 : 1.5);
 			cpath = makeNode(CustomPath);
 			cpath->path.pathtype = T_CustomScan;
 			cpath->path.parent = rel;
@@ -219,11 +231,11 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			cpath->path.parallel_workers = 0;
 			cpath->path.rows = rel->rows;
 			cpath->path.pathkeys = NIL;
-			cpath->path.startup_cost = ipath->indextotalcost;
-			cpath->path.total_cost = ipath->indextotalcost +
-				heap_pages * (random_page_cost - (random_page_cost - seq_page_cost) * sqrt(pages / T)) +
-				tuples * (cpu_tuple_cost + qcost.per_tuple) + qcost.startup +
-				(count_only ? tuples * cpu_operator_cost : 0);
+			/* its first row needs one segment's intersection, not every segment's */
+			cpath->path.startup_cost = ipath->indextotalcost / Max(nsegments, 1);
+			/* priced as the bitmap scan would be when enabled (enable_bitmapscan is its own) */
+			cpath->path.total_cost = Max((bpath->path.total_cost - (enable_bitmapscan ? 0 : disable_cost)) * factor,
+										 cpath->path.startup_cost);
 			cpath->flags = 0;
 			cpath->custom_paths = NIL;
 			cpath->custom_private = list_make3(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo);
