@@ -81,6 +81,21 @@ RESET gpuidx.text_config;
 DEALLOCATE by_body;
 RESET plan_cache_mode;
 
+-- the rows' identity: ctid and tableoid, UPDATE, DELETE and FOR UPDATE through
+-- the custom scan; a query reading xmin is left to the other scans
+SET enable_bitmapscan = off;
+SELECT c.ctid = s.ctid AS same_ctid, c.tableoid::regclass
+FROM (SELECT ctid, tableoid, id FROM cs WHERE body @@& 'u77') c
+JOIN (SELECT ctid, id FROM cs WHERE id = 77) s USING (id);
+EXPLAIN (COSTS OFF) SELECT xmin FROM cs WHERE body @@& 'u77';
+EXPLAIN (COSTS OFF) UPDATE cs SET body = body || ' renamed' WHERE body @@& 'u77';
+UPDATE cs SET body = body || ' renamed' WHERE body @@& 'u77' RETURNING id, body;
+DELETE FROM cs WHERE body @@& 'u78' RETURNING id;
+SELECT id FROM cs WHERE body @@& 'u79' FOR UPDATE;
+SELECT * FROM counts('renamed');
+SELECT * FROM counts('u78');
+RESET enable_bitmapscan;
+
 -- turned off: the index's bitmap scan
 SET gpuidx.enable_customscan = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';

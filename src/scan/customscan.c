@@ -15,6 +15,7 @@
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/relation.h"
+#include "access/sysattr.h"
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "nodes/tidbitmap.h"
@@ -134,16 +135,32 @@ match_clause(RestrictInfo *rinfo, Index relid, Node **query)
 	return (Var *) left;
 }
 
+/*
+ * Does the query read a system column the scan's (virtual) slot cannot give?
+ * ctid and tableoid it gives; xmin, xmax, cmin, cmax it cannot.
+ */
+static bool
+needs_other_system_column(List *tlist, List *quals, Index relid)
+{
+	Bitmapset  *attrs = NULL;
+	int			i = -1;
+
+	pull_varattnos((Node *) tlist, relid, &attrs);
+	pull_varattnos((Node *) quals, relid, &attrs);
+	while ((i = bms_next_member(attrs, i)) >= 0)
+	{
+		AttrNumber	attno = i + FirstLowInvalidHeapAttributeNumber;
+
+		if (attno < 0 && attno != SelfItemPointerAttributeNumber && attno != TableOidAttributeNumber)
+			return true;
+	}
+	return false;
+}
+
+/* no Var at all: the rows' contents are not needed (count(*), EXISTS) */
 static bool
 needs_no_column(List *tlist, List *quals)
 {
-	Bitmapset  *attrs = NULL;
-
-	pull_varattnos((Node *) tlist, 0, &attrs);
-	pull_varattnos((Node *) quals, 0, &attrs);
-	if (attrs != NULL)
-		return false;
-	/* no Var of any level either (varno 0 never occurs: check the lists have none) */
 	return !contain_var_clause((Node *) tlist) && !contain_var_clause((Node *) quals);
 }
 
@@ -205,6 +222,8 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			foreach(lc3, rel->baserestrictinfo)
 				if (lfirst(lc3) != rinfo)
 					other = lappend(other, lfirst(lc3));
+			if (needs_other_system_column(rel->reltarget->exprs, extract_actual_clauses(other, false), rti))
+				return;
 			count_only = needs_no_column(rel->reltarget->exprs, extract_actual_clauses(other, false));
 
 			/*
@@ -350,6 +369,19 @@ start(GpxScanState *s)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * The fetched row into the scan slot (virtual in PG 15), with the identity
+ * that UPDATE, DELETE, FOR UPDATE and ctid/tableoid read from the slot.
+ */
+static TupleTableSlot *
+store_row(TupleTableSlot *slot, TupleTableSlot *fetched)
+{
+	ExecCopySlot(slot, fetched);
+	slot->tts_tid = fetched->tts_tid;
+	slot->tts_tableOid = fetched->tts_tableOid;
+	return slot;
+}
+
 /* what the cursor's last step cost on the worker's side */
 static void
 add_worker_stats(GpxScanState *s)
@@ -384,7 +416,7 @@ next_tuple(ScanState *ss)
 		{
 			s->heap_fetches++;
 			/* expressions read the scan slot, which they know to be virtual */
-			ExecCopySlot(slot, s->fetch_slot);
+			store_row(slot, s->fetch_slot);
 			econtext->ecxt_scantuple = slot;
 			if (ExecQual(s->match_qual, econtext))
 				return slot;
@@ -418,7 +450,7 @@ next_tuple(ScanState *ss)
 		}
 		s->heap_fetches++;
 		if (table_index_fetch_tuple(s->fetch, &tid, snapshot, s->fetch_slot, &call_again, &all_dead))
-			return ExecCopySlot(slot, s->fetch_slot);
+			return store_row(slot, s->fetch_slot);
 		CHECK_FOR_INTERRUPTS();
 	}
 }
