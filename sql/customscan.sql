@@ -81,6 +81,10 @@ RESET gpuidx.text_config;
 DEALLOCATE by_body;
 RESET plan_cache_mode;
 
+-- a query from the outer row: the scan is run again for each
+EXPLAIN (COSTS OFF) SELECT q, (SELECT count(*) FROM cs WHERE body @@& v.q) FROM (VALUES ('u5'), ('w3 v5'), ('the')) v(q);
+SELECT q, (SELECT count(*) FROM cs WHERE body @@& v.q) FROM (VALUES ('u5'), ('w3 v5'), ('the')) v(q);
+
 -- the rows' identity: ctid and tableoid, UPDATE, DELETE and FOR UPDATE through
 -- the custom scan; a query reading xmin is left to the other scans
 SET enable_bitmapscan = off;

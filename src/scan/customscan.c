@@ -130,7 +130,8 @@ match_clause(RestrictInfo *rinfo, Index relid, Node **query)
 	if (!IsA(left, Var) || ((Var *) left)->varno != relid || ((Var *) left)->varlevelsup != 0)
 		return NULL;
 	*query = lsecond(op->args);
-	if (bms_is_member(relid, pull_varnos(NULL, *query)) || contain_volatile_functions(*query))
+	/* constants and parameters only: the same query for the whole scan (or rescan) */
+	if (contain_var_clause(*query) || contain_volatile_functions(*query))
 		return NULL;
 	return (Var *) left;
 }
@@ -272,7 +273,7 @@ set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *r
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	if (!gpx_enable_customscan || rte->rtekind != RTE_RELATION || rte->inh ||
 		rte->relkind != RELKIND_RELATION || rel->reloptkind != RELOPT_BASEREL ||
-		rel->baserestrictinfo == NIL || rel->indexlist == NIL)
+		rel->baserestrictinfo == NIL || rel->indexlist == NIL || !bms_is_empty(rel->lateral_relids))
 		return;
 	add_custom_path(root, rel, rti, rte);
 }
@@ -328,6 +329,17 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	GpxScanState *s = (GpxScanState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
+	/*
+	 * PostgreSQL 15 gives a custom scan a virtual scan slot and compiles its
+	 * expressions for that slot alone, skipping the step that deforms a
+	 * stored tuple.  Rows come here in the table AM's own slots (ours, or
+	 * EvalPlanQual's), so the scan slot's type is declared not fixed and the
+	 * projection and quals compiled again: every expression then deforms
+	 * whatever slot it is given, and rows are returned without a copy.
+	 */
+	node->ss.ps.scanopsfixed = false;
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
 	s->query_expr = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	s->match_qual = ExecInitQual(list_make1(lsecond(cscan->custom_exprs)), &node->ss.ps);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
@@ -369,19 +381,6 @@ start(GpxScanState *s)
 	MemoryContextSwitchTo(old);
 }
 
-/*
- * The fetched row into the scan slot (virtual in PG 15), with the identity
- * that UPDATE, DELETE, FOR UPDATE and ctid/tableoid read from the slot.
- */
-static TupleTableSlot *
-store_row(TupleTableSlot *slot, TupleTableSlot *fetched)
-{
-	ExecCopySlot(slot, fetched);
-	slot->tts_tid = fetched->tts_tid;
-	slot->tts_tableOid = fetched->tts_tableOid;
-	return slot;
-}
-
 /* what the cursor's last step cost on the worker's side */
 static void
 add_worker_stats(GpxScanState *s)
@@ -415,11 +414,9 @@ next_tuple(ScanState *ss)
 		while (table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
 		{
 			s->heap_fetches++;
-			/* expressions read the scan slot, which they know to be virtual */
-			store_row(slot, s->fetch_slot);
-			econtext->ecxt_scantuple = slot;
+			econtext->ecxt_scantuple = s->fetch_slot;
 			if (ExecQual(s->match_qual, econtext))
-				return slot;
+				return s->fetch_slot;
 			ResetExprContext(econtext);
 			CHECK_FOR_INTERRUPTS();
 		}
@@ -450,15 +447,20 @@ next_tuple(ScanState *ss)
 		}
 		s->heap_fetches++;
 		if (table_index_fetch_tuple(s->fetch, &tid, snapshot, s->fetch_slot, &call_again, &all_dead))
-			return store_row(slot, s->fetch_slot);
+			return s->fetch_slot;
 		CHECK_FOR_INTERRUPTS();
 	}
 }
 
+/* EvalPlanQual: a row updated concurrently must still match */
 static bool
 recheck_tuple(ScanState *ss, TupleTableSlot *slot)
 {
-	return true;
+	GpxScanState *s = (GpxScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	econtext->ecxt_scantuple = slot;
+	return ExecQualAndReset(s->match_qual, econtext);
 }
 
 static TupleTableSlot *
@@ -506,6 +508,7 @@ rescan(CustomScanState *node)
 
 	reset_cursor(s);
 	table_index_fetch_reset(s->fetch);
+	ExecScanReScan(&node->ss);
 }
 
 static void
