@@ -230,17 +230,16 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			/*
 			 * Priced against the index's bitmap scan, as the planner prices
 			 * that (measured on 1M Debian paths, bench/results/customscan.md):
-			 * fetching rows TID by TID costs about 1.5 times its page-at-a-time
-			 * reads; a count, which both leave all-visible pages unread for,
-			 * about the same; but past work_mem the bitmap turns lossy and
-			 * rechecks every row of its lossy pages (100 times slower there),
-			 * which the custom scan never does.
+			 * fetching rows or counting them costs about the same as the
+			 * bitmap scan (the bitmap kept as the tie-break); but past work_mem
+			 * the bitmap turns lossy and rechecks every row of its lossy pages
+			 * (30 to 100 times slower there), which the custom scan never does.
 			 */
 			bpath = create_bitmap_heap_path(root, rel, (Path *) ipath, NULL, 1.0, 0);
 			tuples = clamp_row_est(ipath->indexselectivity * rel->tuples);
 			pages = Min(T, (2.0 * T * tuples) / (2.0 * T + tuples));
 			lossy = pages > (double) tbm_calculate_entries((double) work_mem * 1024.0);
-			factor = lossy ? (count_only ? 0.2 : 0.6) : (count_only ? 0.97 : 1.5);
+			factor = lossy ? (count_only ? 0.2 : 0.6) : (count_only ? 0.97 : 1.05);
 			cpath = makeNode(CustomPath);
 			cpath->path.pathtype = T_CustomScan;
 			cpath->path.parent = rel;
