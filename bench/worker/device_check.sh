@@ -6,8 +6,9 @@
 # its index queries, generated lists), then 32 clients checking answers while
 # the engine process is killed, then a first look at throughput.
 #
-# Here:   bash bench/worker/pack.sh      (bundle + GCIDE into bench/build/worker)
-# Device: bash bench/worker/device_check.sh     carry: bench/build/worker
+# Here:   bash bench/worker/pack.sh [gcide|dpaths]   (bundle + corpus into bench/build/worker)
+# Device: [MODE=bench] bash bench/worker/device_check.sh     carry: bench/build/worker
+# MODE=bench runs device_bench.sh on all of debian-paths instead (pgbench, GPU / CPU / GIN).
 # Logs in $OUT (default bench/build/worker/out); the last line is "== END".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,17 +28,21 @@ log "build"
 make -s -j"$(nproc)" with_llvm=no PG_CONFIG="$PGB/usr/lib/postgresql/15/bin/pg_config" all install 2>&1 | grep -vE "^$" | tail -5
 ls "$(pg_config --pkglibdir)"/gpuidx*.so || exit 1
 
+# MODE=check (default): GCIDE and device_session.sh; MODE=bench: debian-paths and device_bench.sh
+mode=${MODE:-check}
+corpus=gcide session=device_session.sh
+[ "$mode" = bench ] && corpus=dpaths session=device_bench.sh
 w=/tmp/gpuidx-worker
 rm -rf $w && mkdir -p $w
-xz -dc bench/build/worker/gcide-docs.tsv.xz > $w/docs.tsv
-cp bench/build/worker/gcide-queries.tsv $w/queries.tsv
-cp test/worker/*.sql bench/worker/device_session.sh $w/
+xz -T0 -dc bench/build/worker/$corpus-docs.tsv.xz > $w/docs.tsv || exit 1
+cp bench/build/worker/$corpus-queries.tsv $w/queries.tsv
+cp test/worker/*.sql bench/worker/$session $w/
 if [ "$(id -u)" = 0 ]; then
 	id gpuidx >/dev/null 2>&1 || useradd -m gpuidx
 	chown -R gpuidx $w
-	runuser -u gpuidx -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" bash $w/device_session.sh $w 2>&1 | tee "$out/session.log"
+	runuser -u gpuidx -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" bash $w/$session $w 2>&1 | tee "$out/session.log"
 else
-	bash $w/device_session.sh $w 2>&1 | tee "$out/session.log"
+	bash $w/$session $w 2>&1 | tee "$out/session.log"
 fi
 cp $w/*.txt "$out"/ 2>/dev/null
 cp $w/data/log "$out"/server.log 2>/dev/null
