@@ -81,6 +81,14 @@ RESET gpuidx.text_config;
 DEALLOCATE by_body;
 RESET plan_cache_mode;
 
+-- count(*) alone is counted inside the scan; anything more keeps the Aggregate
+EXPLAIN (COSTS OFF) SELECT count(*) + 1 FROM cs WHERE body @@& 'w3 v5';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5' HAVING count(*) > 1;
+EXPLAIN (COSTS OFF) SELECT count(id) FROM cs WHERE body @@& 'w3 v5';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5' AND now() < '2000-01-01';
+SELECT count(*) + 1, (SELECT count(*) FROM cs WHERE body @@& 'w3 v5' AND now() < '2000-01-01')
+FROM cs WHERE body @@& 'w3 v5';
+
 -- a query from the outer row: the scan is run again for each
 EXPLAIN (COSTS OFF) SELECT q, (SELECT count(*) FROM cs WHERE body @@& v.q) FROM (VALUES ('u5'), ('w3 v5'), ('the')) v(q);
 SELECT q, (SELECT count(*) FROM cs WHERE body @@& v.q) FROM (VALUES ('u5'), ('w3 v5'), ('the')) v(q);

@@ -19,6 +19,7 @@
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "nodes/tidbitmap.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
@@ -31,8 +32,11 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "optimizer/planner.h"
 #include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -56,10 +60,20 @@ static void end_scan(CustomScanState *node);
 static void rescan(CustomScanState *node);
 static void explain_scan(CustomScanState *node, List *ancestors, ExplainState *es);
 
+static Plan *plan_count_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							 List *tlist, List *clauses, List *custom_plans);
+
 static const CustomPathMethods path_methods = {
 	.CustomName = "gpuidx",
 	.PlanCustomPath = plan_custom_path,
 };
+
+static const CustomPathMethods count_path_methods = {
+	.CustomName = "gpuidx count",
+	.PlanCustomPath = plan_count_path,
+};
+
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
 
 static const CustomScanMethods plan_methods = {
 	.CustomName = "gpuidx",
@@ -80,6 +94,14 @@ typedef struct GpxScanState
 	CustomScanState css;
 	Oid			indexoid;
 	bool		count_only;		/* no column needed: all-visible pages unread */
+	bool		aggregate;		/* count(*) itself: one row, the count */
+	bool		agg_done;
+	Oid			heap_oid;		/* aggregate: the table (locked by the executor already) */
+	AttrNumber	attno;			/* aggregate: the indexed column, for the fallback */
+	FmgrInfo	match_fn;		/* aggregate: @@&'s function, for the fallback */
+	Datum		query_value;	/* aggregate: the query, for the fallback */
+	bool		query_null;
+	Relation	heap;
 	ExprState  *query_expr;
 	ExprState  *match_qual;		/* the clause itself, for when the index cannot answer */
 	struct TableScanDescData *seq;	/* then: every row, the clause evaluated */
@@ -306,6 +328,105 @@ plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	return &cscan->scan.plan;
 }
 
+/*
+ * count(*) itself into the scan: "SELECT count(*) FROM t WHERE col @@& q"
+ * and nothing else (one table, that one condition, no grouping, no HAVING,
+ * every output a plain count(*)) is answered by one custom scan that counts
+ * the matches where they are instead of handing each to an Aggregate.
+ */
+static bool
+is_plain_count(Node *node)
+{
+	Aggref	   *agg;
+
+	if (!IsA(node, Aggref))
+		return false;
+	agg = (Aggref *) node;
+	return agg->aggfnoid == F_COUNT_ && agg->aggstar && agg->args == NIL && agg->aggfilter == NULL &&
+		agg->aggdistinct == NIL && agg->aggorder == NIL && agg->agglevelsup == 0 &&
+		agg->aggkind == AGGKIND_NORMAL && agg->aggsplit == AGGSPLIT_SIMPLE;
+}
+
+static void
+create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+				   RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	CustomPath *scan = NULL;
+	CustomPath *cpath;
+	RestrictInfo *rinfo;
+	OpExpr	   *op;
+	Node	   *left;
+	ListCell   *lc;
+
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+	if (stage != UPPERREL_GROUP_AGG || !gpx_enable_customscan || input_rel->reloptkind != RELOPT_BASEREL ||
+		parse->groupClause != NIL || parse->groupingSets != NIL || parse->havingQual != NULL ||
+		parse->hasWindowFuncs || parse->hasTargetSRFs || !parse->hasAggs ||
+		list_length(input_rel->baserestrictinfo) != 1 || output_rel->reltarget->exprs == NIL)
+		return;
+	foreach(lc, output_rel->reltarget->exprs)
+		if (!is_plain_count(lfirst(lc)))
+			return;
+	foreach(lc, input_rel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (IsA(p, CustomPath) && ((CustomPath *) p)->methods == &path_methods &&
+			boolVal(lsecond(((CustomPath *) p)->custom_private)))
+			scan = (CustomPath *) p;
+	}
+	if (scan == NULL)
+		return;
+	rinfo = lthird(scan->custom_private);
+	if (rinfo != linitial(input_rel->baserestrictinfo) || rinfo->pseudoconstant)
+		return;
+	op = (OpExpr *) rinfo->clause;
+	left = linitial(op->args);
+	while (IsA(left, RelabelType))
+		left = (Node *) ((RelabelType *) left)->arg;
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = output_rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_safe = false;
+	cpath->path.rows = 1;
+	cpath->path.startup_cost = scan->path.total_cost;
+	/* the Aggregate's work on each row is not done */
+	cpath->path.total_cost = scan->path.total_cost;
+	cpath->flags = 0;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = list_make5(linitial(scan->custom_private),
+									   makeInteger(planner_rt_fetch(input_rel->relid, root)->relid),
+									   makeInteger(((Var *) left)->varattno), makeInteger(op->opfuncid),
+									   lsecond(op->args));
+	cpath->methods = &count_path_methods;
+	add_path(output_rel, &cpath->path);
+}
+
+static Plan *
+plan_count_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *priv = best_path->custom_private;
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = 0;
+	/* the counts, built by the scan: the target list reads them from here */
+	cscan->custom_scan_tlist = tlist;
+	cscan->custom_exprs = list_make1(list_nth(priv, 4));
+	cscan->custom_private = list_make5(linitial(priv), makeBoolean(true), lsecond(priv), lthird(priv),
+									   lfourth(priv));
+	cscan->methods = &plan_methods;
+	return &cscan->scan.plan;
+}
+
 /* ---------------------------------------------------------------------------
  * Execution
  */
@@ -319,6 +440,14 @@ create_scan_state(CustomScan *cscan)
 	s->css.methods = &exec_methods;
 	s->indexoid = intVal(linitial(cscan->custom_private));
 	s->count_only = boolVal(lsecond(cscan->custom_private));
+	if (list_length(cscan->custom_private) > 2)
+	{
+		s->aggregate = true;
+		/* the table by OID: the plan of an upper relation names no range table entry */
+		s->heap_oid = intVal(lthird(cscan->custom_private));
+		s->attno = intVal(lfourth(cscan->custom_private));
+		fmgr_info(intVal(list_nth(cscan->custom_private, 4)), &s->match_fn);
+	}
 	return (Node *) s;
 }
 
@@ -336,16 +465,23 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	 * projection and quals compiled again: every expression then deforms
 	 * whatever slot it is given, and rows are returned without a copy.
 	 */
-	node->ss.ps.scanopsfixed = false;
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
-	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
 	s->query_expr = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
-	s->match_qual = ExecInitQual(list_make1(lsecond(cscan->custom_exprs)), &node->ss.ps);
+	if (!s->aggregate)
+	{
+		node->ss.ps.scanopsfixed = false;
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+		node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+		s->match_qual = ExecInitQual(list_make1(lsecond(cscan->custom_exprs)), &node->ss.ps);
+		s->heap = node->ss.ss_currentRelation;
+	}
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
+	/* an aggregate's one row of counts is built here, in the virtual scan slot */
+	if (s->aggregate)
+		s->heap = table_open(s->heap_oid, AccessShareLock);
 	s->index = index_open(s->indexoid, AccessShareLock);
-	s->fetch = table_index_fetch_begin(node->ss.ss_currentRelation);
-	s->fetch_slot = table_slot_create(node->ss.ss_currentRelation, &estate->es_tupleTable);
+	s->fetch = table_index_fetch_begin(s->heap);
+	s->fetch_slot = table_slot_create(s->heap, &estate->es_tupleTable);
 	s->vmbuffer = InvalidBuffer;
 	s->cxt = AllocSetContextCreate(estate->es_query_cxt, "gpuidx custom scan", ALLOCSET_DEFAULT_SIZES);
 }
@@ -362,6 +498,8 @@ start(GpxScanState *s)
 	Oid			cfg = gpx_current_config();
 
 	s->started = true;
+	s->query_value = isnull ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(q));
+	s->query_null = isnull;
 	if (!gpx_index_answers(s->index, cfg))
 	{
 		/*
@@ -369,7 +507,7 @@ start(GpxScanState *s)
 		 * statement): the index's lexemes are not the query's, so every row
 		 * is read and the operator decides, as a bitmap scan's lossy pages do.
 		 */
-		s->seq = table_beginscan(s->css.ss.ss_currentRelation, s->css.ss.ps.state->es_snapshot, 0, NULL);
+		s->seq = table_beginscan(s->heap, s->css.ss.ps.state->es_snapshot, 0, NULL);
 		MemoryContextSwitchTo(old);
 		return;
 	}
@@ -437,7 +575,7 @@ next_tuple(ScanState *ss)
 			return ExecClearTuple(slot);
 		s->tids++;
 		if (s->count_only && IsMVCCSnapshot(snapshot) &&
-			VM_ALL_VISIBLE(ss->ss_currentRelation, ItemPointerGetBlockNumber(&tid), &s->vmbuffer))
+			VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tid), &s->vmbuffer))
 		{
 			/* every tuple of the page is visible to every snapshot */
 			s->visible_unread++;
@@ -462,9 +600,90 @@ recheck_tuple(ScanState *ss, TupleTableSlot *slot)
 	return ExecQualAndReset(s->match_qual, econtext);
 }
 
+/* count(*) of the matches, every row counted where it is, none returned */
+static int64
+count_matches(GpxScanState *s)
+{
+	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
+	int64		n = 0;
+	ItemPointerData tid;
+
+	if (!s->started)
+		start(s);
+	if (s->seq)
+	{
+		/* the index cannot answer under this configuration: the operator decides */
+		while (!s->query_null && table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
+		{
+			bool		isnull;
+			Datum		doc = slot_getattr(s->fetch_slot, s->attno, &isnull);
+
+			s->heap_fetches++;
+			if (!isnull && DatumGetBool(FunctionCall2(&s->match_fn, doc, s->query_value)))
+				n++;
+			CHECK_FOR_INTERRUPTS();
+		}
+		return n;
+	}
+	for (;;)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->cxt);
+		bool		more;
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		s->worker_at_start = gpx_local_stats;
+		more = gq_cursor_next(s->cursor, &tid);
+		add_worker_stats(s);
+		MemoryContextSwitchTo(old);
+		if (!more)
+			return n;
+		s->tids++;
+		if (IsMVCCSnapshot(snapshot) &&
+			VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tid), &s->vmbuffer))
+		{
+			s->visible_unread++;
+			n++;
+			continue;
+		}
+		s->heap_fetches++;
+		if (table_index_fetch_tuple(s->fetch, &tid, snapshot, s->fetch_slot, &call_again, &all_dead))
+			n++;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static TupleTableSlot *
+next_count(ScanState *ss)
+{
+	GpxScanState *s = (GpxScanState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	int64		n;
+
+	ExecClearTuple(slot);
+	if (s->agg_done)
+		return slot;
+	n = count_matches(s);
+	for (int i = 0; i < slot->tts_tupleDescriptor->natts; i++)
+	{
+		slot->tts_values[i] = Int64GetDatum(n);
+		slot->tts_isnull[i] = false;
+	}
+	s->agg_done = true;
+	return ExecStoreVirtualTuple(slot);
+}
+
+static bool
+recheck_count(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
 static TupleTableSlot *
 exec_scan(CustomScanState *node)
 {
+	if (((GpxScanState *) node)->aggregate)
+		return ExecScan(&node->ss, next_count, recheck_count);
 	return ExecScan(&node->ss, next_tuple, recheck_tuple);
 }
 
@@ -498,6 +717,8 @@ end_scan(CustomScanState *node)
 		ReleaseBuffer(s->vmbuffer);
 	table_index_fetch_end(s->fetch);
 	index_close(s->index, AccessShareLock);
+	if (s->aggregate)
+		table_close(s->heap, AccessShareLock);
 }
 
 static void
@@ -507,6 +728,7 @@ rescan(CustomScanState *node)
 
 	reset_cursor(s);
 	table_index_fetch_reset(s->fetch);
+	s->agg_done = false;
 	ExecScanReScan(&node->ss);
 }
 
@@ -516,6 +738,8 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	GpxScanState *s = (GpxScanState *) node;
 
 	ExplainPropertyText("Index", get_rel_name(s->indexoid), es);
+	if (s->aggregate)
+		ExplainPropertyText("Aggregate", "count(*) of the matches, counted in the scan", es);
 	ExplainPropertyText("Heap", s->count_only ? "only pages not all-visible" : "every row", es);
 	if (es->analyze && s->seq)
 		ExplainPropertyText("Index Unused", "made under another gpuidx.text_config: every row checked", es);
@@ -548,4 +772,6 @@ gpx_customscan_init(void)
 	RegisterCustomScanMethods(&plan_methods);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = set_rel_pathlist;
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = create_upper_paths;
 }
