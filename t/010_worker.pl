@@ -85,7 +85,7 @@ if ($real)
 		'SELECT string_agg(word, \' \') FROM (SELECT word FROM terms ORDER BY pl_length(l) DESC LIMIT 2) t');
 	my $plan = $node->safe_psql('postgres', qq{SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0;
 		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM docs WHERE body @@& '$pair'});
-	like($plan, qr/Custom Scan \(gpuidx\) on docs.*Rounds on GPU Worker: [1-9].*Worker Requests: [1-9]/s,
+	like($plan, qr/Custom Scan \(gpuidx\).*Index: docs_idx.*Rounds on GPU Worker: [1-9].*Worker Requests: [1-9]/s,
 		"EXPLAIN ANALYZE of '$pair' shows its rounds on the worker");
 	unlike($plan, qr/Worker Wait/, 'and no timing with TIMING OFF');
 
