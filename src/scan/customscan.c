@@ -533,14 +533,51 @@ add_worker_stats(GpxScanState *s)
 	s->worker.wait_us += b->wait_us - a->wait_us;
 }
 
+/*
+ * The next match visible to the scan's snapshot: true with the row in
+ * fetch_slot, or with *unread set when only counting and its page is
+ * all-visible (every tuple of it visible to every snapshot: not read).
+ */
+static bool
+next_match(GpxScanState *s, bool *unread)
+{
+	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
+	ItemPointerData tid;
+
+	for (;;)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->cxt);
+		bool		more;
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		s->worker_at_start = gpx_local_stats;
+		more = gq_cursor_next(s->cursor, &tid);
+		add_worker_stats(s);
+		MemoryContextSwitchTo(old);
+		if (!more)
+			return false;
+		s->tids++;
+		*unread = s->count_only && IsMVCCSnapshot(snapshot) &&
+			VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tid), &s->vmbuffer);
+		if (*unread)
+		{
+			s->visible_unread++;
+			return true;
+		}
+		s->heap_fetches++;
+		if (table_index_fetch_tuple(s->fetch, &tid, snapshot, s->fetch_slot, &call_again, &all_dead))
+			return true;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 static TupleTableSlot *
 next_tuple(ScanState *ss)
 {
 	GpxScanState *s = (GpxScanState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	EState	   *estate = ss->ps.state;
-	Snapshot	snapshot = estate->es_snapshot;
-	ItemPointerData tid;
+	bool		unread;
 
 	if (!s->started)
 		start(s);
@@ -559,34 +596,14 @@ next_tuple(ScanState *ss)
 		}
 		return ExecClearTuple(slot);
 	}
-	for (;;)
+	if (!next_match(s, &unread))
+		return ExecClearTuple(slot);
+	if (unread)
 	{
-		MemoryContext old = MemoryContextSwitchTo(s->cxt);
-		bool		more;
-		bool		call_again = false;
-		bool		all_dead = false;
-
-		s->worker_at_start = gpx_local_stats;
-		more = gq_cursor_next(s->cursor, &tid);
-		add_worker_stats(s);
-
-		MemoryContextSwitchTo(old);
-		if (!more)
-			return ExecClearTuple(slot);
-		s->tids++;
-		if (s->count_only && IsMVCCSnapshot(snapshot) &&
-			VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tid), &s->vmbuffer))
-		{
-			/* every tuple of the page is visible to every snapshot */
-			s->visible_unread++;
-			ExecStoreAllNullTuple(slot);
-			return slot;
-		}
-		s->heap_fetches++;
-		if (table_index_fetch_tuple(s->fetch, &tid, snapshot, s->fetch_slot, &call_again, &all_dead))
-			return s->fetch_slot;
-		CHECK_FOR_INTERRUPTS();
+		ExecStoreAllNullTuple(slot);
+		return slot;
 	}
+	return s->fetch_slot;
 }
 
 /* EvalPlanQual: a row updated concurrently must still match */
@@ -604,9 +621,8 @@ recheck_tuple(ScanState *ss, TupleTableSlot *slot)
 static int64
 count_matches(GpxScanState *s)
 {
-	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
 	int64		n = 0;
-	ItemPointerData tid;
+	bool		unread;
 
 	if (!s->started)
 		start(s);
@@ -625,32 +641,9 @@ count_matches(GpxScanState *s)
 		}
 		return n;
 	}
-	for (;;)
-	{
-		MemoryContext old = MemoryContextSwitchTo(s->cxt);
-		bool		more;
-		bool		call_again = false;
-		bool		all_dead = false;
-
-		s->worker_at_start = gpx_local_stats;
-		more = gq_cursor_next(s->cursor, &tid);
-		add_worker_stats(s);
-		MemoryContextSwitchTo(old);
-		if (!more)
-			return n;
-		s->tids++;
-		if (IsMVCCSnapshot(snapshot) &&
-			VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tid), &s->vmbuffer))
-		{
-			s->visible_unread++;
-			n++;
-			continue;
-		}
-		s->heap_fetches++;
-		if (table_index_fetch_tuple(s->fetch, &tid, snapshot, s->fetch_slot, &call_again, &all_dead))
-			n++;
-		CHECK_FOR_INTERRUPTS();
-	}
+	while (next_match(s, &unread))
+		n++;
+	return n;
 }
 
 static TupleTableSlot *
