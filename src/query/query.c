@@ -104,7 +104,7 @@ device_rounds(GpxSegment *seg, GqTerm **order, int n, uint32 *docs, uint32 *k)
 	ndev = gpx_place_rounds(dfs, n, &gpx_placement);
 	if (ndev == 0)
 	{
-		gpx_worker_count_cpu_rounds(n - 1);
+		gpx_count_backend_rounds(n - 1);
 		return 0;
 	}
 	for (int i = 0; i < ndev; i++)
@@ -139,7 +139,7 @@ device_rounds(GpxSegment *seg, GqTerm **order, int n, uint32 *docs, uint32 *k)
 		return 0;				/* the CPU does it all, from the lists open now */
 	gpx_count_worker_rounds(ndev - 1);
 	if (ndev < n)
-		gpx_worker_count_cpu_rounds(n - ndev);
+		gpx_count_backend_rounds(n - ndev);
 	for (int i = 0; i < ndev; i++)
 	{
 		gpx_list_free(&order[i]->list);

@@ -355,8 +355,8 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	CustomPath *scan = NULL;
 	CustomPath *cpath;
 	RestrictInfo *rinfo;
-	OpExpr	   *op;
-	Node	   *left;
+	Var		   *var;
+	Node	   *query;
 	ListCell   *lc;
 
 	if (prev_create_upper_paths_hook)
@@ -382,10 +382,8 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	rinfo = lthird(scan->custom_private);
 	if (rinfo != linitial(input_rel->baserestrictinfo) || rinfo->pseudoconstant)
 		return;
-	op = (OpExpr *) rinfo->clause;
-	left = linitial(op->args);
-	while (IsA(left, RelabelType))
-		left = (Node *) ((RelabelType *) left)->arg;
+	var = match_clause(rinfo, input_rel->relid, &query);
+	Assert(var != NULL);		/* the scan path was made from this clause */
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -401,8 +399,8 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make5(linitial(scan->custom_private),
 									   makeInteger(planner_rt_fetch(input_rel->relid, root)->relid),
-									   makeInteger(((Var *) left)->varattno), makeInteger(op->opfuncid),
-									   lsecond(op->args));
+									   makeInteger(var->varattno),
+									   makeInteger(((OpExpr *) rinfo->clause)->opfuncid), query);
 	cpath->methods = &count_path_methods;
 	add_path(output_rel, &cpath->path);
 }

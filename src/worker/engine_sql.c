@@ -43,18 +43,49 @@ engine_release(void)
 	engine_api = NULL;
 }
 
-/* the CPU engine, noting why the configured one is not used */
+/* gpuidx.engine_library as a path ("" for none) */
 static void
-engine_use_cpu(const char *why)
+engine_library_path(char *path, size_t len)
 {
-	gpuidx_engine_config cfg = {sizeof(cfg), 0, 64 << 20, 0, 1, 0};
+	if (gpuidx_engine_library == NULL || gpuidx_engine_library[0] == '\0')
+		strlcpy(path, "", len);
+	else if (strncmp(gpuidx_engine_library, "$libdir/", 8) == 0)
+		snprintf(path, len, "%s/%s.so", pkglib_path, gpuidx_engine_library + 8);
+	else
+		strlcpy(path, gpuidx_engine_library, len);
+}
+
+const gpuidx_engine_api *
+gpx_engine_open(const gpuidx_engine_config *cfg, gpuidx_engine **engine, char *path, size_t pathlen,
+				char *why, size_t whylen)
+{
+	gpuidx_engine_config cpu_cfg = {sizeof(cpu_cfg), 0, 64 << 20, 0, 1, 0};
+	const gpuidx_engine_api *api = NULL;
 	gpuidx_engine_error err;
 
-	strlcpy(engine_reason, why, sizeof(engine_reason));
-	engine_api = cpu_engine_api();
-	if (engine_api->create(&cfg, &engine, &err) != GPUIDX_ENGINE_OK)
-		elog(ERROR, "could not create the CPU engine: %s", err.message);
-	engine_api->get_info(engine, &engine_info);
+	memset(&err, 0, sizeof(err));
+	*engine = NULL;
+	why[0] = '\0';
+	engine_library_path(path, pathlen);
+	if (path[0] == '\0')
+		strlcpy(why, "gpuidx.engine_library is empty", whylen);
+	else if ((api = engine_load(path, why, whylen)) != NULL)
+	{
+		int			st = api->create(cfg, engine, &err);
+
+		if (st == GPUIDX_ENGINE_OK)
+			return api;
+		snprintf(why, whylen, "engine \"%s\" did not start: %s: %s", path,
+				 engine_status_name(st), err.message);
+		*engine = NULL;
+	}
+	api = cpu_engine_api();
+	if (api->create(&cpu_cfg, engine, &err) != GPUIDX_ENGINE_OK)
+	{
+		snprintf(why, whylen, "could not create the CPU engine: %s", err.message);
+		return NULL;
+	}
+	return api;
 }
 
 /* the engine for the current setting, made or remade as needed */
@@ -62,46 +93,28 @@ static void
 engine_acquire(void)
 {
 	char		path[MAXPGPATH];
-	char		err[512];
-	const gpuidx_engine_api *api;
 	gpuidx_engine_config cfg = {sizeof(cfg), 0, 256 << 20, 64 << 20, 1, 0};
-	gpuidx_engine_error eerr;
-	int			st;
 
-	if (gpuidx_engine_library == NULL || gpuidx_engine_library[0] == '\0')
-		strlcpy(path, "", sizeof(path));
-	else if (strncmp(gpuidx_engine_library, "$libdir/", 8) == 0)
-		snprintf(path, sizeof(path), "%s/%s.so", pkglib_path, gpuidx_engine_library + 8);
-	else
-		strlcpy(path, gpuidx_engine_library, sizeof(path));
+	engine_library_path(path, sizeof(path));
 	if (engine != NULL && strcmp(path, engine_path) == 0)
 		return;
 	engine_release();
-	strlcpy(engine_path, path, sizeof(engine_path));
-	if (path[0] == '\0')
-	{
-		engine_use_cpu("gpuidx.engine_library is empty");
-		return;
-	}
-	api = engine_load(path, err, sizeof(err));
-	if (api == NULL)
-	{
-		engine_use_cpu(err);
-		return;
-	}
-	memset(&eerr, 0, sizeof(eerr));
-	st = api->create(&cfg, &engine, &eerr);
-	if (st != GPUIDX_ENGINE_OK)
-	{
-		snprintf(err, sizeof(err), "engine \"%s\" did not start: %s: %s", path,
-				 engine_status_name(st), eerr.message);
-		engine = NULL;
-		engine_use_cpu(err);
-		return;
-	}
-	engine_api = api;
+	engine_api = gpx_engine_open(&cfg, &engine, engine_path, sizeof(engine_path),
+								 engine_reason, sizeof(engine_reason));
+	if (engine_api == NULL)
+		elog(ERROR, "%s", engine_reason);
 	engine_api->get_info(engine, &engine_info);
-	engine_reason[0] = '\0';
+}
+
+/* never an error for the user because of the GPU: the CPU answers */
+static uint32
+intersect_on_cpu(const pl_view *views, int n, uint32 *out)
+{
+	const pl_view **order = palloc(n * sizeof(pl_view *));
+
+	for (int i = 0; i < n; i++)
+		order[i] = &views[i];
+	return pl_checked_count(cpu_intersect_k(order, n, out, CPU_METHOD_AUTO, NULL));
 }
 
 Datum
@@ -132,11 +145,15 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 	Datum	   *elems;
 	bool	   *elem_nulls;
 	int			n;
-	gpuidx_term_ref *refs;
 	pl_view    *views;
+	const void **bytes;
+	uint64	   *lens;
+	gpuidx_term_ref *refs;
 	gpuidx_query q;
 	gpuidx_engine_error err;
 	uint32		bound = PG_UINT32_MAX;
+	uint32	   *out;
+	uint32		count;
 	int			st;
 
 	deconstruct_array(arr, ARR_ELEMTYPE(arr), -1, false, TYPALIGN_INT, &elems, &elem_nulls, &n);
@@ -146,8 +163,9 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("an engine query intersects at most %d lists", GPUIDX_ENGINE_MAX_TERMS)));
-	refs = palloc0(n * sizeof(gpuidx_term_ref));
 	views = palloc(n * sizeof(pl_view));
+	bytes = palloc(n * sizeof(void *));
+	lens = palloc(n * sizeof(uint64));
 	for (int i = 0; i < n; i++)
 	{
 		struct varlena *v;
@@ -155,53 +173,42 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 		if (elem_nulls[i])
 			PG_RETURN_NULL();
 		v = pl_open_datum(elems[i], &views[i]);
-		refs[i].bytes = VARDATA(v);
-		refs[i].len = VARSIZE(v) - VARHDRSZ;
+		bytes[i] = VARDATA(v);
+		lens[i] = VARSIZE(v) - VARHDRSZ;
 		bound = Min(bound, views[i].count);
 	}
+	out = palloc(Max((size_t) bound, 1) * sizeof(uint32));
+
 	if (gpx_worker_present())
 	{
 		/* the worker owns the device: no engine in this session */
-		const void **bytes = palloc(n * sizeof(void *));
-		uint64	   *lens = palloc(n * sizeof(uint64));
-		uint32	   *out = palloc(Max((size_t) bound, 1) * sizeof(uint32));
-		uint32		count;
-
-		for (int i = 0; i < n; i++)
-		{
-			bytes[i] = refs[i].bytes;
-			lens[i] = refs[i].len;
-		}
 		if (!gpx_worker_intersect(bytes, lens, n, out, bound, &count))
-		{
-			const pl_view **order = palloc(n * sizeof(pl_view *));
-
-			for (int i = 0; i < n; i++)
-				order[i] = &views[i];
-			count = pl_checked_count(cpu_intersect_k(order, n, out, CPU_METHOD_AUTO, NULL));
-		}
+			count = intersect_on_cpu(views, n, out);
 		PG_RETURN_DATUM(pl_make_datum(out, count));
 	}
+
 	engine_acquire();
+	refs = palloc0(n * sizeof(gpuidx_term_ref));
+	for (int i = 0; i < n; i++)
+	{
+		refs[i].bytes = bytes[i];
+		refs[i].len = lens[i];
+	}
 	memset(&q, 0, sizeof(q));
 	q.terms = refs;
 	q.nterms = n;
-	q.out = palloc(Max((size_t) bound, 1) * sizeof(uint32));
+	q.out = out;
 	q.out_capacity = bound;
 	st = engine_api->run_batch(engine, &q, 1, NULL, &err);
+	count = q.out_count;
 	if (st != GPUIDX_ENGINE_OK || q.status != GPUIDX_ENGINE_OK)
 	{
-		/* never an error for the user because of the GPU: the CPU answers */
-		const pl_view **order = palloc(n * sizeof(pl_view *));
-
 		if (st == GPUIDX_ENGINE_ERR_DEVICE_LOST)
 			engine_release();
 		ereport(DEBUG1,
 				(errmsg("gpuidx engine failed (%s), intersecting on the CPU",
 						engine_status_name(st != GPUIDX_ENGINE_OK ? st : q.status))));
-		for (int i = 0; i < n; i++)
-			order[i] = &views[i];
-		q.out_count = pl_checked_count(cpu_intersect_k(order, n, q.out, CPU_METHOD_AUTO, NULL));
+		count = intersect_on_cpu(views, n, out);
 	}
-	PG_RETURN_DATUM(pl_make_datum(q.out, q.out_count));
+	PG_RETURN_DATUM(pl_make_datum(out, count));
 }

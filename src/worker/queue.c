@@ -220,7 +220,7 @@ gpx_count(GpxCounter c, uint64 n)
 }
 
 void
-gpx_worker_count_cpu_rounds(uint32 rounds)
+gpx_count_backend_rounds(uint32 rounds)
 {
 	gpx_local_stats.backend_rounds += rounds;
 	gpx_count(GPX_STAT_CPU_ROUNDS, rounds);
@@ -560,7 +560,7 @@ gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint
 		pfree(order);
 		/* rounds the placement kept here (fallbacks are counted as such) */
 		if (placing && k == 0)
-			gpx_worker_count_cpu_rounds(n - 1);
+			gpx_count_backend_rounds(n - 1);
 	}
 	else
 	{
@@ -571,7 +571,7 @@ gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint
 			c = cpu_intersect_array_list(out, c, l[i].view, out,
 										 cpu_pick_method(c, l[i].view->count), 0, NULL);
 		}
-		gpx_worker_count_cpu_rounds(n - done);
+		gpx_count_backend_rounds(n - done);
 	}
 	pfree(l);
 	return c;

@@ -52,50 +52,18 @@ note(GpxWorkerShared *sh, const char *fmt,...)
 	va_end(args);
 }
 
-/* the configured engine, else the CPU engine; the API in *api */
+/* the configured engine, else the CPU engine (the reason noted); the API in *api */
 static gpuidx_engine *
 engine_start(GpxWorkerShared *sh, const gpuidx_engine_api **api)
 {
 	gpuidx_engine_config cfg = {sizeof(cfg), 0, (uint64) gpx_gpu_cache_mb << 20, 0, 1, 0};
-	gpuidx_engine_config cpu_cfg = {sizeof(cpu_cfg), 0, 64 << 20, 0, 1, 0};
-	gpuidx_engine *engine = NULL;
-	gpuidx_engine_error err;
+	gpuidx_engine *engine;
 	gpuidx_engine_info info;
 	char		path[MAXPGPATH];
-	char		why[256];
 
-	memset(&err, 0, sizeof(err));
-	if (gpuidx_engine_library == NULL || gpuidx_engine_library[0] == '\0')
-		path[0] = '\0';
-	else if (strncmp(gpuidx_engine_library, "$libdir/", 8) == 0)
-		snprintf(path, sizeof(path), "%s/%s.so", pkglib_path, gpuidx_engine_library + 8);
-	else
-		strlcpy(path, gpuidx_engine_library, sizeof(path));
-
-	*api = NULL;
-	if (path[0] == '\0')
-		strlcpy(why, "gpuidx.engine_library is empty", sizeof(why));
-	else if ((*api = engine_load(path, why, sizeof(why))) != NULL)
-	{
-		int			st = (*api)->create(&cfg, &engine, &err);
-
-		if (st != GPUIDX_ENGINE_OK)
-		{
-			snprintf(why, sizeof(why), "engine \"%s\" did not start: %s: %s", path,
-					 engine_status_name(st), err.message);
-			*api = NULL;
-			engine = NULL;
-		}
-	}
+	*api = gpx_engine_open(&cfg, &engine, path, sizeof(path), sh->engine_note, sizeof(sh->engine_note));
 	if (*api == NULL)
-	{
-		*api = cpu_engine_api();
-		if ((*api)->create(&cpu_cfg, &engine, &err) != GPUIDX_ENGINE_OK)
-			return NULL;
-		note(sh, "%s", why);
-	}
-	else
-		sh->engine_note[0] = '\0';
+		return NULL;
 	(*api)->get_info(engine, &info);
 	strlcpy(sh->engine_kind, info.kind, sizeof(sh->engine_kind));
 	strlcpy(sh->device_name, info.device_name, sizeof(sh->device_name));

@@ -50,6 +50,15 @@ typedef enum GpxFallback
 } GpxFallback;
 
 extern void gpx_worker_define_settings(void);
+
+/*
+ * The engine gpuidx.engine_library names, created with cfg; else the CPU
+ * engine, with why (empty when the configured one runs).  path: the library
+ * as resolved.  NULL only when even the CPU engine cannot be created (why
+ * says so).  Plain C, no ERROR: the engine process calls it too.
+ */
+extern const gpuidx_engine_api *gpx_engine_open(const gpuidx_engine_config *cfg, gpuidx_engine **engine,
+												char *path, size_t pathlen, char *why, size_t whylen);
 extern void gpx_worker_register(void);
 
 /*
@@ -84,7 +93,7 @@ typedef struct GpxLocalStats
 extern GpxLocalStats gpx_local_stats;
 
 /* rounds the placement kept in the backend, and rounds the worker ran, for the statistics */
-extern void gpx_worker_count_cpu_rounds(uint32 rounds);
+extern void gpx_count_backend_rounds(uint32 rounds);
 extern void gpx_count_worker_rounds(uint32 rounds);
 
 /*
