@@ -105,4 +105,5 @@ const device_ops engine_device_ops = {
 	launch_search,
 	scan_flags,
 	launch_compact,
+	launch_gather,
 };

@@ -54,6 +54,8 @@ struct device_ops
 	cudaError_t (*compact) (const uint32_t *a, const uint32_t *flags, const uint32_t *pos,
 							uint64_t n, uint32_t *a_out, const uint32_t *q_offsets, uint32_t nq,
 							uint32_t *counts, cudaStream_t stream);
+	cudaError_t (*gather) (const round_launch *l, const uint32_t *a, uint32_t *out,
+						   cudaStream_t stream);
 };
 
 /* the implementation the engine object was linked with */

@@ -460,6 +460,8 @@ struct query_plan
 	uint32_t	cap;			/* most elements it can hold: its round-0 size */
 	uint32_t	count;			/* current elements */
 	uint32_t	offset;			/* of its current elements in A */
+	uint32_t	wanted;			/* ids it asks back (gpuidx_result_wanted) */
+	uint64_t	result_offset;	/* of them in the packed results */
 };
 
 /* one term of a chunk: its descriptor (device pointers) and what to stage */
@@ -589,7 +591,8 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 	uint32_t   *a2;
 	job_set		decode,
 				merge,
-				search;
+				search,
+				gather;
 	double		device_start;
 	double		return_start;
 
@@ -768,19 +771,44 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		std::swap(a, a2);
 	}
 
-	/* results: every query's elements, packed, in one copy */
+	/*
+	 * Results: the ids each query asks for (all, the first n, none for a
+	 * count), packed on the device when that is less than A holds, then
+	 * copied back in one copy.
+	 */
 	{
-		uint64_t	n = 0;
+		uint64_t	wanted = 0;
+		bool		packed = true;	/* every query wants all its ids: A is the result */
+		const uint32_t *src = a;
 		int			bad;
 
 		return_start = now_seconds();
 		if (stats)
 			stats->device_seconds += return_start - device_start;
+		gather.clear();
 		for (auto &p : plans)
-			n = std::max(n, (uint64_t) p.offset + p.count);
+		{
+			round_job	j;
+
+			p.wanted = gpuidx_result_wanted(queries[p.qi].result, p.count);
+			p.result_offset = wanted;
+			packed &= p.wanted == p.count && p.offset == wanted;
+			j = {p.offset, p.wanted, -1, (uint32_t) wanted};
+			gather.add(j, p.wanted);
+			wanted += p.wanted;
+		}
 		CUDA_TRY(e, error, OPS->copy_async(e->pinned + at_bad, e->scratch + at_bad, sizeof(int), e->stream));
-		if (n > 0)
-			CUDA_TRY(e, error, OPS->copy_async(e->pinned, a, n * sizeof(uint32_t), e->stream));
+		if (!packed && wanted > 0)
+		{
+			uint64_t	at = 0;
+			round_launch l = stage_jobs(e, gather, at_round, &at);
+
+			CUDA_TRY(e, error, OPS->copy_async(e->scratch + at_round, e->pinned + at_round, at, e->stream));
+			LAUNCH_TRY(e, error, stats, OPS->gather(&l, a, a2, e->stream));
+			src = a2;
+		}
+		if (wanted > 0)
+			CUDA_TRY(e, error, OPS->copy_async(e->pinned, src, wanted * sizeof(uint32_t), e->stream));
 		CUDA_TRY(e, error, OPS->sync(e->stream));
 		memcpy(&bad, e->pinned + at_bad, sizeof(int));
 		if (bad)
@@ -789,20 +817,22 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 			return GPUIDX_ENGINE_ERR_INTERNAL;
 		}
 		if (stats)
-			stats->bytes_returned += n * sizeof(uint32_t);
+			stats->bytes_returned += wanted * sizeof(uint32_t);
 		{
 			std::vector<copy_piece> pieces;
 
 			for (auto &p : plans)
-				pieces.push_back({(uint8_t *) queries[p.qi].out, e->pinned + (uint64_t) p.offset * sizeof(uint32_t),
-								  (uint64_t) p.count * sizeof(uint32_t)});
+				if (p.wanted > 0)
+					pieces.push_back({(uint8_t *) queries[p.qi].out, e->pinned + p.result_offset * sizeof(uint32_t),
+									  (uint64_t) p.wanted * sizeof(uint32_t)});
 			copy_pieces(e, pieces);
 		}
 		for (auto &p : plans)
 		{
 			gpuidx_query *q = &queries[p.qi];
 
-			q->out_count = p.count;
+			q->out_count = p.wanted;
+			q->total = p.count;
 			q->status = GPUIDX_ENGINE_OK;
 		}
 		*clock = now_seconds();
@@ -835,7 +865,8 @@ resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_ent
 	r->status = GPUIDX_ENGINE_OK;
 	r->resolved = 0;
 	r->list_bytes = 0;
-	if ((q->nterms == 0 && q->initial == NULL) || q->nterms > GPUIDX_ENGINE_MAX_TERMS || q->out == NULL)
+	if ((q->nterms == 0 && q->initial == NULL) || q->nterms > GPUIDX_ENGINE_MAX_TERMS ||
+		(q->out == NULL && q->out_capacity > 0))
 	{
 		r->status = GPUIDX_ENGINE_ERR_INVALID;
 		return;
@@ -880,7 +911,8 @@ resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_ent
 		r->resolved = t + 1;
 		bound = std::min(bound, (uint64_t) tp->desc.count);
 	}
-	if (bound > q->out_capacity)
+	/* bound fits: a term's count or ninitial */
+	if (gpuidx_result_wanted(q->result, (uint32_t) bound) > q->out_capacity)
 	{
 		r->status = GPUIDX_ENGINE_ERR_INVALID;
 		return;
@@ -992,6 +1024,7 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 			if (stats)
 				stats->list_bytes += r.list_bytes;
 			q->out_count = 0;
+			q->total = 0;
 			q->status = r.status;
 			if (r.status != GPUIDX_ENGINE_OK)
 				continue;
@@ -1054,6 +1087,7 @@ static const gpuidx_engine_api cuda_api = {
 	cuda_cache_remove,
 	cuda_cache_get_stats,
 	cuda_run_batch,
+	NULL,						/* host_register: later */
 };
 
 extern "C" __attribute__((visibility("default"))) const gpuidx_engine_api *

@@ -182,6 +182,20 @@ host_compact(const uint32_t *a, const uint32_t *flags, const uint32_t *pos, uint
 	return cudaSuccess;
 }
 
+static cudaError_t
+host_gather(const round_launch *l, const uint32_t *a, uint32_t *out, cudaStream_t stream)
+{
+	(void) stream;
+	for (uint64_t item = 0; item < l->items; item++)
+	{
+		uint32_t	i;
+		round_job	job = locate_item(*l, item, &i);
+
+		out[job.out_offset + i] = a[job.a_offset + i];
+	}
+	return cudaSuccess;
+}
+
 const device_ops engine_device_ops = {
 	"cuda-emulated",
 	host_open,
@@ -202,4 +216,5 @@ const device_ops engine_device_ops = {
 	host_search,
 	host_scan,
 	host_compact,
+	host_gather,
 };

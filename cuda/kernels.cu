@@ -160,6 +160,19 @@ count_kernel(const uint32_t *pos, const uint32_t *q_offsets, uint32_t nq, uint32
 		counts[q] = pos[q_offsets[q + 1]] - pos[q_offsets[q]];
 }
 
+__global__ void
+gather_kernel(round_launch l, const uint32_t *a, uint32_t *out)
+{
+	uint64_t	item = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t	i;
+	round_job	job;
+
+	if (item >= l.items)
+		return;
+	job = locate_item(l, item, &i);
+	out[job.out_offset + i] = a[job.a_offset + i];
+}
+
 static unsigned
 grid_for(uint64_t items, unsigned per_block)
 {
@@ -205,6 +218,15 @@ launch_compact(const uint32_t *a, const uint32_t *flags, const uint32_t *pos, ui
 		compact_kernel<<<grid_for(n, 256), 256, 0, stream>>>(a, flags, pos, n, a_out);
 	if (nq > 0)
 		count_kernel<<<grid_for(nq, 256), 256, 0, stream>>>(pos, q_offsets, nq, counts);
+	return cudaGetLastError();
+}
+
+cudaError_t
+launch_gather(const round_launch *l, const uint32_t *a, uint32_t *out, cudaStream_t stream)
+{
+	if (l->items == 0)
+		return cudaSuccess;
+	gather_kernel<<<grid_for(l->items, 256), 256, 0, stream>>>(*l, a, out);
 	return cudaGetLastError();
 }
 

@@ -40,6 +40,13 @@ extern cudaError_t launch_compact(const uint32_t *a, const uint32_t *flags, cons
 								  uint64_t n, uint32_t *a_out, const uint32_t *q_offsets,
 								  uint32_t nq, uint32_t *counts, cudaStream_t stream);
 
+/*
+ * The ids each query asks back, packed: for every job, a_count elements
+ * from a[a_offset] to out[out_offset] (one thread an element).
+ */
+extern cudaError_t launch_gather(const round_launch *l, const uint32_t *a, uint32_t *out,
+								 cudaStream_t stream);
+
 /* exclusive prefix sum of n + 1 flags (CUB); temp storage grown by the caller */
 extern cudaError_t scan_flags(void *temp, size_t *temp_bytes, const uint32_t *flags, uint32_t *pos,
 							  uint64_t n, cudaStream_t stream);

@@ -24,7 +24,7 @@ extern "C"
 {
 #endif
 
-#define GPUIDX_ENGINE_ABI_VERSION 2
+#define GPUIDX_ENGINE_ABI_VERSION 3
 
 /* most lists one query may intersect */
 #define GPUIDX_ENGINE_MAX_TERMS 64
@@ -87,12 +87,19 @@ typedef struct gpuidx_term_ref
 	uint64_t	len;
 } gpuidx_term_ref;
 
+/* what a query asks back (gpuidx_query.result) */
+#define GPUIDX_RESULT_IDS	0			/* every id of the intersection */
+#define GPUIDX_RESULT_COUNT UINT32_MAX	/* its length alone: no id is written */
+/* any other value n: the first (smallest) n ids, and the length */
+
 /*
  * One query: the intersection of its terms' lists (at most
  * GPUIDX_ENGINE_MAX_TERMS; none when initial is given), and of 'initial' when
  * given (an intermediate result handed over from an earlier round: sorted,
- * distinct).  'out' has room for out_capacity ids, which must be at least the
- * smallest of the terms' counts and ninitial.
+ * distinct).  'out' has room for out_capacity ids, which must be at least
+ * what 'result' asks for of a result as long as the smallest of the terms'
+ * counts and ninitial (for GPUIDX_RESULT_COUNT nothing: out may be NULL).
+ * No id the query does not ask for leaves the device.
  */
 typedef struct gpuidx_query
 {
@@ -102,9 +109,22 @@ typedef struct gpuidx_query
 	uint32_t	ninitial;
 	uint32_t   *out;
 	uint32_t	out_capacity;
-	uint32_t	out_count;		/* set by the engine */
+	uint32_t	result;			/* GPUIDX_RESULT_IDS, GPUIDX_RESULT_COUNT or n */
+	uint32_t	out_count;		/* set by the engine: ids written to out */
+	uint32_t	total;			/* set by the engine: the intersection's length */
 	int32_t		status;			/* set by the engine: gpuidx_engine_status */
 } gpuidx_query;
+
+/* ids a query with this result asks for, of a result of n ids */
+static inline uint32_t
+gpuidx_result_wanted(uint32_t result, uint32_t n)
+{
+	if (result == GPUIDX_RESULT_IDS)
+		return n;
+	if (result == GPUIDX_RESULT_COUNT)
+		return 0;
+	return result < n ? result : n;
+}
 
 typedef struct gpuidx_batch_stats
 {
@@ -165,6 +185,15 @@ typedef struct gpuidx_engine_api
 	 */
 	int			(*run_batch) (gpuidx_engine *engine, gpuidx_query *queries, uint32_t nqueries,
 							  gpuidx_batch_stats *stats, gpuidx_engine_error *error);
+
+	/*
+	 * Optional (NULL when the engine has no use for it): host memory that
+	 * queries' out arrays will lie in, such as the GPU worker's shared
+	 * arena, for the engine to write results straight into (the CUDA engine
+	 * maps it for the device).  Any error leaves results copied as before.
+	 */
+	int			(*host_register) (gpuidx_engine *engine, void *ptr, uint64_t len,
+								  gpuidx_engine_error *error);
 } gpuidx_engine_api;
 
 /*

@@ -210,7 +210,23 @@ round_method(const gpuidx_engine *e, uint64_t short_len, uint64_t long_len)
 	return long_len >= short_len * e->skip_ratio ? CPU_METHOD_SKIP : CPU_METHOD_MERGE;
 }
 
-/* SvS: the initial set (or the shortest list) against each list, shortest first */
+/* the length of a query's result before any round: what out must hold to compute it in place */
+static uint32_t
+query_bound(const gpuidx_query *q, const pl_view *views)
+{
+	uint64_t	bound = q->initial != NULL ? q->ninitial : UINT64_MAX;
+
+	for (uint32_t t = 0; t < q->nterms; t++)
+		if (views[t].count < bound)
+			bound = views[t].count;
+	return (uint32_t) bound;
+}
+
+/*
+ * SvS: the initial set (or the shortest list) against each list, shortest
+ * first, into q->out, or into scratch memory when the query asks for fewer
+ * ids than the rounds need room for (a count, the first n).
+ */
 static void
 run_query(batch_work *w, uint32_t qi)
 {
@@ -218,11 +234,24 @@ run_query(batch_work *w, uint32_t qi)
 	pl_view    *views = &w->views[w->first_view[qi]];
 	const pl_view *order[GPUIDX_ENGINE_MAX_TERMS];
 	uint32_t	k = q->nterms;
+	uint32_t	bound = query_bound(q, views);
+	uint32_t   *out = q->out;
+	uint32_t   *scratch = NULL;
 	uint32_t	n;
 	uint32_t	r = 0;
 	cpu_stats	stats;
 
 	memset(&stats, 0, sizeof(stats));
+	if (bound > q->out_capacity || out == NULL)
+	{
+		scratch = malloc(((size_t) bound + 1) * sizeof(uint32_t));
+		if (scratch == NULL)
+		{
+			q->status = GPUIDX_ENGINE_ERR_OUT_OF_MEMORY;
+			return;
+		}
+		out = scratch;
+	}
 	for (uint32_t i = 0; i < k; i++)
 	{
 		uint32_t	j = i;
@@ -236,13 +265,13 @@ run_query(batch_work *w, uint32_t qi)
 	}
 	if (q->initial != NULL && k == 0)
 	{
-		memmove(q->out, q->initial, (size_t) q->ninitial * sizeof(uint32_t));
+		memmove(out, q->initial, (size_t) q->ninitial * sizeof(uint32_t));
 		n = q->ninitial;
 	}
 	else if (q->initial != NULL)
 	{
 		/* out may be smaller than the initial set: never copy it whole */
-		n = cpu_intersect_array_list(q->initial, q->ninitial, order[0], q->out,
+		n = cpu_intersect_array_list(q->initial, q->ninitial, order[0], out,
 									 round_method(w->engine, q->ninitial, order[0]->count), 0, &stats);
 		r = 1;
 	}
@@ -250,23 +279,35 @@ run_query(batch_work *w, uint32_t qi)
 	{
 		if (k == 1)
 		{
-			n = pl_decode(order[0], q->out) == PL_OK ? order[0]->count : CPU_CORRUPT;
+			n = pl_decode(order[0], out) == PL_OK ? order[0]->count : CPU_CORRUPT;
 			r = 1;
 		}
 		else
 		{
-			n = cpu_intersect_lists(order[0], order[1], q->out,
+			n = cpu_intersect_lists(order[0], order[1], out,
 									round_method(w->engine, order[0]->count, order[1]->count),
 									0, &stats);
 			r = 2;
 		}
 	}
 	for (; r < k && n > 0 && n != CPU_CORRUPT; r++)
-		n = cpu_intersect_array_list(q->out, n, order[r], q->out,
+		n = cpu_intersect_array_list(out, n, order[r], out,
 									 round_method(w->engine, n, order[r]->count), 0, &stats);
 	/* a list whose postings decode out of order is invalid input */
-	q->out_count = n == CPU_CORRUPT ? 0 : n;
-	q->status = n == CPU_CORRUPT ? GPUIDX_ENGINE_ERR_INVALID : GPUIDX_ENGINE_OK;
+	if (n == CPU_CORRUPT)
+	{
+		q->total = q->out_count = 0;
+		q->status = GPUIDX_ENGINE_ERR_INVALID;
+	}
+	else
+	{
+		q->total = n;
+		q->out_count = gpuidx_result_wanted(q->result, n);
+		if (scratch != NULL && q->out_count > 0)
+			memcpy(q->out, scratch, (size_t) q->out_count * sizeof(uint32_t));
+		q->status = GPUIDX_ENGINE_OK;
+	}
+	free(scratch);
 	__atomic_fetch_add(&w->merge_rounds, stats.rounds_merge, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&w->search_rounds, stats.rounds_skip, __ATOMIC_RELAXED);
 }
@@ -368,7 +409,8 @@ resolve_query(gpuidx_engine *e, gpuidx_query *q, pl_view *views, gpuidx_batch_st
 
 	q->status = GPUIDX_ENGINE_OK;
 	q->out_count = 0;
-	if ((q->nterms == 0 && q->initial == NULL) || q->nterms > GPUIDX_ENGINE_MAX_TERMS || q->out == NULL)
+	q->total = 0;
+	if ((q->nterms == 0 && q->initial == NULL) || q->nterms > GPUIDX_ENGINE_MAX_TERMS)
 	{
 		q->status = GPUIDX_ENGINE_ERR_INVALID;
 		return;
@@ -403,7 +445,9 @@ resolve_query(gpuidx_engine *e, gpuidx_query *q, pl_view *views, gpuidx_batch_st
 		if (views[t].count < bound)
 			bound = views[t].count;
 	}
-	if (bound > q->out_capacity)
+	/* bound fits: a term's count or ninitial */
+	if (gpuidx_result_wanted(q->result, (uint32_t) bound) > q->out_capacity ||
+		(q->out == NULL && q->out_capacity > 0))
 		q->status = GPUIDX_ENGINE_ERR_INVALID;
 }
 
@@ -475,6 +519,7 @@ static const gpuidx_engine_api cpu_api = {
 	.cache_remove = cpu_cache_remove,
 	.cache_get_stats = cpu_cache_get_stats,
 	.run_batch = cpu_run_batch,
+	.host_register = NULL,
 };
 
 const gpuidx_engine_api *

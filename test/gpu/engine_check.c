@@ -237,6 +237,7 @@ plain_answer(gpuidx_query *q, const uint32_t *const *values, const uint32_t *cou
 	for (uint32_t t = t0; t < q->nterms; t++)
 		n = cpu_merge_intersect(q->out, n, values[order[t]], counts[order[t]], q->out, UINT32_MAX);
 	q->out_count = n;
+	q->total = n;
 }
 
 typedef struct batch
@@ -322,10 +323,13 @@ run_and_compare(check_state *s, batch *b, const char *what)
 	{
 		const gpuidx_query *x = &b->test[i];
 		const gpuidx_query *y = &b->ref[i];
+		/* the reference returns every id; the query under test what its result mode asks */
 		bool		same = x->status == y->status &&
 			(x->status != GPUIDX_ENGINE_OK ||
-			 (x->out_count == y->out_count &&
-			  memcmp(x->out, y->out, (size_t) x->out_count * sizeof(uint32_t)) == 0));
+			 (y->out_count == y->total && x->total == y->total &&
+			  x->out_count == gpuidx_result_wanted(x->result, y->total) &&
+			  (x->out_count == 0 ||
+			   memcmp(x->out, y->out, (size_t) x->out_count * sizeof(uint32_t)) == 0)));
 
 		s->by_status[x->status & 15]++;
 		if (x->status == GPUIDX_ENGINE_ERR_TOO_LARGE && y->status == GPUIDX_ENGINE_OK)
@@ -345,6 +349,30 @@ run_and_compare(check_state *s, batch *b, const char *what)
 	s->queries += b->n;
 	s->batches++;
 	batch_reset(b);
+}
+
+/*
+ * The query under test asks for all ids, the first n, or the count alone,
+ * with just the room that needs (its reference, copied before, for all).
+ */
+static void
+ask_random_result(gpuidx_query *q, uint32_t bound)
+{
+	switch (unit_rand_below(5))
+	{
+		case 0:
+			q->result = GPUIDX_RESULT_COUNT;
+			q->out_capacity = 0;
+			if (unit_rand_below(2))
+				q->out = NULL;
+			break;
+		case 1:
+			q->result = 1 + unit_rand_below(bound < 200 ? bound + 5 : 200);
+			q->out_capacity = gpuidx_result_wanted(q->result, bound);
+			break;
+		default:
+			q->result = GPUIDX_RESULT_IDS;
+	}
 }
 
 /* one random query into the batch; false when its output does not fit */
@@ -415,6 +443,7 @@ add_random_query(batch *b, const list_pool *pool)
 	q->out_capacity = bound;
 	b->ref[i] = *q;
 	b->ref[i].out = ro;
+	ask_random_result(q, bound);
 	b->n++;
 	return true;
 }
@@ -504,6 +533,7 @@ check_pack(check_state *s, batch *b, const char *path)
 			q->out_capacity = bound;
 			b->ref[i] = *q;
 			b->ref[i].out = ro;
+			ask_random_result(q, bound);
 			b->n++;
 			nq++;
 		}
