@@ -285,17 +285,20 @@ CREATE FUNCTION gpuidx_worker_stats(
 		OUT serving boolean, OUT engine_pid integer, OUT engine text, OUT device text,
 		OUT engine_starts bigint, OUT batches bigint, OUT requests bigint,
 		OUT worker_rounds bigint, OUT backend_rounds bigint, OUT bytes_sent bigint,
+		OUT bytes_returned bigint, OUT cache_hits bigint, OUT cache_misses bigint,
+		OUT cache_evictions bigint, OUT cache_lists bigint, OUT cache_bytes bigint,
 		OUT fallback_absent bigint, OUT fallback_queue_full bigint,
 		OUT fallback_arena_full bigint, OUT fallback_timeout bigint,
 		OUT fallback_engine_error bigint, OUT fallback_worker_lost bigint,
-		OUT fallback_cancelled bigint, OUT slots_in_use integer,
+		OUT fallback_cancelled bigint, OUT fallback_cache_lost bigint, OUT slots_in_use integer,
 		OUT wait_p50_us double precision, OUT wait_p99_us double precision,
-		OUT stats_reset timestamptz)
+		OUT batch_host_ms double precision, OUT batch_device_ms double precision,
+		OUT batch_return_ms double precision, OUT stats_reset timestamptz)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_worker_stats() IS 'the GPU worker''s counters since the last reset (all NULL but serving when gpuidx is not preloaded)';
 
 CREATE VIEW gpuidx_worker_stats AS SELECT * FROM gpuidx_worker_stats();
-COMMENT ON VIEW gpuidx_worker_stats IS 'the GPU worker: engine, batches, rounds on GPU and CPU, fallbacks by cause, queue waits';
+COMMENT ON VIEW gpuidx_worker_stats IS 'the GPU worker: engine, batches, rounds on GPU and CPU, GPU list cache, fallbacks by cause, queue waits, where batch time went';
 REVOKE ALL ON FUNCTION gpuidx_worker_stats() FROM PUBLIC;
 REVOKE ALL ON gpuidx_worker_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gpuidx_worker_stats() TO pg_monitor;

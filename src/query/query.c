@@ -81,18 +81,54 @@ list_out_of_order(GpxSegment *seg, const GqTerm *t)
 }
 
 /*
+ * A device list of the request: by key when the worker's GPU cache holds
+ * it (only its header read, to check that), else its bytes (inline lists,
+ * already decoded, raw-encoded); *raw: what to free after.
+ */
+static void
+device_list(GqIndex *gq, GpxSegment *seg, GqTerm *t, GpxWorkerList *l, void **raw)
+{
+	memset(l, 0, sizeof(*l));
+	*raw = NULL;
+	if (t->ref.external)
+	{
+		l->cacheable = true;
+		l->key.node = gq->index->rd_node;
+		l->key.segment = seg->ref.id;
+		l->key.page = t->ref.page;
+		l->key.offset = t->ref.offset;
+		l->len = t->ref.len;
+		gpx_seg_list_header(seg, &t->ref, &l->hdr);
+		if (gpx_cache_holds(&l->key, &l->hdr, l->len))
+			return;
+		gpx_seg_list(seg, &t->ref, &t->list);
+		t->opened = true;
+		l->bytes = t->list.mem;
+		return;
+	}
+	gpx_seg_list(seg, &t->ref, &t->list);
+	t->opened = true;
+	l->len = pl_encoded_size(GPUIDX_CODEC_RAW, (const uint32 *) t->list.mem, t->list.df);
+	*raw = palloc(l->len);
+	pl_encode(GPUIDX_CODEC_RAW, (const uint32 *) t->list.mem, t->list.df, *raw);
+	l->bytes = *raw;
+}
+
+/*
  * The rounds the placement gives the GPU worker (worker/worker.h): the
- * lists of the shortest terms, whole, to the worker; their intersection in
- * docs and its length in *k.  Returns how many terms it covered; 0 when the
- * query stays here (no worker, the placement, or any failure: the CPU then
- * does it all).  Inline lists are sent raw-encoded.
+ * lists of the shortest terms, whole or by cache key, to the worker; their
+ * intersection (what result asks of it, when the worker has every round;
+ * else every id, for the rounds here) in docs, its ids in *k and its length
+ * in *total.  Returns how many terms it covered; 0 when the query stays
+ * here (no worker, the placement, or any failure: the CPU then does it all,
+ * from the lists open now).
  */
 static int
-device_rounds(GpxSegment *seg, GqTerm **order, int n, uint32 *docs, uint32 *k)
+device_rounds(GqIndex *gq, GpxSegment *seg, GqTerm **order, int n, uint32 result, uint32 *docs,
+			  uint32 *k, uint32 *total)
 {
 	uint32		dfs[GPUIDX_ENGINE_MAX_TERMS];
-	const void *bytes[GPUIDX_ENGINE_MAX_TERMS];
-	uint64		lens[GPUIDX_ENGINE_MAX_TERMS];
+	GpxWorkerList lists[GPUIDX_ENGINE_MAX_TERMS];
 	void	   *raw[GPUIDX_ENGINE_MAX_TERMS];
 	int			ndev;
 	bool		answered;
@@ -107,55 +143,40 @@ device_rounds(GpxSegment *seg, GqTerm **order, int n, uint32 *docs, uint32 *k)
 		gpx_count_backend_rounds(n - 1);
 		return 0;
 	}
+	if (ndev < n)
+		result = GPUIDX_RESULT_IDS;
 	for (int i = 0; i < ndev; i++)
-	{
-		GqTerm	   *t = order[i];
-		bool		inline_list = !t->ref.external;
-
-		gpx_seg_list(seg, &t->ref, &t->list);
-		t->opened = true;
-		raw[i] = NULL;
-		if (inline_list)
-		{
-			/* decoded already: the worker takes it raw-encoded */
-			const uint32 *ids = (const uint32 *) t->list.mem;
-
-			lens[i] = pl_encoded_size(GPUIDX_CODEC_RAW, ids, t->list.df);
-			raw[i] = palloc(lens[i]);
-			pl_encode(GPUIDX_CODEC_RAW, ids, t->list.df, raw[i]);
-			bytes[i] = raw[i];
-		}
-		else
-		{
-			bytes[i] = t->list.mem;
-			lens[i] = t->list.view.total_bytes;
-		}
-	}
-	answered = gpx_worker_intersect(bytes, lens, ndev, docs, order[0]->ref.df, k);
+		device_list(gq, seg, order[i], &lists[i], &raw[i]);
+	answered = gpx_worker_intersect(lists, ndev, result, docs,
+									gpuidx_result_wanted(result, order[0]->ref.df), k, total);
 	for (int i = 0; i < ndev; i++)
 		if (raw[i])
 			pfree(raw[i]);
 	if (!answered)
-		return 0;				/* the CPU does it all, from the lists open now */
+		return 0;
 	gpx_count_worker_rounds(ndev - 1);
 	if (ndev < n)
 		gpx_count_backend_rounds(n - ndev);
 	for (int i = 0; i < ndev; i++)
-	{
-		gpx_list_free(&order[i]->list);
-		order[i]->opened = false;
-	}
+		if (order[i]->opened)
+		{
+			gpx_list_free(&order[i]->list);
+			order[i]->opened = false;
+		}
 	return ndev;
 }
 
 /*
- * The doc ids of one segment matching every term, in *docs; returns how
- * many.  The dictionary first: a term the segment lacks costs no list read.
- * Then shortest first: the shortest list decoded whole, each next one
- * opened only when its round comes, and only as far as the round needs.
+ * The doc ids of one segment matching every term: returns how many are in
+ * *docs, their whole number in *total.  'result' (gpuidx_engine.h) lets the
+ * worker send back only what the caller needs, the count or the first n;
+ * rounds on the CPU produce every id.  The dictionary first: a term the
+ * segment lacks costs no list read.  Then shortest first: the shortest list
+ * decoded whole, each next one opened only when its round comes, and only
+ * as far as the round needs.
  */
 static uint32
-segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
+segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 **docs, uint32 *total)
 {
 	GpxSegment *seg = gq_segment(gq, s);
 	GqTerm	   *terms = palloc0(q->n * sizeof(GqTerm));
@@ -164,6 +185,7 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
 	int			first;
 
 	*docs = NULL;
+	*total = 0;
 	for (int i = 0; i < q->n; i++)
 	{
 		if (!gpx_seg_find(seg, q->lex[i], q->len[i], &terms[i].ref))
@@ -175,8 +197,16 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
 	}
 	qsort(order, q->n, sizeof(GqTerm *), term_df_cmp);
 
+	/* room for every round on the CPU; a count from the worker touches none of it */
 	*docs = palloc_extended(Max((Size) order[0]->ref.df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	first = device_rounds(seg, order, q->n, *docs, &k);
+	first = device_rounds(gq, seg, order, q->n, result, *docs, &k, total);
+	if (first == q->n)
+	{
+		close_terms(terms, q->n);
+		pfree(terms);
+		pfree(order);
+		return k;
+	}
 	if (first == 0)
 	{
 		if (!order[0]->opened)
@@ -211,7 +241,48 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 **docs)
 	close_terms(terms, q->n);
 	pfree(terms);
 	pfree(order);
+	*total = k;
 	return k;
+}
+
+uint64
+gq_segment_count(GqIndex *gq, int s, const GpxLexemes *terms)
+{
+	GpxSegment *seg = gq_segment(gq, s);
+	bool		has_dead = seg->ref.ndead > 0;
+	uint32	   *docs;
+	uint32		total;
+	uint32		k;
+	uint64		n;
+
+	if (terms->n == 0)
+		return 0;
+	/* without dead docs the length is the answer: the worker need send no id */
+	k = segment_matches(gq, s, terms, has_dead ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT, &docs, &total);
+	n = has_dead ? 0 : total;
+	for (uint32 i = 0; has_dead && i < k; i++)
+		if (docs[i] >= seg->hdr->ndocs)
+			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc id past the segment");
+		else if (!gpx_seg_is_dead(seg, docs[i]))
+			n++;
+	if (docs)
+		pfree(docs);
+	return n;
+}
+
+bool
+gq_unchanged(GqIndex *gq)
+{
+	GpxMetaPageData *now = palloc(sizeof(GpxMetaPageData));
+	bool		same;
+
+	gpx_meta_read(gq->index, now);
+	same = now->nsegments == gq->meta.nsegments;
+	for (uint32 i = 0; same && i < now->nsegments; i++)
+		same = now->segments[i].id == gq->meta.segments[i].id &&
+			now->segments[i].ndead == gq->meta.segments[i].ndead;
+	pfree(now);
+	return same;
 }
 
 static void
@@ -302,10 +373,11 @@ gq_execute(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
 	{
 		uint32	   *docs;
+		uint32		total;
 		uint32		k;
 
 		CHECK_FOR_INTERRUPTS();
-		k = segment_matches(gq, s, terms, &docs);
+		k = segment_matches(gq, s, terms, GPUIDX_RESULT_IDS, &docs, &total);
 		if (k > 0)
 			map_and_emit(gq_segment(gq, s), docs, k, fn, arg);
 		if (docs)
@@ -334,35 +406,82 @@ collect_pending(void *arg, ItemPointerData *tids, int n)
 }
 
 GqCursor *
-gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms)
+gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 {
 	GqCursor   *c = palloc0(sizeof(GqCursor));
 
 	c->gq = gq;
 	c->terms = *terms;
+	c->limit = limit;
 	c->tids = palloc(TID_BATCH * sizeof(ItemPointerData));
 	c->done = terms->n == 0;
 	return c;
 }
 
+/* the first index of docs[0..n) past doc (docs ascend) */
+static uint32
+docs_after(const uint32 *docs, uint32 n, uint32 doc)
+{
+	uint32		lo = 0;
+	uint32		hi = n;
+
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (docs[mid] <= doc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The segment s's matches into the cursor.  With a limit the worker sends
+ * only the first ones; once those are used up (the query wanted more), the
+ * segment is asked again for every id and goes on after the last one used.
+ */
+static void
+cursor_segment(GqCursor *c, int s, bool again)
+{
+	uint32		last = again ? c->docs[c->ndocs - 1] : 0;
+
+	if (c->docs)
+		pfree(c->docs);
+	c->ndocs = segment_matches(c->gq, s, &c->terms,
+							   again || c->limit == 0 ? GPUIDX_RESULT_IDS : c->limit,
+							   &c->docs, &c->seg_total);
+	c->dpos = again ? docs_after(c->docs, c->ndocs, last) : 0;
+}
+
 bool
-gq_cursor_next(GqCursor *c, ItemPointer tid)
+gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 {
 	while (!c->done)
 	{
-		if (c->tpos < c->ntids)
-		{
-			*tid = c->tids[c->tpos++];
-			return true;
-		}
 		if (c->docs != NULL && c->dpos < c->ndocs)
 		{
 			uint32		n = Min(TID_BATCH, c->ndocs - c->dpos);
 
 			CHECK_FOR_INTERRUPTS();
-			c->ntids = gpx_seg_map(gq_segment(c->gq, c->seg - 1), c->docs + c->dpos, n, c->tids);
-			c->tpos = 0;
+			*ntids = (int) gpx_seg_map(gq_segment(c->gq, c->seg - 1), c->docs + c->dpos, n, c->tids);
+			*tids = c->tids;
 			c->dpos += n;
+			if (*ntids > 0)
+				return true;
+			continue;
+		}
+		if (c->docs != NULL && c->ndocs > 0 && c->ndocs < c->seg_total)
+		{
+			cursor_segment(c, c->seg - 1, true);
+			continue;
+		}
+		if (c->seg < (int) c->gq->meta.nsegments)
+		{
+			CHECK_FOR_INTERRUPTS();
+			cursor_segment(c, c->seg, false);
+			c->seg++;
 			continue;
 		}
 		if (c->docs)
@@ -370,27 +489,30 @@ gq_cursor_next(GqCursor *c, ItemPointer tid)
 			pfree(c->docs);
 			c->docs = NULL;
 		}
-		if (c->seg < (int) c->gq->meta.nsegments)
-		{
-			CHECK_FOR_INTERRUPTS();
-			c->ndocs = segment_matches(c->gq, c->seg, &c->terms, &c->docs);
-			c->dpos = 0;
-			c->seg++;
-			continue;
-		}
 		if (!c->pending_read)
 		{
 			pending_matches(c->gq, &c->terms, collect_pending, c);
 			c->pending_read = true;
-		}
-		if (c->ppos < c->npending)
-		{
-			*tid = c->pending[c->ppos++];
-			return true;
+			if (c->npending > 0)
+			{
+				*tids = c->pending;
+				*ntids = c->npending;
+				return true;
+			}
 		}
 		c->done = true;
 	}
 	return false;
+}
+
+void
+gq_cursor_skip_segments(GqCursor *c)
+{
+	if (c->docs)
+		pfree(c->docs);
+	c->docs = NULL;
+	c->ndocs = c->dpos = 0;
+	c->seg = (int) c->gq->meta.nsegments;
 }
 
 void

@@ -34,31 +34,49 @@ extern GpxSegment *gq_segment(GqIndex *gq, int seg);
 extern void gq_execute(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg);
 
 /*
- * The same answer one TID at a time (the custom scan): one segment's matches
- * held at a time, then the pending area's.  No TID comes twice.
+ * The same answer in batches of TIDs (the custom scan): one segment's
+ * matches held at a time, then the pending area's.  No TID comes twice.
+ * limit: how many rows the query will likely take (0: unknown), so that the
+ * worker sends back no more ids than that; more are fetched when needed.
  */
 typedef struct GqCursor
 {
 	GqIndex    *gq;
 	GpxLexemes	terms;
+	uint32		limit;
 	int			seg;			/* the next segment to query */
-	uint32	   *docs;			/* the current segment's matches */
+	uint32	   *docs;			/* the current segment's matches (or the first of them) */
 	uint32		ndocs;
+	uint32		seg_total;		/* how many the segment has */
 	uint32		dpos;
 	ItemPointerData *tids;		/* a batch of them mapped to TIDs */
-	int			ntids;
-	int			tpos;
 	bool		pending_read;
 	ItemPointerData *pending;	/* the pending area's matches */
 	int			npending;
 	int			pending_cap;
-	int			ppos;
 	bool		done;
 } GqCursor;
 
-extern GqCursor *gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms);
-extern bool gq_cursor_next(GqCursor *c, ItemPointer tid);
+extern GqCursor *gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit);
+extern bool gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids);
+/* on to the pending area (the segments were counted another way) */
+extern void gq_cursor_skip_segments(GqCursor *c);
 extern void gq_cursor_end(GqCursor *c);
+
+/*
+ * count(*) of segment s without mapping a doc to its TID: the matches that
+ * are not dead, for a heap whose pages are all all-visible.  Through the
+ * worker it asks for the count alone when the segment has no dead doc.
+ */
+extern uint64 gq_segment_count(GqIndex *gq, int s, const GpxLexemes *terms);
+
+/*
+ * Has VACUUM marked docs dead, or a merge replaced segments, since gq_open?
+ * A scan that counts rows on all-visible pages without reading them checks
+ * this after reading the visibility map: a row VACUUM removed in between
+ * (and whose page it then marked all-visible) is dead in the index by then.
+ */
+extern bool gq_unchanged(GqIndex *gq);
 
 /*
  * The pending area's entries and those matching every term, reading at

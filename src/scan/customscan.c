@@ -18,6 +18,8 @@
 #include "access/sysattr.h"
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
 #include "nodes/tidbitmap.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
@@ -94,6 +96,7 @@ typedef struct GpxScanState
 	CustomScanState css;
 	Oid			indexoid;
 	bool		count_only;		/* no column needed: all-visible pages unread */
+	uint32		limit;			/* rows the query will likely take, 0: unknown */
 	bool		aggregate;		/* count(*) itself: one row, the count */
 	bool		agg_done;
 	Oid			heap_oid;		/* aggregate: the table (locked by the executor already) */
@@ -113,6 +116,12 @@ typedef struct GpxScanState
 	GqIndex    *gq;
 	GqCursor   *cursor;
 	bool		started;
+	bool		skip_visible;	/* count_only, and nothing has changed the index since gq_open */
+	ItemPointerData *batch;		/* the cursor's current batch of matches */
+	int			nbatch;
+	int			bpos;
+	bool	   *unread;			/* which of them are on all-visible pages */
+	int			unread_cap;
 	/* for EXPLAIN ANALYZE */
 	GpxLocalStats worker_at_start;	/* this backend's worker counters when the scan began */
 	GpxLocalStats worker;		/* what the scan added to them */
@@ -120,6 +129,8 @@ typedef struct GpxScanState
 	uint64		heap_fetches;
 	uint64		visible_unread;
 } GpxScanState;
+
+static void reset_cursor(GpxScanState *s);
 
 /* ---------------------------------------------------------------------------
  * Planning
@@ -185,6 +196,23 @@ static bool
 needs_no_column(List *tlist, List *quals)
 {
 	return !contain_var_clause((Node *) tlist) && !contain_var_clause((Node *) quals);
+}
+
+/*
+ * How many rows the query will take from the scan, when LIMIT says so: the
+ * relation is the query's only one, nothing filters or sorts its rows
+ * before the LIMIT.  0 when unknown.  A hint only: the worker then sends
+ * back no more ids than that, and more are fetched if they are needed.
+ */
+static uint32
+limit_hint(PlannerInfo *root, RelOptInfo *rel, List *other_quals)
+{
+	if (root->limit_tuples <= 0 || root->limit_tuples >= (double) PG_UINT32_MAX ||
+		root->query_pathkeys != NIL || other_quals != NIL || root->parse->hasAggs ||
+		root->parse->distinctClause != NIL || root->parse->groupClause != NIL ||
+		bms_membership(root->all_baserels) != BMS_SINGLETON)
+		return 0;
+	return (uint32) root->limit_tuples;
 }
 
 static void
@@ -279,7 +307,8 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 										 cpath->path.startup_cost);
 			cpath->flags = 0;
 			cpath->custom_paths = NIL;
-			cpath->custom_private = list_make3(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo);
+			cpath->custom_private = list_make4(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
+											   makeInteger(limit_hint(root, rel, other)));
 			cpath->methods = &path_methods;
 			add_path(rel, &cpath->path);
 			break;
@@ -322,8 +351,9 @@ plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->flags = best_path->flags;
 	/* the query expression, where setrefs fixes its Params */
 	cscan->custom_exprs = list_make2(lsecond(((OpExpr *) chosen->clause)->args), chosen->clause);
-	cscan->custom_private = list_make2(linitial(best_path->custom_private),
-									   lsecond(best_path->custom_private));
+	cscan->custom_private = list_make3(linitial(best_path->custom_private),
+									   lsecond(best_path->custom_private),
+									   lfourth(best_path->custom_private));
 	cscan->methods = &plan_methods;
 	return &cscan->scan.plan;
 }
@@ -419,8 +449,10 @@ plan_count_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	/* the counts, built by the scan: the target list reads them from here */
 	cscan->custom_scan_tlist = tlist;
 	cscan->custom_exprs = list_make1(list_nth(priv, 4));
-	cscan->custom_private = list_make5(linitial(priv), makeBoolean(true), lsecond(priv), lthird(priv),
-									   lfourth(priv));
+	cscan->custom_private = list_make3(linitial(priv), makeBoolean(true), makeInteger(0));
+	cscan->custom_private = lappend(cscan->custom_private, lsecond(priv));
+	cscan->custom_private = lappend(cscan->custom_private, lthird(priv));
+	cscan->custom_private = lappend(cscan->custom_private, lfourth(priv));
 	cscan->methods = &plan_methods;
 	return &cscan->scan.plan;
 }
@@ -438,13 +470,14 @@ create_scan_state(CustomScan *cscan)
 	s->css.methods = &exec_methods;
 	s->indexoid = intVal(linitial(cscan->custom_private));
 	s->count_only = boolVal(lsecond(cscan->custom_private));
-	if (list_length(cscan->custom_private) > 2)
+	s->limit = (uint32) intVal(lthird(cscan->custom_private));
+	if (list_length(cscan->custom_private) > 3)
 	{
 		s->aggregate = true;
 		/* the table by OID: the plan of an upper relation names no range table entry */
-		s->heap_oid = intVal(lthird(cscan->custom_private));
-		s->attno = intVal(lfourth(cscan->custom_private));
-		fmgr_info(intVal(list_nth(cscan->custom_private, 4)), &s->match_fn);
+		s->heap_oid = intVal(lfourth(cscan->custom_private));
+		s->attno = intVal(list_nth(cscan->custom_private, 4));
+		fmgr_info(intVal(list_nth(cscan->custom_private, 5)), &s->match_fn);
 	}
 	return (Node *) s;
 }
@@ -512,7 +545,8 @@ start(GpxScanState *s)
 	if (!isnull)
 		gpx_query_terms(cfg, DatumGetTextPP(q), &terms);
 	s->gq = gq_open(s->index);
-	s->cursor = gq_cursor_begin(s->gq, &terms);
+	s->cursor = gq_cursor_begin(s->gq, &terms, s->limit);
+	s->skip_visible = s->count_only && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
 	MemoryContextSwitchTo(old);
 }
 
@@ -532,39 +566,74 @@ add_worker_stats(GpxScanState *s)
 }
 
 /*
+ * The cursor's next batch of matches, and which of them lie on pages the
+ * visibility map marks all-visible (only when counting).  Those are then
+ * counted unread, as an index-only scan does, but only after the index is
+ * seen unchanged since the scan read it: a row VACUUM removed in between
+ * (marking its doc dead, then its page all-visible) would be counted
+ * otherwise.  From the first change on, every row is fetched.
+ */
+static bool
+next_batch(GpxScanState *s)
+{
+	MemoryContext old = MemoryContextSwitchTo(s->cxt);
+	bool		more;
+	bool		any_unread = false;
+
+	s->worker_at_start = gpx_local_stats;
+	more = gq_cursor_next_batch(s->cursor, &s->batch, &s->nbatch);
+	add_worker_stats(s);
+	if (more && s->nbatch > s->unread_cap)
+	{
+		s->unread_cap = Max(s->nbatch, 2 * s->unread_cap);
+		s->unread = s->unread ? repalloc_huge(s->unread, s->unread_cap) :
+			palloc_extended(s->unread_cap, MCXT_ALLOC_HUGE);
+	}
+	MemoryContextSwitchTo(old);
+	if (!more)
+		return false;
+	s->bpos = 0;
+	for (int i = 0; i < s->nbatch; i++)
+	{
+		s->unread[i] = s->skip_visible &&
+			VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&s->batch[i]), &s->vmbuffer);
+		any_unread |= s->unread[i];
+	}
+	if (any_unread && !gq_unchanged(s->gq))
+	{
+		s->skip_visible = false;
+		memset(s->unread, 0, s->nbatch);
+	}
+	return true;
+}
+
+/*
  * The next match visible to the scan's snapshot: true with the row in
- * fetch_slot, or with *unread set when only counting and its page is
- * all-visible (every tuple of it visible to every snapshot: not read).
+ * fetch_slot, or with *unread set when it is counted without being read.
  */
 static bool
 next_match(GpxScanState *s, bool *unread)
 {
 	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
-	ItemPointerData tid;
 
 	for (;;)
 	{
-		MemoryContext old = MemoryContextSwitchTo(s->cxt);
-		bool		more;
 		bool		call_again = false;
 		bool		all_dead = false;
+		int			i;
 
-		s->worker_at_start = gpx_local_stats;
-		more = gq_cursor_next(s->cursor, &tid);
-		add_worker_stats(s);
-		MemoryContextSwitchTo(old);
-		if (!more)
+		if (s->bpos >= s->nbatch && !next_batch(s))
 			return false;
+		i = s->bpos++;
 		s->tids++;
-		*unread = s->count_only && IsMVCCSnapshot(snapshot) &&
-			VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tid), &s->vmbuffer);
+		*unread = s->unread[i];
 		if (*unread)
 		{
 			s->visible_unread++;
 			return true;
 		}
 		s->heap_fetches++;
-		if (table_index_fetch_tuple(s->fetch, &tid, snapshot, s->fetch_slot, &call_again, &all_dead))
+		if (table_index_fetch_tuple(s->fetch, &s->batch[i], snapshot, s->fetch_slot, &call_again, &all_dead))
 			return true;
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -615,6 +684,61 @@ recheck_tuple(ScanState *ss, TupleTableSlot *slot)
 	return ExecQualAndReset(s->match_qual, econtext);
 }
 
+/*
+ * Are all the heap's pages all-visible?  Read from the visibility map's
+ * pages a word at a time: 2 bits a heap block, the low one all-visible
+ * (PostgreSQL's on-disk format since 9.6, which pg_upgrade keeps), so a
+ * table of a million pages takes a few microseconds.  Called after the
+ * scan read the index: the index's docs all lie in blocks below the
+ * table's length read here.
+ */
+#define VM_MAP_BYTES		(BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
+#define VM_BLOCKS_PER_PAGE	(VM_MAP_BYTES * 4)
+#define VM_ALL_VISIBLE_BITS UINT64CONST(0x5555555555555555)
+
+static bool
+heap_all_visible(Relation heap)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
+	BlockNumber vm_pages;
+	BlockNumber done = 0;
+	SMgrRelation smgr = RelationGetSmgr(heap);
+
+	if (nblocks == 0)
+		return true;
+	if (!smgrexists(smgr, VISIBILITYMAP_FORKNUM))
+		return false;
+	vm_pages = smgrnblocks(smgr, VISIBILITYMAP_FORKNUM);
+	for (BlockNumber p = 0; done < nblocks; p++)
+	{
+		Buffer		buf;
+		const uint8 *map;
+		uint32		n = Min(nblocks - done, VM_BLOCKS_PER_PAGE);
+		bool		all = true;
+		uint32		b;
+
+		if (p >= vm_pages)
+			return false;
+		buf = ReadBufferExtended(heap, VISIBILITYMAP_FORKNUM, p, RBM_NORMAL, NULL);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		map = (const uint8 *) PageGetContents(BufferGetPage(buf));
+		for (b = 0; all && b + 32 <= n; b += 32)
+		{
+			uint64		w;
+
+			memcpy(&w, map + b / 4, sizeof(w));
+			all = (w & VM_ALL_VISIBLE_BITS) == VM_ALL_VISIBLE_BITS;
+		}
+		for (; all && b < n; b++)
+			all = (map[b / 4] >> (2 * (b % 4))) & VISIBILITYMAP_ALL_VISIBLE;
+		UnlockReleaseBuffer(buf);
+		if (!all)
+			return false;
+		done += n;
+	}
+	return true;
+}
+
 /* count(*) of the matches, every row counted where it is, none returned */
 static int64
 count_matches(GpxScanState *s)
@@ -638,6 +762,35 @@ count_matches(GpxScanState *s)
 			CHECK_FOR_INTERRUPTS();
 		}
 		return n;
+	}
+	if (s->skip_visible && heap_all_visible(s->heap))
+	{
+		/* every segment counted where it is, no doc mapped to its TID */
+		for (uint32 seg = 0; seg < s->gq->meta.nsegments; seg++)
+		{
+			int64		k;
+
+			CHECK_FOR_INTERRUPTS();
+			s->worker_at_start = gpx_local_stats;
+			k = (int64) gq_segment_count(s->gq, seg, &s->cursor->terms);
+			add_worker_stats(s);
+			n += k;
+			s->tids += k;
+			s->visible_unread += k;
+		}
+		if (gq_unchanged(s->gq))
+		{
+			/* then the pending area's rows, as below */
+			gq_cursor_skip_segments(s->cursor);
+			while (next_match(s, &unread))
+				n++;
+			return n;
+		}
+		/* changed meanwhile: counted again, every row read (rare) */
+		reset_cursor(s);
+		start(s);
+		s->skip_visible = false;
+		n = 0;
 	}
 	while (next_match(s, &unread))
 		n++;
@@ -692,6 +845,10 @@ reset_cursor(GpxScanState *s)
 		gq_close(s->gq);
 	}
 	s->started = false;
+	s->batch = NULL;
+	s->nbatch = s->bpos = 0;
+	s->unread = NULL;
+	s->unread_cap = 0;
 	if (s->cxt)
 		MemoryContextReset(s->cxt);
 }

@@ -102,6 +102,9 @@ extern void gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *
 								uint32 nprobes, GpxList *list);
 extern void gpx_list_free(GpxList *list);
 
+/* the header of an external list (its page's checksum checked), for the GPU cache */
+extern void gpx_seg_list_header(GpxSegment *seg, const GpxTermRef *ref, gpuidx_list_header *hdr);
+
 /* TIDs of docs (increasing) that are not dead; returns how many */
 extern uint32 gpx_seg_map(GpxSegment *seg, const uint32 *docs, uint32 n, ItemPointerData *tids);
 /* the TIDs of one doc map chunk (GPX_DOCMAP_CHUNK docs, the last one fewer) */

@@ -416,6 +416,17 @@ gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint
 	list->mem = bytes;
 }
 
+void
+gpx_seg_list_header(GpxSegment *seg, const GpxTermRef *ref, gpuidx_list_header *hdr)
+{
+	Assert(ref->external);
+	if (ref->len < GPUIDX_HEADER_SIZE)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list is shorter than its header");
+	read_list_range(seg, ref->page, ref->offset, 0, GPUIDX_HEADER_SIZE, (char *) hdr);
+	if (hdr->version != GPUIDX_FORMAT_VERSION || hdr->count != ref->df || hdr->last >= seg->hdr->ndocs)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not match its dictionary entry");
+}
+
 bool
 gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 {

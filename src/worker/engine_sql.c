@@ -182,7 +182,15 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 	if (gpx_worker_present())
 	{
 		/* the worker owns the device: no engine in this session */
-		if (!gpx_worker_intersect(bytes, lens, n, out, bound, &count))
+		GpxWorkerList *lists = palloc0(n * sizeof(GpxWorkerList));
+		uint32		total;
+
+		for (int i = 0; i < n; i++)
+		{
+			lists[i].bytes = bytes[i];
+			lists[i].len = lens[i];
+		}
+		if (!gpx_worker_intersect(lists, n, GPUIDX_RESULT_IDS, out, bound, &count, &total))
 			count = intersect_on_cpu(views, n, out);
 		PG_RETURN_DATUM(pl_make_datum(out, count));
 	}

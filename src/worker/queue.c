@@ -22,6 +22,7 @@
 
 #include "cpu/cpu.h"
 #include "gpuidx_format.h"
+#include "worker/gpucache.h"
 #include "worker/queue.h"
 
 GPUIDX_FUNCTION(gpuidx_worker_stats);
@@ -35,6 +36,7 @@ int			gpx_arena_kb = 64 * 1024;
 int			gpx_gpu_cache_mb = 1024;
 int			gpx_batch_window_us = 100;
 int			gpx_batch_max_work = 8 * 1024 * 1024;
+int			gpx_batch_max_requests = 1024;
 
 static int	cpu_ratio_threshold_setting = 128;
 static int	gpu_min_postings_setting = 16384;
@@ -80,7 +82,8 @@ shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(shared_size());
+	RequestAddinShmemSpace(add_size(shared_size(), gpx_cache_shmem_size()));
+	gpx_cache_shmem_request();
 }
 
 static void
@@ -111,6 +114,7 @@ shmem_startup(void)
 		pg_atomic_init_u32(&sh->shutdown, 0);
 		pg_atomic_init_u32(&sh->batch_window_us, (uint32) gpx_batch_window_us);
 		pg_atomic_init_u64(&sh->batch_max_work, (uint64) gpx_batch_max_work);
+		pg_atomic_init_u32(&sh->batch_max_requests, (uint32) gpx_batch_max_requests);
 		for (int i = 0; i < GPX_NUM_COUNTERS; i++)
 			pg_atomic_init_u64(&sh->counters[i], 0);
 		for (int i = 0; i < GPX_WAIT_BUCKETS; i++)
@@ -127,6 +131,7 @@ shmem_startup(void)
 		dsa_set_size_limit(area, sh->arena_size);
 		dsa_detach(area);
 	}
+	gpx_cache_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	gpx_worker_shared = sh;
 }
@@ -161,6 +166,11 @@ gpx_worker_define_settings(void)
 	DefineCustomIntVariable("gpuidx.batch_max_work",
 							"Postings from which the GPU worker launches a batch without waiting.",
 							NULL, &gpx_batch_max_work, 8 * 1024 * 1024, 1, INT_MAX,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.batch_max_requests",
+							"Most requests the GPU worker runs in one batch.",
+							"1 runs every request alone (one launch per query).",
+							&gpx_batch_max_requests, 1024, 1, 65536,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	/* the worker's shared memory is sized at server start: only when preloaded */
@@ -210,6 +220,7 @@ gpx_worker_publish_settings(void)
 {
 	pg_atomic_write_u32(&gpx_worker_shared->batch_window_us, (uint32) gpx_batch_window_us);
 	pg_atomic_write_u64(&gpx_worker_shared->batch_max_work, (uint64) gpx_batch_max_work);
+	pg_atomic_write_u32(&gpx_worker_shared->batch_max_requests, (uint32) gpx_batch_max_requests);
 }
 
 void
@@ -280,6 +291,9 @@ gpx_worker_wanted(void)
 static void
 slot_release(GpxSlot *slot)
 {
+	GpxRequest *req = (GpxRequest *) (gpx_worker_shared->arena + slot->offset);
+
+	gpx_cache_detach(req->terms, req->nterms, slot->status == GPUIDX_ENGINE_ERR_NOT_CACHED);
 	dsa_free(gpx_worker_arena(), slot->request);
 	slot->request = InvalidDsaPointer;
 	pg_atomic_write_u32(&slot->state, GPX_SLOT_FREE);
@@ -339,12 +353,24 @@ fall_back(GpxFallback why)
 	return false;
 }
 
+/* postings of a list: its header, read from the bytes or given for a cached list */
+static uint64
+list_postings(const GpxWorkerList *l)
+{
+	if (l->cacheable)
+		return l->hdr.count;
+	if (l->bytes != NULL && l->len >= sizeof(gpuidx_list_header))
+		return ((const gpuidx_list_header *) l->bytes)->count;
+	return 0;
+}
+
 bool
-gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
-					 uint32 *out, uint32 out_capacity, uint32 *count)
+gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *out,
+					 uint32 out_capacity, uint32 *count, uint32 *total)
 {
 	static bool exit_registered = false;
 	GpxWorkerShared *sh = gpx_worker_shared;
+	GpxRequestTerm terms[GPUIDX_ENGINE_MAX_TERMS];
 	dsa_area   *area;
 	dsa_pointer dp;
 	GpxRequest *req;
@@ -357,39 +383,52 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 	TimestampTz start;
 	TimestampTz deadline;
 	uint32		state;
+	int32		status;
 	bool		answered = false;
 
 	Assert(n >= 1 && n <= GPUIDX_ENGINE_MAX_TERMS);
 	if (!pg_atomic_read_u32(&sh->engine_ready))
 		return fall_back(GPX_FALLBACK_ABSENT);
+	/* which lists go by key (pinned), which with their bytes (some to be cached) */
+	if (!gpx_cache_attach(lists, n, terms))
+		return fall_back(GPX_FALLBACK_CACHE_LOST);
 
-	/* the request's bytes: header, terms, lists (4-aligned), result ids */
+	/* the request's bytes: header, terms, lists sent (8-aligned), result ids */
 	size = MAXALIGN(offsetof(GpxRequest, terms) + n * sizeof(GpxRequestTerm));
 	for (i = 0; i < n; i++)
-		size += TYPEALIGN(8, lens[i]);
+		size += TYPEALIGN(8, terms[i].len);
 	size += (uint64) out_capacity * sizeof(uint32);
 	if (size > sh->arena_size)
+	{
+		gpx_cache_detach(terms, n, false);
 		return fall_back(GPX_FALLBACK_ARENA_FULL);
+	}
 	area = gpx_worker_arena();
 	dp = dsa_allocate_extended(area, size, DSA_ALLOC_NO_OOM | DSA_ALLOC_HUGE);
 	if (!DsaPointerIsValid(dp))
+	{
+		gpx_cache_detach(terms, n, false);
 		return fall_back(GPX_FALLBACK_ARENA_FULL);
+	}
 	base = dsa_get_address(area, dp);
 	req = (GpxRequest *) base;
 	req->nterms = n;
+	req->result = result;
 	req->out_capacity = out_capacity;
+	req->total = 0;
 	size = MAXALIGN(offsetof(GpxRequest, terms) + n * sizeof(GpxRequestTerm));
 	for (i = 0; i < n; i++)
 	{
-		req->terms[i].key = 0;
+		req->terms[i] = terms[i];
 		req->terms[i].offset = size;
-		req->terms[i].len = lens[i];
-		memcpy(base + size, lists[i], lens[i]);
-		size += TYPEALIGN(8, lens[i]);
-		bytes += lens[i];
-		/* the batch's work in postings; the engine checks the header itself */
-		if (lens[i] >= sizeof(gpuidx_list_header))
-			work += ((const gpuidx_list_header *) lists[i])->count;
+		if (terms[i].len > 0)
+		{
+			memcpy(base + size, lists[i].bytes, terms[i].len);
+			size += TYPEALIGN(8, terms[i].len);
+			bytes += terms[i].len;
+		}
+		/* the batch's work in postings; the engine checks the lists itself */
+		work += list_postings(&lists[i]);
 	}
 	req->out_offset = size;
 	size += (uint64) out_capacity * sizeof(uint32);
@@ -408,6 +447,7 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 	}
 	if (slot == NULL)
 	{
+		gpx_cache_detach(req->terms, n, false);
 		dsa_free(area, dp);
 		return fall_back(GPX_FALLBACK_QUEUE_FULL);
 	}
@@ -465,10 +505,14 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 
 	count_wait(start);
 	pg_read_barrier();
-	if (state == GPX_SLOT_DONE && slot->status == GPUIDX_ENGINE_OK && slot->out_count <= out_capacity)
+	status = slot->status;
+	if (state == GPX_SLOT_DONE && status == GPUIDX_ENGINE_OK && slot->out_count <= out_capacity &&
+		slot->out_count == gpuidx_result_wanted(result, req->total))
 	{
 		*count = slot->out_count;
-		memcpy(out, base + req->out_offset, (Size) slot->out_count * sizeof(uint32));
+		*total = req->total;
+		if (slot->out_count > 0)
+			memcpy(out, base + req->out_offset, (Size) slot->out_count * sizeof(uint32));
 		answered = true;
 	}
 	if (state == GPX_SLOT_DONE || state == GPX_SLOT_FAILED)
@@ -483,7 +527,8 @@ gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
 		gpx_local_stats.requests++;
 		return true;
 	}
-	return fall_back(state == GPX_SLOT_DONE ? GPX_FALLBACK_ENGINE_ERROR :
+	return fall_back(state == GPX_SLOT_DONE && status == GPUIDX_ENGINE_ERR_NOT_CACHED ? GPX_FALLBACK_CACHE_LOST :
+					 state == GPX_SLOT_DONE ? GPX_FALLBACK_ENGINE_ERROR :
 					 state == GPX_SLOT_FAILED ? GPX_FALLBACK_WORKER_LOST : GPX_FALLBACK_TIMEOUT);
 }
 
@@ -513,8 +558,8 @@ gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint
 {
 	PlacedList *l = palloc(n * sizeof(PlacedList));
 	uint32		counts[GPUIDX_ENGINE_MAX_TERMS];
-	const void *dev_bytes[GPUIDX_ENGINE_MAX_TERMS];
-	uint64		dev_lens[GPUIDX_ENGINE_MAX_TERMS];
+	GpxWorkerList dev[GPUIDX_ENGINE_MAX_TERMS];
+	uint32		total;
 	int			k = 0;
 	int			done = 0;
 	uint32		c = 0;
@@ -537,12 +582,14 @@ gpx_intersect_placed(const pl_view **views, const void *const *bytes, const uint
 	}
 	if (k >= 2)
 	{
+		/* values, not an index's lists: nothing to cache */
+		memset(dev, 0, k * sizeof(GpxWorkerList));
 		for (int i = 0; i < k; i++)
 		{
-			dev_bytes[i] = l[i].bytes;
-			dev_lens[i] = l[i].len;
+			dev[i].bytes = l[i].bytes;
+			dev[i].len = l[i].len;
 		}
-		if (gpx_worker_intersect(dev_bytes, dev_lens, k, out, l[0].view->count, &c))
+		if (gpx_worker_intersect(dev, k, GPUIDX_RESULT_IDS, out, l[0].view->count, &c, &total))
 		{
 			*used_worker = true;
 			done = k;
@@ -604,8 +651,11 @@ gpuidx_worker_stats(PG_FUNCTION_ARGS)
 {
 	GpxWorkerShared *sh = gpx_worker_shared;
 	TupleDesc	tupdesc;
-	Datum		values[24];
-	bool		nulls[24];
+	Datum		values[32];
+	bool		nulls[32];
+	uint64		cache_lists;
+	uint64		cache_bytes;
+	uint64		cache_capacity;
 	uint64		buckets[GPX_WAIT_BUCKETS];
 	uint64		total = 0;
 	uint32		busy = 0;
@@ -644,11 +694,21 @@ gpuidx_worker_stats(PG_FUNCTION_ARGS)
 	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_GPU_ROUNDS]));
 	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_CPU_ROUNDS]));
 	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_BYTES_SENT]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_BYTES_RETURNED]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_CACHE_HITS]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_CACHE_MISSES]));
+	values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_CACHE_EVICTIONS]));
+	gpx_cache_usage(&cache_lists, &cache_bytes, &cache_capacity);
+	values[v++] = Int64GetDatum((int64) cache_lists);
+	values[v++] = Int64GetDatum((int64) cache_bytes);
 	for (int f = 0; f < GPX_NUM_FALLBACKS; f++)
 		values[v++] = Int64GetDatum((int64) pg_atomic_read_u64(&sh->counters[GPX_STAT_FALLBACK_FIRST + f]));
 	values[v++] = Int32GetDatum((int32) busy);
 	values[v++] = Float8GetDatum(wait_quantile(buckets, total, 0.50));
 	values[v++] = Float8GetDatum(wait_quantile(buckets, total, 0.99));
+	values[v++] = Float8GetDatum(pg_atomic_read_u64(&sh->counters[GPX_STAT_BATCH_HOST_US]) / 1000.0);
+	values[v++] = Float8GetDatum(pg_atomic_read_u64(&sh->counters[GPX_STAT_BATCH_DEVICE_US]) / 1000.0);
+	values[v++] = Float8GetDatum(pg_atomic_read_u64(&sh->counters[GPX_STAT_BATCH_RETURN_US]) / 1000.0);
 	values[v++] = TimestampTzGetDatum(sh->stats_reset);
 	Assert(v == tupdesc->natts);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -58,17 +58,25 @@ typedef struct GpxSlot
 } GpxSlot;
 
 /* a request's bytes in the arena: this header, the terms, list bytes, out */
+#define GPX_TERM_PUT	1		/* cache the bytes under key (a LOADING entry) */
+
 typedef struct GpxRequestTerm
 {
-	uint64		key;			/* a cache key, when len is 0 */
+	uint64		key;			/* the engine's cache key; 0: none */
 	uint64		offset;			/* of the list's bytes from the request's start */
-	uint64		len;
+	uint64		len;			/* 0: no bytes, the engine has key cached */
+	uint32		flags;			/* GPX_TERM_* */
+	int32		entry;			/* the cache directory entry it pins, or -1 */
+	int32		put_status;		/* set by the engine for a put: gpuidx_engine_status */
+	uint32		pad;
 } GpxRequestTerm;
 
 typedef struct GpxRequest
 {
 	uint32		nterms;
+	uint32		result;			/* gpuidx_query.result */
 	uint32		out_capacity;
+	uint32		total;			/* set by the engine: the intersection's length */
 	uint64		out_offset;		/* of the result ids from the request's start */
 	GpxRequestTerm terms[FLEXIBLE_ARRAY_MEMBER];
 } GpxRequest;
@@ -82,6 +90,13 @@ typedef enum GpxCounter
 	GPX_STAT_CPU_ROUNDS,		/* rounds the placement kept in backends */
 	GPX_STAT_BYTES_SENT,		/* list bytes copied into the arena */
 	GPX_STAT_ENGINE_STARTS,
+	GPX_STAT_CACHE_HITS,		/* lists sent by key */
+	GPX_STAT_CACHE_MISSES,		/* cacheable lists sent with their bytes */
+	GPX_STAT_CACHE_EVICTIONS,
+	GPX_STAT_BYTES_RETURNED,	/* result ids the engine copied back */
+	GPX_STAT_BATCH_HOST_US,		/* the engine's time: planning and staging */
+	GPX_STAT_BATCH_DEVICE_US,	/* uploads, kernels, their round trips */
+	GPX_STAT_BATCH_RETURN_US,	/* results back into the arena */
 	GPX_STAT_FALLBACK_FIRST,	/* then one per GpxFallback */
 	GPX_NUM_COUNTERS = GPX_STAT_FALLBACK_FIRST + GPX_NUM_FALLBACKS
 } GpxCounter;
@@ -111,6 +126,7 @@ typedef struct GpxWorkerShared
 	/* settings the engine process reads (it reloads no configuration) */
 	pg_atomic_uint32 batch_window_us;
 	pg_atomic_uint64 batch_max_work;
+	pg_atomic_uint32 batch_max_requests;
 
 	pg_atomic_uint64 counters[GPX_NUM_COUNTERS];
 	pg_atomic_uint64 waits[GPX_WAIT_BUCKETS];
@@ -127,6 +143,7 @@ extern int	gpx_arena_kb;
 extern int	gpx_gpu_cache_mb;
 extern int	gpx_batch_window_us;
 extern int	gpx_batch_max_work;
+extern int	gpx_batch_max_requests;
 extern char *gpuidx_engine_library;
 
 extern dsa_area *gpx_worker_arena(void);

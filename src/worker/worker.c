@@ -24,6 +24,7 @@
 #include "utils/ps_status.h"
 
 #include "engine/engine.h"
+#include "worker/gpucache.h"
 #include "worker/queue.h"
 
 /* ---------------------------------------------------------------------------
@@ -77,12 +78,18 @@ wake_backend(const GpxSlot *slot)
 	SetLatch(&GetPGProcByNumber(slot->procno)->procLatch);
 }
 
-/* a slot answered (or failed): DONE, or RECLAIM when its backend gave up */
+/*
+ * A slot answered (or failed): DONE, or RECLAIM when its backend gave up.
+ * req: its checked request, for the intersection's length; or NULL.
+ */
 static void
-finish_slot(GpxWorkerShared *sh, GpxSlot *slot, int status, uint32 count)
+finish_slot(GpxWorkerShared *sh, GpxSlot *slot, GpxRequest *req, int status, uint32 count,
+			uint32 total)
 {
 	uint32		expected = GPX_SLOT_RUNNING;
 
+	if (req != NULL)
+		req->total = total;
 	slot->status = status;
 	slot->out_count = count;
 	pg_write_barrier();
@@ -96,39 +103,55 @@ finish_slot(GpxWorkerShared *sh, GpxSlot *slot, int status, uint32 count)
 	}
 }
 
-/* a request's bytes, checked against its slot before the engine sees them */
-static bool
-request_query(GpxWorkerShared *sh, GpxSlot *slot, gpuidx_query *q, gpuidx_term_ref *terms)
+/*
+ * A request's bytes, checked against its slot before the engine sees them:
+ * the request, or NULL.  Its puts go into the engine's cache here, so the
+ * query names those lists by key.
+ */
+static GpxRequest *
+request_query(GpxWorkerShared *sh, const gpuidx_engine_api *api, gpuidx_engine *engine,
+			  GpxSlot *slot, gpuidx_query *q, gpuidx_term_ref *terms)
 {
 	GpxRequest *req;
 	char	   *base;
 
 	if (slot->offset > sh->arena_size || slot->size > sh->arena_size - slot->offset ||
 		slot->size < offsetof(GpxRequest, terms))
-		return false;
+		return NULL;
 	base = sh->arena + slot->offset;
 	req = (GpxRequest *) base;
 	if (req->nterms < 1 || req->nterms > GPUIDX_ENGINE_MAX_TERMS ||
 		offsetof(GpxRequest, terms) + req->nterms * sizeof(GpxRequestTerm) > slot->size ||
 		req->out_offset > slot->size ||
 		(uint64) req->out_capacity * sizeof(uint32) > slot->size - req->out_offset)
-		return false;
+		return NULL;
 	for (uint32 t = 0; t < req->nterms; t++)
 	{
-		const GpxRequestTerm *rt = &req->terms[t];
+		GpxRequestTerm *rt = &req->terms[t];
 
-		if (rt->offset > slot->size || rt->len > slot->size - rt->offset)
-			return false;
+		if (rt->offset > slot->size || rt->len > slot->size - rt->offset ||
+			(rt->len == 0 && rt->key == 0))
+			return NULL;
 		terms[t].key = rt->key;
 		terms[t].bytes = rt->len > 0 ? base + rt->offset : NULL;
 		terms[t].len = rt->len;
+		if ((rt->flags & GPX_TERM_PUT) && rt->len > 0 && rt->key != 0)
+		{
+			gpuidx_engine_error err;
+
+			rt->put_status = api->cache_put(engine, rt->key, base + rt->offset, rt->len, &err);
+			/* cached now: the batch reads it from there; else the bytes go as they are */
+			if (rt->put_status == GPUIDX_ENGINE_OK)
+				terms[t].bytes = NULL;
+		}
 	}
 	memset(q, 0, sizeof(*q));
 	q->terms = terms;
 	q->nterms = req->nterms;
-	q->out = (uint32 *) (base + req->out_offset);
+	q->result = req->result;
+	q->out = req->out_capacity > 0 ? (uint32 *) (base + req->out_offset) : NULL;
 	q->out_capacity = req->out_capacity;
-	return true;
+	return req;
 }
 
 static void
@@ -165,12 +188,15 @@ engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 	gpuidx_query *queries = malloc(sh->nslots * sizeof(gpuidx_query));
 	gpuidx_term_ref *terms = malloc((size_t) sh->nslots * GPUIDX_ENGINE_MAX_TERMS * sizeof(gpuidx_term_ref));
 	int		   *taken = malloc(sh->nslots * sizeof(int));
+	GpxRequest **reqs = malloc(sh->nslots * sizeof(GpxRequest *));
 
-	if (queries == NULL || terms == NULL || taken == NULL)
+	if (queries == NULL || terms == NULL || taken == NULL || reqs == NULL)
 		_exit(2);
 	engine = engine_start(sh, &api);
 	if (engine == NULL)
 		_exit(2);
+	/* this device holds none of what the cache directory lists */
+	gpx_cache_new_generation();
 	pg_atomic_write_u32(&sh->engine_ready, 1);
 
 	while (!engine_should_stop(sh, supervisor))
@@ -184,6 +210,7 @@ engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 		gpuidx_engine_error err;
 		gpuidx_batch_stats stats;
 		uint64		window = pg_atomic_read_u32(&sh->batch_window_us);
+		uint32		max_requests;
 
 		/* what waits, and since when */
 		for (int i = 0; i < sh->nslots; i++)
@@ -213,7 +240,8 @@ engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 			continue;
 		}
 
-		for (int i = 0; i < sh->nslots; i++)
+		max_requests = pg_atomic_read_u32(&sh->batch_max_requests);
+		for (int i = 0; i < sh->nslots && nq < max_requests; i++)
 		{
 			GpxSlot    *slot = &sh->slots[i];
 			uint32		expected = GPX_SLOT_SUBMITTED;
@@ -222,9 +250,22 @@ engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 				!pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_RUNNING))
 				continue;
 			pg_read_barrier();
-			if (!request_query(sh, slot, &queries[nq], &terms[(size_t) nq * GPUIDX_ENGINE_MAX_TERMS]))
+			/*
+			 * Lists the directory evicted leave the device before this
+			 * request's puts: every drop its backend made before submitting
+			 * is in the ring by now.
+			 */
 			{
-				finish_slot(sh, slot, GPUIDX_ENGINE_ERR_INVALID, 0);
+				uint64		key;
+
+				while (gpx_cache_next_drop(&key))
+					api->cache_remove(engine, key);
+			}
+			reqs[nq] = request_query(sh, api, engine, slot, &queries[nq],
+									 &terms[(size_t) nq * GPUIDX_ENGINE_MAX_TERMS]);
+			if (reqs[nq] == NULL)
+			{
+				finish_slot(sh, slot, NULL, GPUIDX_ENGINE_ERR_INVALID, 0, 0);
 				continue;
 			}
 			taken[nq++] = i;
@@ -236,11 +277,17 @@ engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 		for (int q = 0; q < nq; q++)
 		{
 			int			qst = st != GPUIDX_ENGINE_OK ? st : queries[q].status;
+			bool		ok = qst == GPUIDX_ENGINE_OK;
 
-			finish_slot(sh, &sh->slots[taken[q]], qst, qst == GPUIDX_ENGINE_OK ? queries[q].out_count : 0);
+			finish_slot(sh, &sh->slots[taken[q]], reqs[q], qst, ok ? queries[q].out_count : 0,
+						ok ? queries[q].total : 0);
 		}
 		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCHES], 1);
 		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_REQUESTS], nq);
+		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_HOST_US], (uint64) (stats.host_seconds * 1e6));
+		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_DEVICE_US], (uint64) (stats.device_seconds * 1e6));
+		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_RETURN_US], (uint64) (stats.return_seconds * 1e6));
+		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BYTES_RETURNED], stats.bytes_returned);
 		if (st != GPUIDX_ENGINE_OK)
 			note(sh, "batch failed: %s: %s", engine_status_name(st), err.message);
 		if (st == GPUIDX_ENGINE_ERR_DEVICE_LOST)
@@ -305,6 +352,11 @@ reclaim(GpxWorkerShared *sh)
 
 		if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_RECLAIM)
 			continue;
+		{
+			GpxRequest *req = (GpxRequest *) (sh->arena + slot->offset);
+
+			gpx_cache_detach(req->terms, req->nterms, slot->status == GPUIDX_ENGINE_ERR_NOT_CACHED);
+		}
 		dsa_free(gpx_worker_arena(), slot->request);
 		slot->request = InvalidDsaPointer;
 		pg_atomic_write_u32(&slot->state, GPX_SLOT_FREE);

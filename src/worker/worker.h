@@ -21,7 +21,10 @@
 
 #include "postgres.h"
 
+#include "storage/relfilenode.h"
+
 #include "gpuidx_engine.h"
+#include "gpuidx_format.h"
 #include "sched/placement.h"
 
 /* gpuidx.device */
@@ -46,6 +49,7 @@ typedef enum GpxFallback
 	GPX_FALLBACK_ENGINE_ERROR,
 	GPX_FALLBACK_WORKER_LOST,	/* the engine process died with it */
 	GPX_FALLBACK_CANCELLED,		/* the query was cancelled while waiting */
+	GPX_FALLBACK_CACHE_LOST,	/* a list it named as cached was evicted or lost */
 	GPX_NUM_FALLBACKS
 } GpxFallback;
 
@@ -71,13 +75,41 @@ extern bool gpx_worker_wanted(void);
 extern bool gpx_worker_present(void);
 
 /*
- * Intersect lists (encoded bytes, header included) through the worker into
- * out (room for out_capacity ids, at least the shortest list's count).
- * Returns true with *count set when the worker answered; false when the
- * caller must answer on the CPU (the reason counted in the statistics).
+ * A list of an index, known to the worker's GPU cache by where it is and
+ * checked by its header.  Segments are immutable, so a key never goes stale.
  */
-extern bool gpx_worker_intersect(const void *const *lists, const uint64 *lens, int n,
-								 uint32 *out, uint32 out_capacity, uint32 *count);
+typedef struct GpxListKey
+{
+	RelFileNode node;			/* the index's */
+	uint32		segment;		/* segment id */
+	uint32		page;			/* where the list starts in the segment's lists */
+	uint32		offset;
+} GpxListKey;
+
+/* one list of a request to the worker */
+typedef struct GpxWorkerList
+{
+	const void *bytes;			/* encoded list (header included); NULL when
+								 * gpx_cache_holds said the cache has it */
+	uint64		len;
+	bool		cacheable;		/* key and hdr are set */
+	GpxListKey	key;
+	gpuidx_list_header hdr;
+} GpxWorkerList;
+
+/* does the worker's GPU cache hold this list now (its bytes need not be read)? */
+extern bool gpx_cache_holds(const GpxListKey *key, const gpuidx_list_header *hdr, uint64 len);
+
+/*
+ * Intersect lists through the worker: 'result' says what comes back
+ * (gpuidx_engine.h: every id, the first n, the count alone) into out (room
+ * for out_capacity ids, at least what result asks of the shortest list).
+ * Returns true with *count (ids in out) and *total (the intersection's
+ * length) set when the worker answered; false when the caller must answer
+ * on the CPU (the reason counted in the statistics).
+ */
+extern bool gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result,
+								 uint32 *out, uint32 out_capacity, uint32 *count, uint32 *total);
 
 /* this backend's share of the statistics, for EXPLAIN ANALYZE */
 typedef struct GpxLocalStats
@@ -87,6 +119,7 @@ typedef struct GpxLocalStats
 	uint64		backend_rounds;
 	uint64		fallbacks;
 	uint64		bytes_sent;
+	uint64		cache_hits;		/* lists sent by key, their bytes on the GPU already */
 	uint64		wait_us;		/* submission to answer, summed */
 } GpxLocalStats;
 

@@ -1,0 +1,468 @@
+/*
+ * gpucache.c
+ *	  The directory of the lists the GPU worker's engine holds on the device:
+ *	  lookups, pins, CLOCK eviction and the ring of keys to drop
+ *	  (gpucache.h says who does what).  One LWLock guards it: lookups take it
+ *	  shared (a pin is an atomic add, a CLOCK reference a byte store), loads
+ *	  and evictions exclusive.  CLOCK rather than LRU because a hit must not
+ *	  need the exclusive lock; bench/cache measures the two on real queries.
+ */
+#include "gpuidx.h"
+
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+
+#include "worker/gpucache.h"
+
+#define ENTRY_FREE		0
+#define ENTRY_LOADING	1
+#define ENTRY_RESIDENT	2
+
+/* lists smaller than this go with every request: not worth an entry */
+#define CACHE_MIN_BYTES 4096
+/* the engines' allocation unit (the CUDA engine aligns lists to 256 bytes) */
+#define CACHE_ALIGN		256
+/* keys evicted and not yet dropped by the engine process */
+#define DROP_RING		8192
+/* an entry never valid: generations start at 1 */
+#define NO_GENERATION	0
+
+typedef struct CacheEntry
+{
+	GpxListKey	key;
+	/* the list's identity: its length and header */
+	uint64		len;
+	uint32		count;
+	uint32		last;
+	uint32		checksum;
+	uint8		state;			/* ENTRY_* */
+	uint8		referenced;		/* CLOCK's bit */
+	uint64		engine_key;
+	uint64		bytes;			/* counted against the capacity */
+	uint32		generation;		/* the engine's when loaded; NO_GENERATION: forget */
+	int32		next_free;
+	pg_atomic_uint32 pins;		/* requests in flight that use it */
+} CacheEntry;
+
+typedef struct CacheShared
+{
+	LWLock	   *lock;
+	int32		nentries;
+	int32		free_head;
+	int32		hand;			/* CLOCK's */
+	uint64		lists;
+	uint64		bytes_used;
+	uint64		bytes_capacity;
+	uint64		next_key;
+	pg_atomic_uint32 generation;
+	pg_atomic_uint64 drop_head;	/* written under the lock */
+	pg_atomic_uint64 drop_tail;	/* the engine process's */
+	uint64		drops[DROP_RING];
+	CacheEntry	entries[FLEXIBLE_ARRAY_MEMBER];
+} CacheShared;
+
+typedef struct CacheSlot
+{
+	GpxListKey	key;
+	int32		index;
+} CacheSlot;
+
+static CacheShared *cache = NULL;
+static HTAB *cache_index = NULL;
+
+static int
+cache_entries(void)
+{
+	uint64		n = ((uint64) gpx_gpu_cache_mb << 20) / (32 * 1024);
+
+	return (int) Min(Max(n, 1024), 1 << 20);
+}
+
+static Size
+cache_struct_size(void)
+{
+	return add_size(offsetof(CacheShared, entries), mul_size(cache_entries(), sizeof(CacheEntry)));
+}
+
+Size
+gpx_cache_shmem_size(void)
+{
+	return add_size(cache_struct_size(), hash_estimate_size(cache_entries(), sizeof(CacheSlot)));
+}
+
+void
+gpx_cache_shmem_request(void)
+{
+	RequestNamedLWLockTranche("gpuidx_gpu_cache", 1);
+}
+
+void
+gpx_cache_shmem_init(void)
+{
+	bool		found;
+	HASHCTL		info;
+	int			n = cache_entries();
+
+	cache = ShmemInitStruct("gpuidx gpu cache", cache_struct_size(), &found);
+	if (!found)
+	{
+		memset(cache, 0, offsetof(CacheShared, entries));
+		cache->lock = &(GetNamedLWLockTranche("gpuidx_gpu_cache"))->lock;
+		cache->nentries = n;
+		/* a little under the engine's room, for its alignment and holes */
+		cache->bytes_capacity = ((uint64) gpx_gpu_cache_mb << 20) / 16 * 15;
+		cache->next_key = 1;
+		pg_atomic_init_u32(&cache->generation, 1);
+		pg_atomic_init_u64(&cache->drop_head, 0);
+		pg_atomic_init_u64(&cache->drop_tail, 0);
+		for (int i = 0; i < n; i++)
+		{
+			memset(&cache->entries[i], 0, sizeof(CacheEntry));
+			cache->entries[i].next_free = i + 1 < n ? i + 1 : -1;
+			pg_atomic_init_u32(&cache->entries[i].pins, 0);
+		}
+		cache->free_head = 0;
+	}
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(GpxListKey);
+	info.entrysize = sizeof(CacheSlot);
+	cache_index = ShmemInitHash("gpuidx gpu cache index", n, n, &info, HASH_ELEM | HASH_BLOBS);
+}
+
+/* ---------------------------------------------------------------------------
+ * Under the lock
+ */
+
+static bool
+same_list(const CacheEntry *e, const gpuidx_list_header *hdr, uint64 len)
+{
+	return e->len == len && e->count == hdr->count && e->last == hdr->last &&
+		e->checksum == hdr->checksum;
+}
+
+static CacheEntry *
+find_entry(const GpxListKey *key)
+{
+	CacheSlot  *slot = hash_search(cache_index, key, HASH_FIND, NULL);
+
+	return slot != NULL ? &cache->entries[slot->index] : NULL;
+}
+
+/* usable by a request now: loaded into this engine, the same list */
+static bool
+entry_resident(const CacheEntry *e, const gpuidx_list_header *hdr, uint64 len)
+{
+	return e->state == ENTRY_RESIDENT &&
+		e->generation == pg_atomic_read_u32(&cache->generation) && same_list(e, hdr, len);
+}
+
+/* ask the engine process to drop key; false when the ring is full */
+static bool
+push_drop(uint64 key)
+{
+	uint64		head = pg_atomic_read_u64(&cache->drop_head);
+
+	if (head - pg_atomic_read_u64(&cache->drop_tail) >= DROP_RING)
+		return false;
+	cache->drops[head % DROP_RING] = key;
+	pg_write_barrier();
+	pg_atomic_write_u64(&cache->drop_head, head + 1);
+	return true;
+}
+
+/* exclusive lock, entry unpinned: gone from the directory, dropped on the device */
+static void
+remove_entry(CacheEntry *e)
+{
+	int32		index = (int32) (e - cache->entries);
+
+	Assert(pg_atomic_read_u32(&e->pins) == 0);
+	/* a full ring only costs the engine's own eviction of the list later */
+	if (e->generation == pg_atomic_read_u32(&cache->generation))
+		(void) push_drop(e->engine_key);
+	hash_search(cache_index, &e->key, HASH_REMOVE, NULL);
+	cache->bytes_used -= e->bytes;
+	cache->lists--;
+	e->state = ENTRY_FREE;
+	e->next_free = cache->free_head;
+	cache->free_head = index;
+}
+
+/* CLOCK: the next unpinned entry not referenced since the hand last passed */
+static CacheEntry *
+clock_victim(void)
+{
+	uint32		gen = pg_atomic_read_u32(&cache->generation);
+
+	for (int step = 0; step < 2 * cache->nentries; step++)
+	{
+		CacheEntry *e = &cache->entries[cache->hand];
+
+		cache->hand = (cache->hand + 1) % cache->nentries;
+		if (e->state == ENTRY_FREE || pg_atomic_read_u32(&e->pins) > 0)
+			continue;
+		if (e->generation == gen && e->referenced)
+		{
+			e->referenced = 0;
+			continue;
+		}
+		return e;
+	}
+	return NULL;
+}
+
+/* room for bytes more and a free entry, evicting; false when none can be made */
+static bool
+make_room(uint64 bytes)
+{
+	while (cache->bytes_used + bytes > cache->bytes_capacity || cache->free_head < 0)
+	{
+		CacheEntry *victim;
+
+		/* an eviction the engine cannot hear of would overfill the device */
+		if (pg_atomic_read_u64(&cache->drop_head) - pg_atomic_read_u64(&cache->drop_tail) >= DROP_RING)
+			return false;
+		victim = clock_victim();
+		if (victim == NULL)
+			return false;
+		remove_entry(victim);
+		gpx_count(GPX_STAT_CACHE_EVICTIONS, 1);
+	}
+	return true;
+}
+
+/* exclusive lock: a LOADING entry for a list the request sends, or NULL */
+static CacheEntry *
+load_entry(const GpxWorkerList *l)
+{
+	uint64		bytes = TYPEALIGN(CACHE_ALIGN, l->len);
+	CacheSlot  *slot;
+	CacheEntry *e;
+	bool		found;
+
+	if (bytes > cache->bytes_capacity || !make_room(bytes))
+		return NULL;
+	e = &cache->entries[cache->free_head];
+	cache->free_head = e->next_free;
+	slot = hash_search(cache_index, &l->key, HASH_ENTER_NULL, &found);
+	if (slot == NULL)
+	{
+		e->next_free = cache->free_head;
+		cache->free_head = (int32) (e - cache->entries);
+		return NULL;
+	}
+	Assert(!found);
+	slot->index = (int32) (e - cache->entries);
+	e->key = l->key;
+	e->len = l->len;
+	e->count = l->hdr.count;
+	e->last = l->hdr.last;
+	e->checksum = l->hdr.checksum;
+	e->state = ENTRY_LOADING;
+	e->referenced = 1;
+	e->engine_key = cache->next_key++;
+	e->bytes = bytes;
+	e->generation = pg_atomic_read_u32(&cache->generation);
+	pg_atomic_write_u32(&e->pins, 1);
+	cache->bytes_used += bytes;
+	cache->lists++;
+	return e;
+}
+
+/* ---------------------------------------------------------------------------
+ * Backends
+ */
+
+bool
+gpx_cache_holds(const GpxListKey *key, const gpuidx_list_header *hdr, uint64 len)
+{
+	CacheEntry *e;
+	bool		held;
+
+	if (cache == NULL)
+		return false;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	e = find_entry(key);
+	held = e != NULL && entry_resident(e, hdr, len);
+	LWLockRelease(cache->lock);
+	return held;
+}
+
+static void
+use_entry(CacheEntry *e, GpxRequestTerm *t)
+{
+	pg_atomic_fetch_add_u32(&e->pins, 1);
+	e->referenced = 1;
+	t->key = e->engine_key;
+	t->len = 0;
+	t->entry = (int32) (e - cache->entries);
+}
+
+static void
+unpin_terms(GpxRequestTerm *terms, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (terms[i].entry >= 0)
+		{
+			pg_atomic_fetch_sub_u32(&cache->entries[terms[i].entry].pins, 1);
+			terms[i].entry = -1;
+		}
+}
+
+bool
+gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms)
+{
+	bool		loads = false;
+	uint64		hits = 0;
+	uint64		misses = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		memset(&terms[i], 0, sizeof(GpxRequestTerm));
+		terms[i].entry = -1;
+		terms[i].put_status = -1;
+		terms[i].len = lists[i].len;
+		loads |= cache != NULL && lists[i].cacheable && lists[i].bytes != NULL &&
+			lists[i].len >= CACHE_MIN_BYTES;
+	}
+	if (cache == NULL)
+	{
+		for (int i = 0; i < n; i++)
+			if (lists[i].bytes == NULL)
+				return false;
+		return true;
+	}
+	LWLockAcquire(cache->lock, loads ? LW_EXCLUSIVE : LW_SHARED);
+	for (int i = 0; i < n; i++)
+	{
+		const GpxWorkerList *l = &lists[i];
+		CacheEntry *e;
+
+		if (!l->cacheable)
+			continue;
+		e = find_entry(&l->key);
+		if (e != NULL && entry_resident(e, &l->hdr, l->len))
+		{
+			use_entry(e, &terms[i]);
+			hits++;
+			continue;
+		}
+		if (l->bytes == NULL)
+		{
+			/* evicted or lost since the caller looked: it answers on the CPU */
+			unpin_terms(terms, i);
+			LWLockRelease(cache->lock);
+			return false;
+		}
+		misses++;
+		if (!loads || l->len < CACHE_MIN_BYTES)
+			continue;
+		if (e != NULL)
+		{
+			/* being loaded by another request, or in use: sent as bytes this time */
+			if (pg_atomic_read_u32(&e->pins) > 0)
+				continue;
+			/* stale: another engine's, forgotten, or another list at that place */
+			remove_entry(e);
+		}
+		e = load_entry(l);
+		if (e != NULL)
+		{
+			terms[i].key = e->engine_key;
+			terms[i].flags = GPX_TERM_PUT;
+			terms[i].entry = (int32) (e - cache->entries);
+		}
+	}
+	LWLockRelease(cache->lock);
+	gpx_count(GPX_STAT_CACHE_HITS, hits);
+	gpx_count(GPX_STAT_CACHE_MISSES, misses);
+	gpx_local_stats.cache_hits += hits;
+	return true;
+}
+
+void
+gpx_cache_detach(GpxRequestTerm *terms, uint32 nterms, bool not_cached)
+{
+	bool		loads = false;
+	bool		any = false;
+	uint32		gen;
+
+	if (cache == NULL)
+		return;
+	for (uint32 i = 0; i < nterms; i++)
+	{
+		any |= terms[i].entry >= 0;
+		loads |= terms[i].entry >= 0 && (terms[i].flags & GPX_TERM_PUT);
+	}
+	if (!any)
+		return;
+	if (!loads && !not_cached)
+	{
+		unpin_terms(terms, nterms);
+		return;
+	}
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	gen = pg_atomic_read_u32(&cache->generation);
+	for (uint32 i = 0; i < nterms; i++)
+	{
+		GpxRequestTerm *t = &terms[i];
+		CacheEntry *e;
+
+		if (t->entry < 0)
+			continue;
+		e = &cache->entries[t->entry];
+		pg_atomic_fetch_sub_u32(&e->pins, 1);
+		if (t->flags & GPX_TERM_PUT)
+		{
+			/* only this request pins a LOADING entry */
+			if (t->put_status == GPUIDX_ENGINE_OK && e->generation == gen)
+				e->state = ENTRY_RESIDENT;
+			else
+				remove_entry(e);
+		}
+		else if (not_cached)
+		{
+			/* the engine lacked one of the request's lists: forget them all */
+			e->generation = NO_GENERATION;
+		}
+		t->entry = -1;
+	}
+	LWLockRelease(cache->lock);
+}
+
+void
+gpx_cache_usage(uint64 *lists, uint64 *bytes, uint64 *capacity)
+{
+	*lists = *bytes = *capacity = 0;
+	if (cache == NULL)
+		return;
+	LWLockAcquire(cache->lock, LW_SHARED);
+	*lists = cache->lists;
+	*bytes = cache->bytes_used;
+	*capacity = cache->bytes_capacity;
+	LWLockRelease(cache->lock);
+}
+
+/* ---------------------------------------------------------------------------
+ * The engine process: no lock, atomics only
+ */
+
+bool
+gpx_cache_next_drop(uint64 *key)
+{
+	uint64		tail = pg_atomic_read_u64(&cache->drop_tail);
+
+	if (tail == pg_atomic_read_u64(&cache->drop_head))
+		return false;
+	pg_read_barrier();
+	*key = cache->drops[tail % DROP_RING];
+	pg_atomic_write_u64(&cache->drop_tail, tail + 1);
+	return true;
+}
+
+void
+gpx_cache_new_generation(void)
+{
+	pg_atomic_fetch_add_u32(&cache->generation, 1);
+}
