@@ -3,8 +3,11 @@
 # intersect real lists (GCIDE's terms, its real queries) and generated ones,
 # and every answer equals the backend's own CPU answer: while the engine
 # process is killed with SIGKILL again and again (the cluster stays up, no
-# query fails), when requests time out, when the queue is full, and when a
-# waiting query is cancelled or its backend terminated (no slot is kept).
+# query fails), when requests time out, when the queue is full, when a
+# waiting query is cancelled or its backend terminated (no slot is kept),
+# and when the GPU list cache is too small for the lists.  Counts (count
+# mode) and first rows under LIMIT (first ids) through the worker equal the
+# CPU's, before and after deletes and VACUUM.
 use strict;
 use warnings;
 
@@ -88,6 +91,33 @@ if ($real)
 	like($plan, qr/Custom Scan \(gpuidx\).*Index: docs_idx.*Rounds on GPU Worker: [1-9].*Worker Requests: [1-9]/s,
 		"EXPLAIN ANALYZE of '$pair' shows its rounds on the worker");
 	unlike($plan, qr/Worker Wait/, 'and no timing with TIMING OFF');
+
+	# what a query asks back: the count alone, the first rows; the GPU list cache
+	$node->safe_psql('postgres', 'VACUUM docs');
+	my $before_cache = $node->safe_psql('postgres', 'SELECT cache_hits FROM gpuidx_worker_stats');
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM iq WHERE check_count(n) IS NULL'), '0',
+		"count(*) of the $nindex index queries through the worker (all-visible heap: counts only) equals the CPU's");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM iq WHERE check_limit(n, 7) IS NULL'), '0',
+		'and their first 7 rows under LIMIT, the worker asked for the first ids only');
+	cmp_ok($node->safe_psql('postgres', 'SELECT cache_hits FROM gpuidx_worker_stats') - $before_cache, '>', 100,
+		'lists went to the worker by key, their bytes cached already');
+	like($node->safe_psql('postgres', 'SELECT cache_lists > 0 AND cache_bytes > 0 FROM gpuidx_worker_stats'),
+		qr/^t$/, 'the directory lists what the engine holds');
+	my $cplan = $node->safe_psql('postgres', qq{SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0;
+		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM docs WHERE body @@& '$pair'});
+	like($cplan, qr/Heap Fetches: 0.*All-Visible Unread: [1-9].*Cache Hits: [1-9].*Batch Size: \d/s,
+		"count(*) of '$pair': nothing fetched, its lists cached on the worker");
+
+	# rows deleted: first ids that are not visible make the scan ask for more;
+	# counts fetch what is not all-visible, then (VACUUMed) skip the dead docs
+	$node->safe_psql('postgres', 'DELETE FROM docs WHERE id % 7 = 0');
+	is($node->safe_psql('postgres',
+		'SELECT count(*) FROM iq WHERE n % 3 = 0 AND (check_limit(n, 7) IS NULL OR check_count(n) IS NULL)'), '0',
+		'after deleting every seventh row: first rows and counts through the worker equal the CPU\'s');
+	$node->safe_psql('postgres', 'VACUUM docs');
+	is($node->safe_psql('postgres',
+		'SELECT count(*) FROM iq WHERE n % 3 = 1 AND (check_limit(n, 7) IS NULL OR check_count(n) IS NULL)'), '0',
+		'and after VACUUM marked them dead in the index');
 
 	$nqueries = $node->safe_psql('postgres', 'SELECT count(*) FROM queries');
 	cmp_ok($nqueries, '>=', 100, "$nqueries real GCIDE queries of 2 to 8 terms");
@@ -212,7 +242,39 @@ cmp_ok($after->{queue_full} - $before->{queue_full}, '>', 0,
 	'requests finding the queue full ran on the CPU: ' . ($after->{queue_full} - $before->{queue_full}));
 cmp_ok($after->{requests} - $before->{requests}, '>', 0, 'the others on the worker');
 
-# 7. a fast shutdown stops the engine process too
+# 7. a GPU list cache far smaller than the lists: evictions, every answer still right
+$node->append_conf('postgresql.conf', "gpuidx.worker_queue_slots = 256\ngpuidx.batch_window = 100\ngpuidx.gpu_cache_size = 1MB\n");
+$node->restart;
+$node->poll_query_until('postgres', 'SELECT serving FROM gpuidx_worker_stats') or die;
+# 40 terms, each in a quarter of 400,000 rows (lists of some 35 kB): 1.4 MB of lists
+$node->safe_psql('postgres', q{
+	CREATE TABLE many AS SELECT g AS id,
+		(SELECT string_agg('t' || k, ' ') FROM generate_series(0, 39) k WHERE hashint4(g * 41 + k) & 3 = 0) AS body
+	FROM generate_series(1, 400000) g;
+	CREATE INDEX many_idx ON many USING gpuidx (body);
+	VACUUM many;
+	CREATE FUNCTION many_differs(a int, b int) RETURNS boolean LANGUAGE plpgsql AS $$
+	DECLARE q text := 't' || a || ' t' || b; x bigint; y bigint;
+	BEGIN
+		PERFORM set_config('enable_seqscan', 'off', true);
+		PERFORM set_config('gpuidx.device', 'cpu', true);
+		EXECUTE 'SELECT count(*) FROM many WHERE body @@& $1' INTO x USING q;
+		PERFORM set_config('gpuidx.device', 'worker', true);
+		EXECUTE 'SELECT count(*) FROM many WHERE body @@& $1' INTO y USING q;
+		RETURN x IS DISTINCT FROM y OR x = 0;
+	END $$;
+});
+my $ev0 = $node->safe_psql('postgres', 'SELECT cache_evictions FROM gpuidx_worker_stats');
+is($node->safe_psql('postgres',
+	'SELECT count(*) FROM generate_series(0, 39) a, generate_series(0, 39) b WHERE a < b AND many_differs(a, b)'),
+	'0', 'with a 1 MB GPU list cache, 780 counts over 1.4 MB of lists through the worker equal the CPU\'s');
+cmp_ok($node->safe_psql('postgres', 'SELECT cache_evictions FROM gpuidx_worker_stats') - $ev0, '>', 0,
+	'lists were evicted to make room: '
+	  . ($node->safe_psql('postgres', 'SELECT cache_evictions FROM gpuidx_worker_stats') - $ev0));
+cmp_ok($node->safe_psql('postgres', 'SELECT cache_bytes FROM gpuidx_worker_stats'), '<=', 1024 * 1024,
+	'and the cache stays within gpuidx.gpu_cache_size');
+
+# 8. a fast shutdown stops the engine process too
 my $engine = stats()->{pid};
 my $t0 = time();
 $node->stop('fast');

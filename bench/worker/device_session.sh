@@ -40,6 +40,13 @@ $P -Atc "SELECT 'list queries differing: ' || count(*) FROM queries WHERE check_
 $P -Atc "SELECT 'index queries differing: ' || count(*) FROM iq WHERE check_index(n) IS NULL" || echo "CHECK FAILED"
 $P -Atc "SELECT 'generated differing: ' || count(*) FROM (SELECT 1 + (random() * 122)::int a, 1 + (random() * 122)::int b, 1 + (random() * 122)::int c FROM generate_series(1, 5000)) g WHERE check_generated(a, b, c) IS NULL" || echo "CHECK FAILED"
 $P -Atc "SELECT 'index vs seq scan differing (40 queries): ' || count(*) FROM iq WHERE n % 25 = 0 AND count_by(terms, 'seq') <> count_by(terms, 'index')" || echo "CHECK FAILED"
+$P -c "VACUUM docs"
+$P -Atc "SELECT 'index counts (count mode) differing: ' || count(*) FROM iq WHERE check_count(n) IS NULL" || echo "CHECK FAILED"
+$P -Atc "SELECT 'first 7 rows under LIMIT differing: ' || count(*) FROM iq WHERE check_limit(n, 7) IS NULL" || echo "CHECK FAILED"
+$P -c "DELETE FROM docs WHERE id % 7 = 0"
+$P -Atc "SELECT 'after deletes, counts and first rows differing: ' || count(*) FROM iq WHERE n % 2 = 0 AND (check_count(n) IS NULL OR check_limit(n, 7) IS NULL)" || echo "CHECK FAILED"
+$P -c "VACUUM docs"
+$P -Atc "SELECT 'after VACUUM, counts and first rows differing: ' || count(*) FROM iq WHERE n % 2 = 1 AND (check_count(n) IS NULL OR check_limit(n, 7) IS NULL)" || echo "CHECK FAILED"
 $P -xc 'SELECT * FROM gpuidx_worker_stats'
 
 nq=$($P -Atc 'SELECT count(*) FROM queries')

@@ -562,6 +562,8 @@ add_worker_stats(GpxScanState *s)
 	s->worker.backend_rounds += b->backend_rounds - a->backend_rounds;
 	s->worker.fallbacks += b->fallbacks - a->fallbacks;
 	s->worker.bytes_sent += b->bytes_sent - a->bytes_sent;
+	s->worker.cache_hits += b->cache_hits - a->cache_hits;
+	s->worker.batched_with += b->batched_with - a->batched_with;
 	s->worker.wait_us += b->wait_us - a->wait_us;
 }
 
@@ -905,6 +907,10 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyUInteger("Worker Requests", NULL, s->worker.requests, es);
 			ExplainPropertyUInteger("Worker Fallbacks", NULL, s->worker.fallbacks, es);
 			ExplainPropertyUInteger("Bytes Sent", "bytes", s->worker.bytes_sent, es);
+			ExplainPropertyUInteger("Cache Hits", NULL, s->worker.cache_hits, es);
+			/* requests of the batches this scan's requests joined, on average */
+			ExplainPropertyFloat("Batch Size", NULL,
+								 s->worker.requests ? (double) s->worker.batched_with / s->worker.requests : 0, 1, es);
 			if (es->timing)
 				ExplainPropertyFloat("Worker Wait", "ms", s->worker.wait_us / 1000.0, 3, es);
 		}

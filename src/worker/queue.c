@@ -187,7 +187,7 @@ gpx_worker_define_settings(void)
 							PGC_POSTMASTER, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuidx.gpu_cache_size",
 							"Device memory for posting lists cached by the GPU worker.",
-							NULL, &gpx_gpu_cache_mb, 1024, 16, INT_MAX,
+							NULL, &gpx_gpu_cache_mb, 1024, 1, INT_MAX / 2,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 }
 
@@ -465,6 +465,7 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	slot->submitted = start;
 	slot->status = GPUIDX_ENGINE_ERR_INTERNAL;
 	slot->out_count = 0;
+	slot->batch_size = 0;
 	my_slot = i;
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GPX_SLOT_SUBMITTED);
@@ -511,6 +512,7 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	{
 		*count = slot->out_count;
 		*total = req->total;
+		gpx_local_stats.batched_with += slot->batch_size;
 		if (slot->out_count > 0)
 			memcpy(out, base + req->out_offset, (Size) slot->out_count * sizeof(uint32));
 		answered = true;

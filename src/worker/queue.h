@@ -55,6 +55,7 @@ typedef struct GpxSlot
 	/* set by the engine process before DONE */
 	int32		status;			/* gpuidx_engine_status */
 	uint32		out_count;
+	uint32		batch_size;		/* requests in the batch it ran in */
 } GpxSlot;
 
 /* a request's bytes in the arena: this header, the terms, list bytes, out */

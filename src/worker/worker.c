@@ -84,12 +84,13 @@ wake_backend(const GpxSlot *slot)
  */
 static void
 finish_slot(GpxWorkerShared *sh, GpxSlot *slot, GpxRequest *req, int status, uint32 count,
-			uint32 total)
+			uint32 total, uint32 batch_size)
 {
 	uint32		expected = GPX_SLOT_RUNNING;
 
 	if (req != NULL)
 		req->total = total;
+	slot->batch_size = batch_size;
 	slot->status = status;
 	slot->out_count = count;
 	pg_write_barrier();
@@ -265,7 +266,7 @@ engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 									 &terms[(size_t) nq * GPUIDX_ENGINE_MAX_TERMS]);
 			if (reqs[nq] == NULL)
 			{
-				finish_slot(sh, slot, NULL, GPUIDX_ENGINE_ERR_INVALID, 0, 0);
+				finish_slot(sh, slot, NULL, GPUIDX_ENGINE_ERR_INVALID, 0, 0, 1);
 				continue;
 			}
 			taken[nq++] = i;
@@ -280,7 +281,7 @@ engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 			bool		ok = qst == GPUIDX_ENGINE_OK;
 
 			finish_slot(sh, &sh->slots[taken[q]], reqs[q], qst, ok ? queries[q].out_count : 0,
-						ok ? queries[q].total : 0);
+						ok ? queries[q].total : 0, (uint32) nq);
 		}
 		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCHES], 1);
 		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_REQUESTS], nq);

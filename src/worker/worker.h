@@ -120,6 +120,7 @@ typedef struct GpxLocalStats
 	uint64		fallbacks;
 	uint64		bytes_sent;
 	uint64		cache_hits;		/* lists sent by key, their bytes on the GPU already */
+	uint64		batched_with;	/* requests of the batches its requests ran in, summed */
 	uint64		wait_us;		/* submission to answer, summed */
 } GpxLocalStats;
 

@@ -54,3 +54,42 @@ BEGIN
 	EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO c USING q;
 	RETURN c;
 END $$;
+
+-- count(*) of the n-th index query through the worker (count mode: no id
+-- comes back when the heap is all-visible) against the CPU's and the rows'
+CREATE FUNCTION check_count(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	qt text; ref bigint; got bigint; rows bigint;
+BEGIN
+	SELECT terms INTO qt FROM iq WHERE iq.n = check_count.n;
+	PERFORM set_config('enable_seqscan', 'off', true);
+	PERFORM set_config('gpuidx.device', 'cpu', true);
+	EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO ref USING qt;
+	rows := coalesce(pl_length(index_ids(qt)), 0);
+	PERFORM set_config('gpuidx.device', 'worker', true);
+	EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO got USING qt;
+	IF got IS DISTINCT FROM ref OR ref <> rows THEN
+		RAISE EXCEPTION 'count(*) of "%": worker %, CPU %, rows %', qt, got, ref, rows;
+	END IF;
+	RETURN ref;
+END $$;
+
+-- the first rows of the n-th index query under LIMIT (the worker sends only
+-- the first ids, more when the visible ones run out) against the CPU's
+CREATE FUNCTION check_limit(n int, lim int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	qt text; ref postinglist; got postinglist;
+BEGIN
+	SELECT terms INTO qt FROM iq WHERE iq.n = check_limit.n;
+	PERFORM set_config('enable_seqscan', 'off', true);
+	PERFORM set_config('gpuidx.device', 'cpu', true);
+	EXECUTE format('SELECT pl_agg(id) FROM (SELECT id FROM docs WHERE body @@& $1 LIMIT %s) s', lim)
+		INTO ref USING qt;
+	PERFORM set_config('gpuidx.device', 'worker', true);
+	EXECUTE format('SELECT pl_agg(id) FROM (SELECT id FROM docs WHERE body @@& $1 LIMIT %s) s', lim)
+		INTO got USING qt;
+	IF got IS DISTINCT FROM ref THEN
+		RAISE EXCEPTION 'first % rows of "%": the worker''s differ from the CPU''s', lim, qt;
+	END IF;
+	RETURN coalesce(pl_length(ref), 0);
+END $$;
