@@ -83,14 +83,15 @@ list_out_of_order(GpxSegment *seg, const GqTerm *t)
 /*
  * A device list of the request: by key when the worker's GPU cache holds
  * it (only its header read, to check that), else its bytes (inline lists,
- * already decoded, raw-encoded); *raw: what to free after.
+ * already decoded, raw-encoded; lists too short to cache as they are);
+ * *raw: what to free after.
  */
 static void
 device_list(GqIndex *gq, GpxSegment *seg, GqTerm *t, GpxWorkerList *l, void **raw)
 {
 	memset(l, 0, sizeof(*l));
 	*raw = NULL;
-	if (t->ref.external)
+	if (t->ref.external && t->ref.len >= GPX_CACHE_MIN_BYTES)
 	{
 		l->cacheable = true;
 		l->key.node = gq->index->rd_node;
@@ -108,6 +109,12 @@ device_list(GqIndex *gq, GpxSegment *seg, GqTerm *t, GpxWorkerList *l, void **ra
 	}
 	gpx_seg_list(seg, &t->ref, &t->list);
 	t->opened = true;
+	if (t->ref.external)
+	{
+		l->bytes = t->list.mem;
+		l->len = t->ref.len;
+		return;
+	}
 	l->len = pl_encoded_size(GPUIDX_CODEC_RAW, (const uint32 *) t->list.mem, t->list.df);
 	*raw = palloc(l->len);
 	pl_encode(GPUIDX_CODEC_RAW, (const uint32 *) t->list.mem, t->list.df, *raw);

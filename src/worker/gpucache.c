@@ -19,8 +19,6 @@
 #define ENTRY_LOADING	1
 #define ENTRY_RESIDENT	2
 
-/* lists smaller than this go with every request: not worth an entry */
-#define CACHE_MIN_BYTES 4096
 /* the engines' allocation unit (the CUDA engine aligns lists to 256 bytes) */
 #define CACHE_ALIGN		256
 /* keys evicted and not yet dropped by the engine process */
@@ -324,7 +322,7 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms)
 		terms[i].put_status = -1;
 		terms[i].len = lists[i].len;
 		loads |= cache != NULL && lists[i].cacheable && lists[i].bytes != NULL &&
-			lists[i].len >= CACHE_MIN_BYTES;
+			lists[i].len >= GPX_CACHE_MIN_BYTES;
 	}
 	if (cache == NULL)
 	{
@@ -355,8 +353,10 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms)
 			LWLockRelease(cache->lock);
 			return false;
 		}
+		if (l->len < GPX_CACHE_MIN_BYTES)
+			continue;
 		misses++;
-		if (!loads || l->len < CACHE_MIN_BYTES)
+		if (!loads)
 			continue;
 		if (e != NULL)
 		{

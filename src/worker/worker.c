@@ -7,6 +7,7 @@
  */
 #include "gpuidx.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -106,12 +107,10 @@ finish_slot(GpxWorkerShared *sh, GpxSlot *slot, GpxRequest *req, int status, uin
 
 /*
  * A request's bytes, checked against its slot before the engine sees them:
- * the request, or NULL.  Its puts go into the engine's cache here, so the
- * query names those lists by key.
+ * the request, or NULL.  Plain memory reads: no engine call.
  */
 static GpxRequest *
-request_query(GpxWorkerShared *sh, const gpuidx_engine_api *api, gpuidx_engine *engine,
-			  GpxSlot *slot, gpuidx_query *q, gpuidx_term_ref *terms)
+request_query(GpxWorkerShared *sh, GpxSlot *slot, gpuidx_query *q, gpuidx_term_ref *terms)
 {
 	GpxRequest *req;
 	char	   *base;
@@ -136,15 +135,6 @@ request_query(GpxWorkerShared *sh, const gpuidx_engine_api *api, gpuidx_engine *
 		terms[t].key = rt->key;
 		terms[t].bytes = rt->len > 0 ? base + rt->offset : NULL;
 		terms[t].len = rt->len;
-		if ((rt->flags & GPX_TERM_PUT) && rt->len > 0 && rt->key != 0)
-		{
-			gpuidx_engine_error err;
-
-			rt->put_status = api->cache_put(engine, rt->key, base + rt->offset, rt->len, &err);
-			/* cached now: the batch reads it from there; else the bytes go as they are */
-			if (rt->put_status == GPUIDX_ENGINE_OK)
-				terms[t].bytes = NULL;
-		}
 	}
 	memset(q, 0, sizeof(*q));
 	q->terms = terms;
@@ -179,129 +169,290 @@ engine_should_stop(GpxWorkerShared *sh, pid_t supervisor)
 	return engine_stop || pg_atomic_read_u32(&sh->shutdown) != 0 || getppid() != supervisor;
 }
 
+/*
+ * The engine process runs batches as a pipeline of two threads, so that a
+ * batch costs its engine time alone: while the runner thread has batch k in
+ * the engine (puts, the intersections, the results written into the
+ * arena) and then hands it back, the main thread gathers batch k+1 from the
+ * queue; the runner goes from k to k+1 without waiting.  Only the runner
+ * calls the engine.  Neither thread calls PostgreSQL but for SetLatch,
+ * which touches only the latch in shared memory and sends a signal (it is
+ * safe in signal handlers for the same reason).
+ */
+typedef enum
+{
+	BATCH_FREE,
+	BATCH_READY					/* gathered: the runner's */
+} BatchState;
+
+typedef struct EngineBatch
+{
+	BatchState	state;
+	int			nq;
+	gpuidx_query *queries;
+	gpuidx_term_ref *terms;		/* GPUIDX_ENGINE_MAX_TERMS per query */
+	int		   *taken;			/* its slots */
+	GpxRequest **reqs;
+	int			status;			/* run_batch's */
+	gpuidx_batch_stats stats;
+	gpuidx_engine_error err;
+} EngineBatch;
+
+typedef struct EnginePipe
+{
+	pthread_mutex_t lock;
+	pthread_cond_t ready;		/* a batch is READY, or stop */
+	pthread_cond_t freed;		/* a batch is FREE again */
+	EngineBatch batches[2];
+	bool		stop;
+	bool		lost;			/* the device failed: the process must end */
+	GpxWorkerShared *sh;
+	const gpuidx_engine_api *api;
+	gpuidx_engine *engine;
+} EnginePipe;
+
+/* the runner: drops, then the batch's puts, then the batch */
+static void
+run_batch(EnginePipe *p, EngineBatch *b)
+{
+	uint64		key;
+
+	/*
+	 * Lists the directory evicted leave the device before the puts: every
+	 * drop the batch's backends made before submitting is in the ring by now.
+	 */
+	while (gpx_cache_next_drop(&key))
+		p->api->cache_remove(p->engine, key);
+	for (int q = 0; q < b->nq; q++)
+	{
+		GpxRequest *req = b->reqs[q];
+
+		for (uint32 t = 0; t < req->nterms; t++)
+		{
+			GpxRequestTerm *rt = &req->terms[t];
+			gpuidx_term_ref *ref = &b->terms[(size_t) q * GPUIDX_ENGINE_MAX_TERMS + t];
+			gpuidx_engine_error err;
+
+			if (!(rt->flags & GPX_TERM_PUT) || rt->len == 0 || rt->key == 0)
+				continue;
+			rt->put_status = p->api->cache_put(p->engine, rt->key, ref->bytes, rt->len, &err);
+			/* cached now: the batch reads it from there; else the bytes go as they are */
+			if (rt->put_status == GPUIDX_ENGINE_OK)
+				ref->bytes = NULL;
+		}
+	}
+	memset(&b->err, 0, sizeof(b->err));
+	b->status = p->api->run_batch(p->engine, b->queries, b->nq, &b->stats, &b->err);
+}
+
+/* the runner: a batch that ran, back to its backends; false when the device is lost */
+static bool
+hand_back(GpxWorkerShared *sh, EngineBatch *b)
+{
+	int			st = b->status;
+
+	for (int q = 0; q < b->nq; q++)
+	{
+		int			qst = st != GPUIDX_ENGINE_OK ? st : b->queries[q].status;
+		bool		ok = qst == GPUIDX_ENGINE_OK;
+
+		finish_slot(sh, &sh->slots[b->taken[q]], b->reqs[q], qst, ok ? b->queries[q].out_count : 0,
+					ok ? b->queries[q].total : 0, (uint32) b->nq);
+	}
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCHES], 1);
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_REQUESTS], b->nq);
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_HOST_US], (uint64) (b->stats.host_seconds * 1e6));
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_DEVICE_US], (uint64) (b->stats.device_seconds * 1e6));
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_RETURN_US], (uint64) (b->stats.return_seconds * 1e6));
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BYTES_RETURNED], b->stats.bytes_returned);
+	if (st != GPUIDX_ENGINE_OK)
+		note(sh, "batch failed: %s: %s", engine_status_name(st), b->err.message);
+	b->nq = 0;
+	return st != GPUIDX_ENGINE_ERR_DEVICE_LOST;
+}
+
+static void *
+runner_main(void *arg)
+{
+	EnginePipe *p = arg;
+	int			next = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;)
+	{
+		bool		lost;
+
+		while (!p->stop && p->batches[next].state != BATCH_READY)
+			pthread_cond_wait(&p->ready, &p->lock);
+		if (p->batches[next].state != BATCH_READY)
+			break;
+		pthread_mutex_unlock(&p->lock);
+		run_batch(p, &p->batches[next]);
+		lost = !hand_back(p->sh, &p->batches[next]);
+		pthread_mutex_lock(&p->lock);
+		p->batches[next].state = BATCH_FREE;
+		pthread_cond_signal(&p->freed);
+		if (lost)
+		{
+			/* the main thread ends the process; the supervisor fails what is left */
+			p->lost = true;
+			sem_post(&p->sh->wakeup);
+			break;
+		}
+		next ^= 1;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/*
+ * The main thread: the submitted requests into batch b once their work,
+ * their number or the oldest one's wait says so (PARA batching).  Returns
+ * how many; 0 while it waits (it sleeps for the rest of the window, or
+ * until woken).
+ */
+static int
+gather(GpxWorkerShared *sh, EngineBatch *b)
+{
+	TimestampTz now;
+	TimestampTz oldest = 0;
+	uint64		work = 0;
+	int			waiting = 0;
+	uint64		window = pg_atomic_read_u32(&sh->batch_window_us);
+	uint32		max_requests = pg_atomic_read_u32(&sh->batch_max_requests);
+
+	for (int i = 0; i < sh->nslots; i++)
+	{
+		GpxSlot    *slot = &sh->slots[i];
+
+		if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_SUBMITTED)
+			continue;
+		pg_read_barrier();
+		waiting++;
+		work += slot->work;
+		if (oldest == 0 || slot->submitted < oldest)
+			oldest = slot->submitted;
+	}
+	if (waiting == 0)
+	{
+		sleep_until(sh, 100000);
+		return 0;
+	}
+	now = GetCurrentTimestamp();
+	if (oldest > now)
+		oldest = now;
+	if (work < pg_atomic_read_u64(&sh->batch_max_work) && now - oldest < (TimestampTz) window &&
+		(uint32) waiting < max_requests)
+	{
+		sleep_until(sh, window - (now - oldest));
+		return 0;
+	}
+	b->nq = 0;
+	for (int i = 0; i < sh->nslots && (uint32) b->nq < max_requests; i++)
+	{
+		GpxSlot    *slot = &sh->slots[i];
+		uint32		expected = GPX_SLOT_SUBMITTED;
+
+		if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_SUBMITTED ||
+			!pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_RUNNING))
+			continue;
+		pg_read_barrier();
+		b->reqs[b->nq] = request_query(sh, slot, &b->queries[b->nq],
+									   &b->terms[(size_t) b->nq * GPUIDX_ENGINE_MAX_TERMS]);
+		if (b->reqs[b->nq] == NULL)
+		{
+			finish_slot(sh, slot, NULL, GPUIDX_ENGINE_ERR_INVALID, 0, 0, 1);
+			continue;
+		}
+		b->taken[b->nq++] = i;
+	}
+	return b->nq;
+}
+
 static void engine_process_main(GpxWorkerShared *sh, pid_t supervisor) pg_attribute_noreturn();
 
 static void
 engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 {
-	const gpuidx_engine_api *api;
-	gpuidx_engine *engine;
-	gpuidx_query *queries = malloc(sh->nslots * sizeof(gpuidx_query));
-	gpuidx_term_ref *terms = malloc((size_t) sh->nslots * GPUIDX_ENGINE_MAX_TERMS * sizeof(gpuidx_term_ref));
-	int		   *taken = malloc(sh->nslots * sizeof(int));
-	GpxRequest **reqs = malloc(sh->nslots * sizeof(GpxRequest *));
+	EnginePipe	p;
+	pthread_t	runner;
+	sigset_t	all,
+				old;
+	int			fill = 0;
+	bool		lost = false;
 
-	if (queries == NULL || terms == NULL || taken == NULL || reqs == NULL)
+	memset(&p, 0, sizeof(p));
+	p.sh = sh;
+	for (int i = 0; i < 2; i++)
+	{
+		EngineBatch *b = &p.batches[i];
+
+		b->queries = malloc(sh->nslots * sizeof(gpuidx_query));
+		b->terms = malloc((size_t) sh->nslots * GPUIDX_ENGINE_MAX_TERMS * sizeof(gpuidx_term_ref));
+		b->taken = malloc(sh->nslots * sizeof(int));
+		b->reqs = malloc(sh->nslots * sizeof(GpxRequest *));
+		if (b->queries == NULL || b->terms == NULL || b->taken == NULL || b->reqs == NULL)
+			_exit(2);
+	}
+	p.engine = engine_start(sh, &p.api);
+	if (p.engine == NULL)
 		_exit(2);
-	engine = engine_start(sh, &api);
-	if (engine == NULL)
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.ready, NULL);
+	pthread_cond_init(&p.freed, NULL);
+	/* signals go to the main thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pthread_create(&runner, NULL, runner_main, &p) != 0)
 		_exit(2);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* this device holds none of what the cache directory lists */
 	gpx_cache_new_generation();
 	pg_atomic_write_u32(&sh->engine_ready, 1);
 
 	while (!engine_should_stop(sh, supervisor))
 	{
-		TimestampTz now;
-		TimestampTz oldest = 0;
-		uint64		work = 0;
-		int			waiting = 0;
-		int			nq = 0;
-		int			st;
-		gpuidx_engine_error err;
-		gpuidx_batch_stats stats;
-		uint64		window = pg_atomic_read_u32(&sh->batch_window_us);
-		uint32		max_requests;
+		bool		busy;
 
-		/* what waits, and since when */
-		for (int i = 0; i < sh->nslots; i++)
+		pthread_mutex_lock(&p.lock);
+		lost = p.lost;
+		busy = p.batches[fill].state != BATCH_FREE;
+		if (busy && !lost)
 		{
-			GpxSlot    *slot = &sh->slots[i];
+			/* both batches with the runner: wait for one, a while at most (to see a stop) */
+			struct timespec ts;
 
-			if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_SUBMITTED)
-				continue;
-			pg_read_barrier();
-			waiting++;
-			work += slot->work;
-			if (oldest == 0 || slot->submitted < oldest)
-				oldest = slot->submitted;
-		}
-		if (waiting == 0)
-		{
-			sleep_until(sh, 100000);
-			continue;
-		}
-		/* PARA batching: launch at enough work or once the oldest has waited the window */
-		now = GetCurrentTimestamp();
-		if (oldest > now)
-			oldest = now;
-		if (work < pg_atomic_read_u64(&sh->batch_max_work) && now - oldest < (TimestampTz) window)
-		{
-			sleep_until(sh, window - (now - oldest));
-			continue;
-		}
-
-		max_requests = pg_atomic_read_u32(&sh->batch_max_requests);
-		for (int i = 0; i < sh->nslots && nq < max_requests; i++)
-		{
-			GpxSlot    *slot = &sh->slots[i];
-			uint32		expected = GPX_SLOT_SUBMITTED;
-
-			if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_SUBMITTED ||
-				!pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_RUNNING))
-				continue;
-			pg_read_barrier();
-			/*
-			 * Lists the directory evicted leave the device before this
-			 * request's puts: every drop its backend made before submitting
-			 * is in the ring by now.
-			 */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L)
 			{
-				uint64		key;
-
-				while (gpx_cache_next_drop(&key))
-					api->cache_remove(engine, key);
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
 			}
-			reqs[nq] = request_query(sh, api, engine, slot, &queries[nq],
-									 &terms[(size_t) nq * GPUIDX_ENGINE_MAX_TERMS]);
-			if (reqs[nq] == NULL)
-			{
-				finish_slot(sh, slot, NULL, GPUIDX_ENGINE_ERR_INVALID, 0, 0, 1);
-				continue;
-			}
-			taken[nq++] = i;
+			pthread_cond_timedwait(&p.freed, &p.lock, &ts);
 		}
-		if (nq == 0)
+		pthread_mutex_unlock(&p.lock);
+		if (lost)
+			break;
+		if (busy || gather(sh, &p.batches[fill]) == 0)
 			continue;
-		memset(&err, 0, sizeof(err));
-		st = api->run_batch(engine, queries, nq, &stats, &err);
-		for (int q = 0; q < nq; q++)
-		{
-			int			qst = st != GPUIDX_ENGINE_OK ? st : queries[q].status;
-			bool		ok = qst == GPUIDX_ENGINE_OK;
-
-			finish_slot(sh, &sh->slots[taken[q]], reqs[q], qst, ok ? queries[q].out_count : 0,
-						ok ? queries[q].total : 0, (uint32) nq);
-		}
-		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCHES], 1);
-		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_REQUESTS], nq);
-		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_HOST_US], (uint64) (stats.host_seconds * 1e6));
-		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_DEVICE_US], (uint64) (stats.device_seconds * 1e6));
-		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_RETURN_US], (uint64) (stats.return_seconds * 1e6));
-		pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BYTES_RETURNED], stats.bytes_returned);
-		if (st != GPUIDX_ENGINE_OK)
-			note(sh, "batch failed: %s: %s", engine_status_name(st), err.message);
-		if (st == GPUIDX_ENGINE_ERR_DEVICE_LOST)
-		{
-			/* only a new process can use the device again */
-			pg_atomic_write_u32(&sh->engine_ready, 0);
-			api->destroy(engine);
-			_exit(3);
-		}
+		pthread_mutex_lock(&p.lock);
+		p.batches[fill].state = BATCH_READY;
+		pthread_cond_signal(&p.ready);
+		pthread_mutex_unlock(&p.lock);
+		fill ^= 1;
 	}
 	pg_atomic_write_u32(&sh->engine_ready, 0);
-	api->destroy(engine);
-	_exit(0);
+	pthread_mutex_lock(&p.lock);
+	p.stop = true;
+	pthread_cond_signal(&p.ready);
+	pthread_mutex_unlock(&p.lock);
+	/* the runner finishes (and hands back) what it holds; the supervisor fails the rest */
+	pthread_join(runner, NULL);
+	lost |= p.lost;
+	p.api->destroy(p.engine);
+	/* a lost device: only a new process can use it again */
+	_exit(lost ? 3 : 0);
 }
 
 /* ---------------------------------------------------------------------------

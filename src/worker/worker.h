@@ -97,6 +97,9 @@ typedef struct GpxWorkerList
 	gpuidx_list_header hdr;
 } GpxWorkerList;
 
+/* lists smaller than this go with every request: not worth a cache entry */
+#define GPX_CACHE_MIN_BYTES 4096
+
 /* does the worker's GPU cache hold this list now (its bytes need not be read)? */
 extern bool gpx_cache_holds(const GpxListKey *key, const gpuidx_list_header *hdr, uint64 len);
 
