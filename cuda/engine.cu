@@ -1087,7 +1087,6 @@ static const gpuidx_engine_api cuda_api = {
 	cuda_cache_remove,
 	cuda_cache_get_stats,
 	cuda_run_batch,
-	NULL,						/* host_register: later */
 };
 
 extern "C" __attribute__((visibility("default"))) const gpuidx_engine_api *

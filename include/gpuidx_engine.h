@@ -185,15 +185,6 @@ typedef struct gpuidx_engine_api
 	 */
 	int			(*run_batch) (gpuidx_engine *engine, gpuidx_query *queries, uint32_t nqueries,
 							  gpuidx_batch_stats *stats, gpuidx_engine_error *error);
-
-	/*
-	 * Optional (NULL when the engine has no use for it): host memory that
-	 * queries' out arrays will lie in, such as the GPU worker's shared
-	 * arena, for the engine to write results straight into (the CUDA engine
-	 * maps it for the device).  Any error leaves results copied as before.
-	 */
-	int			(*host_register) (gpuidx_engine *engine, void *ptr, uint64_t len,
-								  gpuidx_engine_error *error);
 } gpuidx_engine_api;
 
 /*

@@ -34,7 +34,10 @@ SHOW gpuidx.gpu_min_postings;
 SET gpuidx.gpu_min_postings = -1;
 SET gpuidx.batch_window = 10;
 SHOW gpuidx.batch_window;
+SHOW gpuidx.batch_max_requests;
+SET gpuidx.batch_max_requests = 1;
 SHOW gpuidx.worker_queue_slots;
+SHOW gpuidx.gpu_cache_size;
 SELECT serving, engine, requests, slots_in_use FROM gpuidx_worker_stats;
 -- without the worker, placement keeps everything here, with the same answer
 SET gpuidx.device = worker;

@@ -519,7 +519,6 @@ static const gpuidx_engine_api cpu_api = {
 	.cache_remove = cpu_cache_remove,
 	.cache_get_stats = cpu_cache_get_stats,
 	.run_batch = cpu_run_batch,
-	.host_register = NULL,
 };
 
 const gpuidx_engine_api *
