@@ -98,7 +98,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
     ap.add_argument("--requests", type=int, default=200000)
-    ap.add_argument("--min-postings", type=int, default=4096)
+    ap.add_argument("--min-postings", type=int, default=16384)
     ap.add_argument("--ratio", type=int, default=128)
     ap.add_argument("--min-bytes", type=int, default=4096)
     ap.add_argument("--seed", type=int, default=1)

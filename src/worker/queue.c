@@ -30,7 +30,7 @@ GPUIDX_FUNCTION(gpuidx_worker_stats_reset);
 
 int			gpx_device = GPX_DEVICE_AUTO;
 int			gpx_gpu_timeout_ms = 1000;
-GpxPlacementConfig gpx_placement = {128, 4096};
+GpxPlacementConfig gpx_placement = {128, 16384};
 int			gpx_queue_slots = 256;
 int			gpx_arena_kb = 64 * 1024;
 int			gpx_gpu_cache_mb = 1024;
@@ -39,7 +39,7 @@ int			gpx_batch_max_work = 8 * 1024 * 1024;
 int			gpx_batch_max_requests = 1024;
 
 static int	cpu_ratio_threshold_setting = 128;
-static int	gpu_min_postings_setting = 4096;
+static int	gpu_min_postings_setting = 16384;
 
 GpxWorkerShared *gpx_worker_shared = NULL;
 GpxLocalStats gpx_local_stats;
@@ -157,7 +157,7 @@ gpx_worker_define_settings(void)
 							PGC_USERSET, 0, NULL, assign_ratio, NULL);
 	DefineCustomIntVariable("gpuidx.gpu_min_postings",
 							"Shortest list length from which a query's rounds may go to the GPU.",
-							NULL, &gpu_min_postings_setting, 4096, 0, INT_MAX,
+							NULL, &gpu_min_postings_setting, 16384, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, assign_min_postings, NULL);
 	DefineCustomIntVariable("gpuidx.batch_window",
 							"Longest time, in microseconds, the GPU worker holds a request to batch it with others.",
