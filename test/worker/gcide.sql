@@ -55,41 +55,39 @@ BEGIN
 	RETURN c;
 END $$;
 
+-- a statement's one value (as text) for query text qt, on the CPU and through the worker
+CREATE FUNCTION both_ways(stmt text, qt text, OUT on_cpu text, OUT on_worker text) LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('enable_seqscan', 'off', true);
+	PERFORM set_config('gpuidx.device', 'cpu', true);
+	EXECUTE stmt INTO on_cpu USING qt;
+	PERFORM set_config('gpuidx.device', 'worker', true);
+	EXECUTE stmt INTO on_worker USING qt;
+END $$;
+
 -- count(*) of the n-th index query through the worker (count mode: no id
 -- comes back when the heap is all-visible) against the CPU's and the rows'
 CREATE FUNCTION check_count(n int) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-	qt text; ref bigint; got bigint; rows bigint;
+	qt text := (SELECT terms FROM iq WHERE iq.n = check_count.n);
+	r record := both_ways('SELECT count(*) FROM docs WHERE body @@& $1', qt);
+	rows bigint := coalesce(pl_length(index_ids(qt)), 0);
 BEGIN
-	SELECT terms INTO qt FROM iq WHERE iq.n = check_count.n;
-	PERFORM set_config('enable_seqscan', 'off', true);
-	PERFORM set_config('gpuidx.device', 'cpu', true);
-	EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO ref USING qt;
-	rows := coalesce(pl_length(index_ids(qt)), 0);
-	PERFORM set_config('gpuidx.device', 'worker', true);
-	EXECUTE 'SELECT count(*) FROM docs WHERE body @@& $1' INTO got USING qt;
-	IF got IS DISTINCT FROM ref OR ref <> rows THEN
-		RAISE EXCEPTION 'count(*) of "%": worker %, CPU %, rows %', qt, got, ref, rows;
+	IF r.on_worker IS DISTINCT FROM r.on_cpu OR r.on_cpu::bigint <> rows THEN
+		RAISE EXCEPTION 'count(*) of "%": worker %, CPU %, rows %', qt, r.on_worker, r.on_cpu, rows;
 	END IF;
-	RETURN ref;
+	RETURN rows;
 END $$;
 
 -- the first rows of the n-th index query under LIMIT (the worker sends only
 -- the first ids, more when the visible ones run out) against the CPU's
 CREATE FUNCTION check_limit(n int, lim int) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
-	qt text; ref postinglist; got postinglist;
+	qt text := (SELECT terms FROM iq WHERE iq.n = check_limit.n);
+	r record := both_ways(format('SELECT pl_agg(id)::text FROM (SELECT id FROM docs WHERE body @@& $1 LIMIT %s) s', lim), qt);
 BEGIN
-	SELECT terms INTO qt FROM iq WHERE iq.n = check_limit.n;
-	PERFORM set_config('enable_seqscan', 'off', true);
-	PERFORM set_config('gpuidx.device', 'cpu', true);
-	EXECUTE format('SELECT pl_agg(id) FROM (SELECT id FROM docs WHERE body @@& $1 LIMIT %s) s', lim)
-		INTO ref USING qt;
-	PERFORM set_config('gpuidx.device', 'worker', true);
-	EXECUTE format('SELECT pl_agg(id) FROM (SELECT id FROM docs WHERE body @@& $1 LIMIT %s) s', lim)
-		INTO got USING qt;
-	IF got IS DISTINCT FROM ref THEN
+	IF r.on_worker IS DISTINCT FROM r.on_cpu THEN
 		RAISE EXCEPTION 'first % rows of "%": the worker''s differ from the CPU''s', lim, qt;
 	END IF;
-	RETURN coalesce(pl_length(ref), 0);
+	RETURN coalesce(pl_length(r.on_cpu::postinglist), 0);
 END $$;
