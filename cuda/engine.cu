@@ -561,6 +561,77 @@ stage_jobs(gpuidx_engine *e, const job_set &set, uint64_t round_base, uint64_t *
 	} while (0)
 
 /*
+ * A chunk's results: the ids each query asks for (all, the first n, none for
+ * a count), packed on the device by one gather (into a2, free by now) when
+ * that is less than A holds, copied back in one copy, then into the
+ * queries' arrays.  at_round, at_bad: the chunk's round area and its flag of
+ * a list that failed to decode.
+ */
+static int
+return_results(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plans,
+			   const uint32_t *a, uint32_t *a2, uint64_t at_round, uint64_t at_bad,
+			   gpuidx_batch_stats *stats, gpuidx_engine_error *error)
+{
+	job_set		gather;
+	uint64_t	wanted = 0;
+	bool		packed = true;	/* every query wants all its ids: A is the result */
+	const uint32_t *src = a;
+	int			bad;
+
+	gather.clear();
+	for (auto &p : plans)
+	{
+		round_job	j;
+
+		p.wanted = gpuidx_result_wanted(queries[p.qi].result, p.count);
+		p.result_offset = wanted;
+		packed &= p.wanted == p.count && p.offset == wanted;
+		j = {p.offset, p.wanted, -1, (uint32_t) wanted};
+		gather.add(j, p.wanted);
+		wanted += p.wanted;
+	}
+	CUDA_TRY(e, error, OPS->copy_async(e->pinned + at_bad, e->scratch + at_bad, sizeof(int), e->stream));
+	if (!packed && wanted > 0)
+	{
+		uint64_t	at = 0;
+		round_launch l = stage_jobs(e, gather, at_round, &at);
+
+		CUDA_TRY(e, error, OPS->copy_async(e->scratch + at_round, e->pinned + at_round, at, e->stream));
+		LAUNCH_TRY(e, error, stats, OPS->gather(&l, a, a2, e->stream));
+		src = a2;
+	}
+	if (wanted > 0)
+		CUDA_TRY(e, error, OPS->copy_async(e->pinned, src, wanted * sizeof(uint32_t), e->stream));
+	CUDA_TRY(e, error, OPS->sync(e->stream));
+	memcpy(&bad, e->pinned + at_bad, sizeof(int));
+	if (bad)
+	{
+		ERR(error, GPUIDX_ENGINE_ERR_INTERNAL, "a list failed to decode on the GPU");
+		return GPUIDX_ENGINE_ERR_INTERNAL;
+	}
+	if (stats)
+		stats->bytes_returned += wanted * sizeof(uint32_t);
+	{
+		std::vector<copy_piece> pieces;
+
+		for (auto &p : plans)
+			if (p.wanted > 0)
+				pieces.push_back({(uint8_t *) queries[p.qi].out, e->pinned + p.result_offset * sizeof(uint32_t),
+								  (uint64_t) p.wanted * sizeof(uint32_t)});
+		copy_pieces(e, pieces);
+	}
+	for (auto &p : plans)
+	{
+		gpuidx_query *q = &queries[p.qi];
+
+		q->out_count = p.wanted;
+		q->total = p.count;
+		q->status = GPUIDX_ENGINE_OK;
+	}
+	return GPUIDX_ENGINE_OK;
+}
+
+/*
  * Run the queries plans[0..np) of one chunk.  Terms are already resolved and
  * sorted by count within each query.
  */
@@ -591,8 +662,7 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 	uint32_t   *a2;
 	job_set		decode,
 				merge,
-				search,
-				gather;
+				search;
 	double		device_start;
 	double		return_start;
 
@@ -771,74 +841,19 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		std::swap(a, a2);
 	}
 
-	/*
-	 * Results: the ids each query asks for (all, the first n, none for a
-	 * count), packed on the device when that is less than A holds, then
-	 * copied back in one copy.
-	 */
+	/* results: what each query asks for */
+	return_start = now_seconds();
+	if (stats)
+		stats->device_seconds += return_start - device_start;
 	{
-		uint64_t	wanted = 0;
-		bool		packed = true;	/* every query wants all its ids: A is the result */
-		const uint32_t *src = a;
-		int			bad;
+		int			st = return_results(e, queries, plans, a, a2, at_round, at_bad, stats, error);
 
-		return_start = now_seconds();
-		if (stats)
-			stats->device_seconds += return_start - device_start;
-		gather.clear();
-		for (auto &p : plans)
-		{
-			round_job	j;
-
-			p.wanted = gpuidx_result_wanted(queries[p.qi].result, p.count);
-			p.result_offset = wanted;
-			packed &= p.wanted == p.count && p.offset == wanted;
-			j = {p.offset, p.wanted, -1, (uint32_t) wanted};
-			gather.add(j, p.wanted);
-			wanted += p.wanted;
-		}
-		CUDA_TRY(e, error, OPS->copy_async(e->pinned + at_bad, e->scratch + at_bad, sizeof(int), e->stream));
-		if (!packed && wanted > 0)
-		{
-			uint64_t	at = 0;
-			round_launch l = stage_jobs(e, gather, at_round, &at);
-
-			CUDA_TRY(e, error, OPS->copy_async(e->scratch + at_round, e->pinned + at_round, at, e->stream));
-			LAUNCH_TRY(e, error, stats, OPS->gather(&l, a, a2, e->stream));
-			src = a2;
-		}
-		if (wanted > 0)
-			CUDA_TRY(e, error, OPS->copy_async(e->pinned, src, wanted * sizeof(uint32_t), e->stream));
-		CUDA_TRY(e, error, OPS->sync(e->stream));
-		memcpy(&bad, e->pinned + at_bad, sizeof(int));
-		if (bad)
-		{
-			ERR(error, GPUIDX_ENGINE_ERR_INTERNAL, "a list failed to decode on the GPU");
-			return GPUIDX_ENGINE_ERR_INTERNAL;
-		}
-		if (stats)
-			stats->bytes_returned += wanted * sizeof(uint32_t);
-		{
-			std::vector<copy_piece> pieces;
-
-			for (auto &p : plans)
-				if (p.wanted > 0)
-					pieces.push_back({(uint8_t *) queries[p.qi].out, e->pinned + p.result_offset * sizeof(uint32_t),
-									  (uint64_t) p.wanted * sizeof(uint32_t)});
-			copy_pieces(e, pieces);
-		}
-		for (auto &p : plans)
-		{
-			gpuidx_query *q = &queries[p.qi];
-
-			q->out_count = p.wanted;
-			q->total = p.count;
-			q->status = GPUIDX_ENGINE_OK;
-		}
-		*clock = now_seconds();
-		if (stats)
-			stats->return_seconds += *clock - return_start;
+		if (st != GPUIDX_ENGINE_OK)
+			return st;
 	}
+	*clock = now_seconds();
+	if (stats)
+		stats->return_seconds += *clock - return_start;
 	return GPUIDX_ENGINE_OK;
 }
 
