@@ -70,23 +70,24 @@ static CacheShared *cache = NULL;
 static HTAB *cache_index = NULL;
 
 static int
-cache_entries(void)
+cache_entries(uint64 cache_bytes)
 {
-	uint64		n = ((uint64) gpx_gpu_cache_mb << 20) / (32 * 1024);
+	uint64		n = cache_bytes / (32 * 1024);
 
 	return (int) Min(Max(n, 1024), 1 << 20);
 }
 
 static Size
-cache_struct_size(void)
+cache_struct_size(uint64 cache_bytes)
 {
-	return add_size(offsetof(CacheShared, entries), mul_size(cache_entries(), sizeof(CacheEntry)));
+	return add_size(offsetof(CacheShared, entries), mul_size(cache_entries(cache_bytes), sizeof(CacheEntry)));
 }
 
 Size
-gpx_cache_shmem_size(void)
+gpx_cache_shmem_size(uint64 cache_bytes)
 {
-	return add_size(cache_struct_size(), hash_estimate_size(cache_entries(), sizeof(CacheSlot)));
+	return add_size(cache_struct_size(cache_bytes),
+					hash_estimate_size(cache_entries(cache_bytes), sizeof(CacheSlot)));
 }
 
 void
@@ -96,20 +97,20 @@ gpx_cache_shmem_request(void)
 }
 
 void
-gpx_cache_shmem_init(void)
+gpx_cache_shmem_init(uint64 cache_bytes)
 {
 	bool		found;
 	HASHCTL		info;
-	int			n = cache_entries();
+	int			n = cache_entries(cache_bytes);
 
-	cache = ShmemInitStruct("gpuidx gpu cache", cache_struct_size(), &found);
+	cache = ShmemInitStruct("gpuidx gpu cache", cache_struct_size(cache_bytes), &found);
 	if (!found)
 	{
 		memset(cache, 0, offsetof(CacheShared, entries));
 		cache->lock = &(GetNamedLWLockTranche("gpuidx_gpu_cache"))->lock;
 		cache->nentries = n;
 		/* a little under the engine's room, for its alignment and holes */
-		cache->bytes_capacity = ((uint64) gpx_gpu_cache_mb << 20) / 16 * 15;
+		cache->bytes_capacity = cache_bytes / 16 * 15;
 		cache->next_key = 1;
 		pg_atomic_init_u32(&cache->generation, 1);
 		pg_atomic_init_u64(&cache->drop_head, 0);
@@ -210,9 +211,9 @@ clock_victim(void)
 	return NULL;
 }
 
-/* room for bytes more and a free entry, evicting; false when none can be made */
+/* room for bytes more and a free entry, evicting (counted); false when none can be made */
 static bool
-make_room(uint64 bytes)
+make_room(uint64 bytes, uint32 *evictions)
 {
 	while (cache->bytes_used + bytes > cache->bytes_capacity || cache->free_head < 0)
 	{
@@ -225,21 +226,21 @@ make_room(uint64 bytes)
 		if (victim == NULL)
 			return false;
 		remove_entry(victim);
-		gpx_count(GPX_STAT_CACHE_EVICTIONS, 1);
+		(*evictions)++;
 	}
 	return true;
 }
 
 /* exclusive lock: a LOADING entry for a list the request sends, or NULL */
 static CacheEntry *
-load_entry(const GpxWorkerList *l)
+load_entry(const GpxWorkerList *l, uint32 *evictions)
 {
 	uint64		bytes = TYPEALIGN(CACHE_ALIGN, l->len);
 	CacheSlot  *slot;
 	CacheEntry *e;
 	bool		found;
 
-	if (bytes > cache->bytes_capacity || !make_room(bytes))
+	if (bytes > cache->bytes_capacity || !make_room(bytes, evictions))
 		return NULL;
 	e = &cache->entries[cache->free_head];
 	cache->free_head = e->next_free;
@@ -309,12 +310,11 @@ unpin_terms(GpxRequestTerm *terms, int n)
 }
 
 bool
-gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms)
+gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCacheCounts *counts)
 {
 	bool		loads = false;
-	uint64		hits = 0;
-	uint64		misses = 0;
 
+	memset(counts, 0, sizeof(*counts));
 	for (int i = 0; i < n; i++)
 	{
 		memset(&terms[i], 0, sizeof(GpxRequestTerm));
@@ -343,7 +343,7 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms)
 		if (e != NULL && entry_resident(e, &l->hdr, l->len))
 		{
 			use_entry(e, &terms[i]);
-			hits++;
+			counts->hits++;
 			continue;
 		}
 		if (l->bytes == NULL)
@@ -355,7 +355,7 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms)
 		}
 		if (l->len < GPX_CACHE_MIN_BYTES)
 			continue;
-		misses++;
+		counts->misses++;
 		if (!loads)
 			continue;
 		if (e != NULL)
@@ -366,7 +366,7 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms)
 			/* stale: another engine's, forgotten, or another list at that place */
 			remove_entry(e);
 		}
-		e = load_entry(l);
+		e = load_entry(l, &counts->evictions);
 		if (e != NULL)
 		{
 			terms[i].key = e->engine_key;
@@ -375,9 +375,6 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms)
 		}
 	}
 	LWLockRelease(cache->lock);
-	gpx_count(GPX_STAT_CACHE_HITS, hits);
-	gpx_count(GPX_STAT_CACHE_MISSES, misses);
-	gpx_local_stats.cache_hits += hits;
 	return true;
 }
 

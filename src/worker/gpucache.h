@@ -21,11 +21,34 @@
 #ifndef GPX_WORKER_GPUCACHE_H
 #define GPX_WORKER_GPUCACHE_H
 
-#include "worker/queue.h"
+#include "worker/worker.h"
 
-extern Size gpx_cache_shmem_size(void);
+/* one list of a request in the queue's arena, as the cache fills it in */
+#define GPX_TERM_PUT	1		/* cache the bytes under key (a LOADING entry) */
+
+typedef struct GpxRequestTerm
+{
+	uint64		key;			/* the engine's cache key; 0: none */
+	uint64		offset;			/* of the list's bytes from the request's start */
+	uint64		len;			/* 0: no bytes, the engine has key cached */
+	uint32		flags;			/* GPX_TERM_* */
+	int32		entry;			/* the cache directory entry it pins, or -1 */
+	int32		put_status;		/* set by the engine for a put: gpuidx_engine_status */
+	uint32		pad;
+} GpxRequestTerm;
+
+/* what an attach found, for the statistics */
+typedef struct GpxCacheCounts
+{
+	uint32		hits;			/* lists sent by key */
+	uint32		misses;			/* cacheable lists sent with their bytes */
+	uint32		evictions;
+} GpxCacheCounts;
+
+/* the directory for a cache of cache_bytes on the device */
+extern Size gpx_cache_shmem_size(uint64 cache_bytes);
 extern void gpx_cache_shmem_request(void);
-extern void gpx_cache_shmem_init(void);
+extern void gpx_cache_shmem_init(uint64 cache_bytes);
 
 /*
  * At submission: for each list, fill its request term.  Cached lists (bytes
@@ -33,7 +56,8 @@ extern void gpx_cache_shmem_init(void);
  * (nothing stays pinned then).  Lists with bytes that may be cached get a
  * LOADING entry (room made by eviction) and a put.  Backends only.
  */
-extern bool gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms);
+extern bool gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms,
+							 GpxCacheCounts *counts);
 
 /*
  * When a request's bytes are freed (or it is not sent): unpin its entries, make its loads

@@ -82,7 +82,7 @@ shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(add_size(shared_size(), gpx_cache_shmem_size()));
+	RequestAddinShmemSpace(add_size(shared_size(), gpx_cache_shmem_size((uint64) gpx_gpu_cache_mb << 20)));
 	gpx_cache_shmem_request();
 }
 
@@ -131,7 +131,7 @@ shmem_startup(void)
 		dsa_set_size_limit(area, sh->arena_size);
 		dsa_detach(area);
 	}
-	gpx_cache_shmem_init();
+	gpx_cache_shmem_init((uint64) gpx_gpu_cache_mb << 20);
 	LWLockRelease(AddinShmemInitLock);
 	gpx_worker_shared = sh;
 }
@@ -371,6 +371,8 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	static bool exit_registered = false;
 	GpxWorkerShared *sh = gpx_worker_shared;
 	GpxRequestTerm terms[GPUIDX_ENGINE_MAX_TERMS];
+	GpxCacheCounts cached;
+	bool		attached;
 	dsa_area   *area;
 	dsa_pointer dp;
 	GpxRequest *req;
@@ -390,7 +392,12 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	if (!pg_atomic_read_u32(&sh->engine_ready))
 		return fall_back(GPX_FALLBACK_ABSENT);
 	/* which lists go by key (pinned), which with their bytes (some to be cached) */
-	if (!gpx_cache_attach(lists, n, terms))
+	attached = gpx_cache_attach(lists, n, terms, &cached);
+	gpx_count(GPX_STAT_CACHE_HITS, cached.hits);
+	gpx_count(GPX_STAT_CACHE_MISSES, cached.misses);
+	gpx_count(GPX_STAT_CACHE_EVICTIONS, cached.evictions);
+	gpx_local_stats.cache_hits += cached.hits;
+	if (!attached)
 		return fall_back(GPX_FALLBACK_CACHE_LOST);
 
 	/* the request's bytes: header, terms, lists sent (8-aligned), result ids */

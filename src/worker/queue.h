@@ -29,6 +29,7 @@
 #include "utils/dsa.h"
 #include "utils/timestamp.h"
 
+#include "worker/gpucache.h"
 #include "worker/worker.h"
 
 typedef enum GpxSlotState
@@ -58,20 +59,7 @@ typedef struct GpxSlot
 	uint32		batch_size;		/* requests in the batch it ran in */
 } GpxSlot;
 
-/* a request's bytes in the arena: this header, the terms, list bytes, out */
-#define GPX_TERM_PUT	1		/* cache the bytes under key (a LOADING entry) */
-
-typedef struct GpxRequestTerm
-{
-	uint64		key;			/* the engine's cache key; 0: none */
-	uint64		offset;			/* of the list's bytes from the request's start */
-	uint64		len;			/* 0: no bytes, the engine has key cached */
-	uint32		flags;			/* GPX_TERM_* */
-	int32		entry;			/* the cache directory entry it pins, or -1 */
-	int32		put_status;		/* set by the engine for a put: gpuidx_engine_status */
-	uint32		pad;
-} GpxRequestTerm;
-
+/* a request's bytes in the arena: this header, the terms (gpucache.h), list bytes, out */
 typedef struct GpxRequest
 {
 	uint32		nterms;
