@@ -13,8 +13,9 @@
  *	  batches and answers them.  It is no postmaster child, so its death
  *	  (a driver fault, SIGKILL) restarts only it, never the cluster; it
  *	  takes no lock, only atomic slot states, so it can die anywhere.
- *	- backends submit a request into a slot, its lists' bytes into the shared
- *	  arena, and sleep on their latch until answered or timed out.
+ *	- backends submit a request into a slot, its lists into the shared arena
+ *	  (by key when the GPU list cache holds them, gpucache.h; else their
+ *	  bytes), and sleep on their latch until answered or timed out.
  */
 #ifndef GPX_WORKER_H
 #define GPX_WORKER_H
