@@ -288,8 +288,8 @@ gpx_worker_wanted(void)
  * A request: submit, wait, withdraw
  */
 
-static void
-slot_release(GpxSlot *slot)
+void
+gpx_slot_release(GpxSlot *slot)
 {
 	GpxRequest *req = (GpxRequest *) (gpx_worker_shared->arena + slot->offset);
 
@@ -312,14 +312,14 @@ slot_withdraw(int i)
 	my_slot = -1;
 	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_CLAIMED))
 	{
-		slot_release(slot);
+		gpx_slot_release(slot);
 		return;
 	}
 	expected = GPX_SLOT_RUNNING;
 	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_ABANDONED))
 		return;
 	/* DONE or FAILED: ours to free */
-	slot_release(slot);
+	gpx_slot_release(slot);
 }
 
 static void
@@ -527,7 +527,7 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	if (state == GPX_SLOT_DONE || state == GPX_SLOT_FAILED)
 	{
 		my_slot = -1;
-		slot_release(slot);
+		gpx_slot_release(slot);
 	}
 	else
 		slot_withdraw(i);

@@ -136,6 +136,8 @@ extern int	gpx_batch_max_requests;
 extern char *gpuidx_engine_library;
 
 extern dsa_area *gpx_worker_arena(void);
+/* a slot's request freed (its cache pins and loads settled), the slot FREE */
+extern void gpx_slot_release(GpxSlot *slot);
 extern void gpx_worker_publish_settings(void);
 extern void gpx_count(GpxCounter c, uint64 n);
 

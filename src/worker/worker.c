@@ -502,16 +502,8 @@ reclaim(GpxWorkerShared *sh)
 	{
 		GpxSlot    *slot = &sh->slots[i];
 
-		if (pg_atomic_read_u32(&slot->state) != GPX_SLOT_RECLAIM)
-			continue;
-		{
-			GpxRequest *req = (GpxRequest *) (sh->arena + slot->offset);
-
-			gpx_cache_detach(req->terms, req->nterms, slot->status == GPUIDX_ENGINE_ERR_NOT_CACHED);
-		}
-		dsa_free(gpx_worker_arena(), slot->request);
-		slot->request = InvalidDsaPointer;
-		pg_atomic_write_u32(&slot->state, GPX_SLOT_FREE);
+		if (pg_atomic_read_u32(&slot->state) == GPX_SLOT_RECLAIM)
+			gpx_slot_release(slot);
 	}
 }
 
