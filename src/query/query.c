@@ -190,6 +190,7 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 *
 	GqTerm	  **order = palloc(q->n * sizeof(GqTerm *));
 	uint32		k;
 	int			first;
+	bool		all_on_device;
 
 	*docs = NULL;
 	*total = 0;
@@ -207,13 +208,7 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 *
 	/* room for every round on the CPU; a count from the worker touches none of it */
 	*docs = palloc_extended(Max((Size) order[0]->ref.df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 	first = device_rounds(gq, seg, order, q->n, result, *docs, &k, total);
-	if (first == q->n)
-	{
-		close_terms(terms, q->n);
-		pfree(terms);
-		pfree(order);
-		return k;
-	}
+	all_on_device = first == q->n;
 	if (first == 0)
 	{
 		if (!order[0]->opened)
@@ -248,7 +243,9 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 *
 	close_terms(terms, q->n);
 	pfree(terms);
 	pfree(order);
-	*total = k;
+	/* the worker's answer has its own length; rounds here produced every id */
+	if (!all_on_device)
+		*total = k;
 	return k;
 }
 
@@ -268,10 +265,7 @@ gq_segment_count(GqIndex *gq, int s, const GpxLexemes *terms)
 	k = segment_matches(gq, s, terms, has_dead ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT, &docs, &total);
 	n = has_dead ? 0 : total;
 	for (uint32 i = 0; has_dead && i < k; i++)
-		if (docs[i] >= seg->hdr->ndocs)
-			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc id past the segment");
-		else if (!gpx_seg_is_dead(seg, docs[i]))
-			n++;
+		n += gpx_seg_is_live(seg, docs[i]);
 	if (docs)
 		pfree(docs);
 	return n;

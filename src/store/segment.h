@@ -110,6 +110,8 @@ extern uint32 gpx_seg_map(GpxSegment *seg, const uint32 *docs, uint32 n, ItemPoi
 /* the TIDs of one doc map chunk (GPX_DOCMAP_CHUNK docs, the last one fewer) */
 extern uint32 gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids);
 extern bool gpx_seg_is_dead(GpxSegment *seg, uint32 doc);
+/* a doc of the segment that is not dead; a doc id past the segment is corruption */
+extern bool gpx_seg_is_live(GpxSegment *seg, uint32 doc);
 
 /* every term in order, with its list (merges, VACUUM, verification) */
 typedef struct GpxDictIter

@@ -940,6 +940,14 @@ gpx_seg_is_dead(GpxSegment *seg, uint32 doc)
 	return (seg->dead_bits[bit / 8] >> (bit % 8)) & 1;
 }
 
+bool
+gpx_seg_is_live(GpxSegment *seg, uint32 doc)
+{
+	if (doc >= seg->hdr->ndocs)
+		gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc id past the segment");
+	return !gpx_seg_is_dead(seg, doc);
+}
+
 uint32
 gpx_seg_map(GpxSegment *seg, const uint32 *docs, uint32 n, ItemPointerData *tids)
 {
@@ -950,9 +958,7 @@ gpx_seg_map(GpxSegment *seg, const uint32 *docs, uint32 n, ItemPointerData *tids
 		uint32		doc = docs[i];
 		uint32		chunk = doc / GPX_DOCMAP_CHUNK;
 
-		if (doc >= seg->hdr->ndocs)
-			gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc id past the segment");
-		if (gpx_seg_is_dead(seg, doc))
+		if (!gpx_seg_is_live(seg, doc))
 			continue;
 		if (seg->chunk != chunk)
 		{
