@@ -449,10 +449,8 @@ plan_count_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	/* the counts, built by the scan: the target list reads them from here */
 	cscan->custom_scan_tlist = tlist;
 	cscan->custom_exprs = list_make1(list_nth(priv, 4));
-	cscan->custom_private = list_make3(linitial(priv), makeBoolean(true), makeInteger(0));
-	cscan->custom_private = lappend(cscan->custom_private, lsecond(priv));
-	cscan->custom_private = lappend(cscan->custom_private, lthird(priv));
-	cscan->custom_private = lappend(cscan->custom_private, lfourth(priv));
+	cscan->custom_private = list_make5(linitial(priv), makeBoolean(true), lsecond(priv), lthird(priv),
+									   lfourth(priv));
 	cscan->methods = &plan_methods;
 	return &cscan->scan.plan;
 }
@@ -470,14 +468,16 @@ create_scan_state(CustomScan *cscan)
 	s->css.methods = &exec_methods;
 	s->indexoid = intVal(linitial(cscan->custom_private));
 	s->count_only = boolVal(lsecond(cscan->custom_private));
-	s->limit = (uint32) intVal(lthird(cscan->custom_private));
-	if (list_length(cscan->custom_private) > 3)
+	/* a row scan: (index, count_only, limit); the counting one: (index, true, table, column, function) */
+	if (list_length(cscan->custom_private) == 3)
+		s->limit = (uint32) intVal(lthird(cscan->custom_private));
+	else
 	{
 		s->aggregate = true;
 		/* the table by OID: the plan of an upper relation names no range table entry */
-		s->heap_oid = intVal(lfourth(cscan->custom_private));
-		s->attno = intVal(list_nth(cscan->custom_private, 4));
-		fmgr_info(intVal(list_nth(cscan->custom_private, 5)), &s->match_fn);
+		s->heap_oid = intVal(lthird(cscan->custom_private));
+		s->attno = intVal(lfourth(cscan->custom_private));
+		fmgr_info(intVal(list_nth(cscan->custom_private, 4)), &s->match_fn);
 	}
 	return (Node *) s;
 }
@@ -792,6 +792,8 @@ count_matches(GpxScanState *s)
 		reset_cursor(s);
 		start(s);
 		s->skip_visible = false;
+		s->tids -= n;
+		s->visible_unread -= n;
 		n = 0;
 	}
 	while (next_match(s, &unread))
