@@ -405,8 +405,6 @@ pool_run(thread_pool *pool, batch_work *w)
 static void
 resolve_query(gpuidx_engine *e, gpuidx_query *q, pl_view *views, gpuidx_batch_stats *stats)
 {
-	uint64_t	bound = q->initial != NULL ? q->ninitial : UINT64_MAX;
-
 	q->status = GPUIDX_ENGINE_OK;
 	q->out_count = 0;
 	q->total = 0;
@@ -442,11 +440,8 @@ resolve_query(gpuidx_engine *e, gpuidx_query *q, pl_view *views, gpuidx_batch_st
 			if (stats)
 				stats->list_bytes += entry->bytes;
 		}
-		if (views[t].count < bound)
-			bound = views[t].count;
 	}
-	/* bound fits: a term's count or ninitial */
-	if (gpuidx_result_wanted(q->result, (uint32_t) bound) > q->out_capacity ||
+	if (gpuidx_result_wanted(q->result, query_bound(q, views)) > q->out_capacity ||
 		(q->out == NULL && q->out_capacity > 0))
 		q->status = GPUIDX_ENGINE_ERR_INVALID;
 }
