@@ -309,6 +309,38 @@ unpin_terms(GpxRequestTerm *terms, int n)
 		}
 }
 
+/* exclusive lock: settle the terms' entries (gpx_cache_detach) */
+static void
+detach_locked(GpxRequestTerm *terms, uint32 nterms, bool not_cached)
+{
+	uint32		gen = pg_atomic_read_u32(&cache->generation);
+
+	for (uint32 i = 0; i < nterms; i++)
+	{
+		GpxRequestTerm *t = &terms[i];
+		CacheEntry *e;
+
+		if (t->entry < 0)
+			continue;
+		e = &cache->entries[t->entry];
+		pg_atomic_fetch_sub_u32(&e->pins, 1);
+		if (t->flags & GPX_TERM_PUT)
+		{
+			/* only this request pins a LOADING entry */
+			if (t->put_status == GPUIDX_ENGINE_OK && e->generation == gen)
+				e->state = ENTRY_RESIDENT;
+			else
+				remove_entry(e);
+		}
+		else if (not_cached)
+		{
+			/* the engine lacked one of the request's lists: forget them all */
+			e->generation = NO_GENERATION;
+		}
+		t->entry = -1;
+	}
+}
+
 bool
 gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCacheCounts *counts)
 {
@@ -348,9 +380,16 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCa
 		}
 		if (l->bytes == NULL)
 		{
-			/* evicted or lost since the caller looked: it answers on the CPU */
-			unpin_terms(terms, i);
+			/*
+			 * Evicted or lost since the caller looked: it answers on the CPU.
+			 * What the earlier lists pinned or began to load is let go.
+			 */
+			if (loads)
+				detach_locked(terms, i, false);
+			else
+				unpin_terms(terms, i);
 			LWLockRelease(cache->lock);
+			memset(counts, 0, sizeof(*counts));
 			return false;
 		}
 		if (l->len < GPX_CACHE_MIN_BYTES)
@@ -383,7 +422,6 @@ gpx_cache_detach(GpxRequestTerm *terms, uint32 nterms, bool not_cached)
 {
 	bool		loads = false;
 	bool		any = false;
-	uint32		gen;
 
 	if (cache == NULL)
 		return;
@@ -400,31 +438,7 @@ gpx_cache_detach(GpxRequestTerm *terms, uint32 nterms, bool not_cached)
 		return;
 	}
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
-	gen = pg_atomic_read_u32(&cache->generation);
-	for (uint32 i = 0; i < nterms; i++)
-	{
-		GpxRequestTerm *t = &terms[i];
-		CacheEntry *e;
-
-		if (t->entry < 0)
-			continue;
-		e = &cache->entries[t->entry];
-		pg_atomic_fetch_sub_u32(&e->pins, 1);
-		if (t->flags & GPX_TERM_PUT)
-		{
-			/* only this request pins a LOADING entry */
-			if (t->put_status == GPUIDX_ENGINE_OK && e->generation == gen)
-				e->state = ENTRY_RESIDENT;
-			else
-				remove_entry(e);
-		}
-		else if (not_cached)
-		{
-			/* the engine lacked one of the request's lists: forget them all */
-			e->generation = NO_GENERATION;
-		}
-		t->entry = -1;
-	}
+	detach_locked(terms, nterms, not_cached);
 	LWLockRelease(cache->lock);
 }
 
