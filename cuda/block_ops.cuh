@@ -1,10 +1,12 @@
 /*
  * block_ops.cuh
- *	  The per-lane steps of the kernels' block work: decoding a block as a
- *	  warp does it (Para-EF), and one lane's stretch of a merge-path
- *	  intersection.  The kernels glue the steps with warp shuffles; the host
- *	  test (cuda/test_host.cu) glues them with loops over 32 lanes, so the
- *	  same steps are checked on machines without a GPU.
+ *	  The steps of the kernels' block work: decoding a block as a warp does
+ *	  it (Para-EF), the choice between merging and searching, the search and
+ *	  merge tests of one candidate, and what a batch's jobs look like.  The
+ *	  kernels glue the steps with warp shuffles; the host test
+ *	  (cuda/test_host.cu) and the host-emulated device (host_ops.cu) glue
+ *	  them with loops, so the same steps are checked on machines without a
+ *	  GPU.
  */
 #ifndef GPUIDX_BLOCK_OPS_CUH
 #define GPUIDX_BLOCK_OPS_CUH
@@ -124,73 +126,135 @@ dev_block_posting(const list_desc &d, uint32_t b, const block_shape &s, const ui
 }
 
 /*
- * One lane's stretch of the merge path of a[0..m) and b[0..n): the merged
- * order is cut into lanes equal stretches; the lane finds where its stretch
- * starts by binary search on its diagonal, then walks it.  Ties go to a, so a
- * match is seen exactly once, when a's element is taken: flags[i] = 1.
+ * One query of a batch as the intersect kernel sees it.  Its candidates come
+ * from a source - its shortest list, or the initial set it was handed - one
+ * work item per source block; a warp takes an item's candidates through
+ * every other list of the query in turn, shortest first, without leaving
+ * the kernel, and keeps the survivors.
  */
-GPUIDX_DEV void
-dev_merge_path_lane(const uint32_t *a, uint32_t m, const uint32_t *bv, uint32_t n,
-					unsigned lane, unsigned lanes, uint32_t *flags)
+struct query_job
 {
-	uint32_t	total = m + n;
-	uint32_t	chunk = (total + lanes - 1) / lanes;
-	uint32_t	diag = lane * chunk;
-	uint32_t	lo,
-				hi,
-				i,
-				k,
-				steps;
+	int32_t		source;			/* desc index of the shortest list; -1: the initial set */
+	uint32_t	first_term;		/* the other lists: descs[first_term, + nterms), shortest first */
+	uint32_t	nterms;
+	uint32_t	query;			/* index of the query's total */
+	uint64_t	initial_offset; /* source -1: its ninitial candidates at initial + initial_offset */
+	uint32_t	ninitial;
+	uint32_t	slot_len;		/* room per item: the source's largest block */
+	uint64_t	slot_base;		/* survivors of item b at slots + slot_base + b * slot_len */
+	uint64_t	result_base;	/* the ids it asks back, at results + result_base */
+	uint32_t	result;			/* gpuidx_query.result */
+	uint32_t	store;			/* 0: only the count is wanted, survivors are not written */
+};
 
-	if (diag >= total)
-		return;
-	lo = diag > n ? diag - n : 0;
-	hi = diag < m ? diag : m;
+/* what the intersect and pack kernels read, device pointers */
+struct batch_launch
+{
+	const query_job *jobs;
+	const uint64_t *prefix;		/* items before each job; njobs + 1 entries */
+	uint32_t	njobs;
+	uint64_t	items;			/* prefix[njobs] */
+	const list_desc *descs;
+	const uint32_t *initial;
+	uint32_t	skip_ratio;		/* local length ratio from which a step searches */
+};
+
+/* counters the kernels keep for a batch, in device memory (zeroed by the upload) */
+struct batch_status
+{
+	int32_t		bad;			/* a block failed to decode */
+	uint32_t	unused;
+	unsigned long long merged;	/* (item, list) steps merged block against block */
+	unsigned long long searched;	/* (item, list) steps searched candidate by candidate */
+};
+
+/* most candidates one item holds, and per lane */
+#define ITEM_MAX GPUIDX_LRC_SEGMENT
+#define ITEM_PER_LANE (ITEM_MAX / 32)
+
+/* source block b's candidates */
+GPUIDX_DEV uint32_t
+dev_source_len(const batch_launch &l, const query_job &job, uint32_t b)
+{
+	if (job.source < 0)
+	{
+		uint32_t	left = job.ninitial - b * GPUIDX_EF_BLOCK;
+
+		return left < GPUIDX_EF_BLOCK ? left : GPUIDX_EF_BLOCK;
+	}
+	return dev_block_len(l.descs[job.source], b);
+}
+
+/* work items of a job: its source's blocks */
+GPUIDX_DEV uint32_t
+dev_source_blocks(const query_job &job, const list_desc *descs)
+{
+	if (job.source < 0)
+		return (job.ninitial + GPUIDX_EF_BLOCK - 1) / GPUIDX_EF_BLOCK;
+	return descs[job.source].nblocks;
+}
+
+/*
+ * The step's choice, made per item on the device: search each candidate
+ * when the list holds many postings per candidate in the candidates' range
+ * (about nblocks * GPUIDX_EF_BLOCK of them), else decode those blocks and
+ * merge.  The same rule as the CPU's SvS rounds (Griffin's ratio), applied
+ * to the stretch a warp works on rather than to whole lists.
+ */
+GPUIDX_DEV bool
+dev_step_searches(uint32_t nblocks, uint32_t ncandidates, uint32_t skip_ratio)
+{
+	return (uint64_t) nblocks * GPUIDX_EF_BLOCK >= (uint64_t) ncandidates * skip_ratio;
+}
+
+/* last block of d in [lo, hi) whose first posting is <= x; lo - 1 if none */
+GPUIDX_DEV int64_t
+dev_find_block_in(const list_desc &d, uint32_t x, uint32_t lo, uint32_t hi)
+{
 	while (lo < hi)
 	{
-		uint32_t	mid = (lo + hi) / 2;
+		uint32_t	mid = lo + (hi - lo) / 2;
 
-		if (a[mid] <= bv[diag - mid - 1])
+		if (dev_block_first(d, mid) <= x)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	i = lo;
-	k = diag - lo;
-	steps = total - diag < chunk ? total - diag : chunk;
-	for (uint32_t step = 0; step < steps; step++)
-	{
-		if (i < m && (k >= n || a[i] <= bv[k]))
-		{
-			if (k < n && a[i] == bv[k])
-				flags[i] = 1;
-			i++;
-		}
-		else
-			k++;
-	}
+	return (int64_t) lo - 1;
 }
 
 /*
- * A unit of a round for one query.  Decode and merge jobs walk the blocks of
- * list 'desc'; search and keep jobs walk the query's current elements.
+ * Is x in d, knowing the blocks [lo, hi) cover it if anything does?  (The
+ * search step's test: a binary search over those skip entries only.)
  */
-struct round_job
+GPUIDX_DEV bool
+dev_search_in(const list_desc &d, uint32_t x, uint32_t lo, uint32_t hi)
 {
-	uint32_t	a_offset;		/* the query's current elements in A */
-	uint32_t	a_count;
-	int32_t		desc;			/* index into the batch's list_desc array; -1: keep all */
-	uint32_t	out_offset;		/* decode jobs: where the list's postings go */
-};
+	int64_t		b = dev_find_block_in(d, x, lo, hi);
 
-/* per-launch arrays, device pointers */
-struct round_launch
+	if (b < (int64_t) lo || x > d.last)
+		return false;
+	return dev_block_first(d, (uint32_t) b) == x || dev_block_contains(d, (uint32_t) b, x);
+}
+
+/* is x in the sorted v[0..n)? (the merge step's test, in shared memory) */
+GPUIDX_DEV bool
+dev_sorted_has(const uint32_t *v, uint32_t n, uint32_t x)
 {
-	const round_job *jobs;
-	const uint64_t *prefix;		/* work items before each job; njobs + 1 entries */
-	uint32_t	njobs;
-	uint64_t	items;			/* prefix[njobs] */
-};
+	uint32_t	lo = 0;
+	uint32_t	hi = n;
+
+	while (lo < hi)
+	{
+		uint32_t	mid = (lo + hi) / 2;
+
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == x;
+}
 
 /* the job that work item 'item' belongs to: last j with prefix[j] <= item */
 GPUIDX_DEV uint32_t
@@ -209,16 +273,6 @@ find_job(const uint64_t *prefix, uint32_t njobs, uint64_t item)
 			hi = mid;
 	}
 	return lo;
-}
-
-/* the job of work item 'item' and the item's index inside the job */
-GPUIDX_DEV round_job
-locate_item(const round_launch &l, uint64_t item, uint32_t *index)
-{
-	uint32_t	j = find_job(l.prefix, l.njobs, item);
-
-	*index = (uint32_t) (item - l.prefix[j]);
-	return l.jobs[j];
 }
 
 /*
@@ -245,13 +299,23 @@ warp_bound_start(uint32_t lo, uint32_t hi)
 	return w;
 }
 
+/* the index the lane probes; false when it is past the stretch */
+GPUIDX_DEV bool
+warp_bound_at(const warp_bound &w, unsigned lane, uint32_t *at)
+{
+	uint64_t	i = w.lo + (uint64_t) lane * w.step;
+
+	*at = (uint32_t) i;
+	return i < w.hi;
+}
+
 /* is the lane's probe below x? */
 GPUIDX_DEV bool
 warp_bound_probe(const warp_bound &w, const uint32_t *a, uint64_t x, unsigned lane)
 {
-	uint64_t	at = w.lo + (uint64_t) lane * w.step;
+	uint32_t	at;
 
-	return at < w.hi && (uint64_t) a[at] < x;
+	return warp_bound_at(w, lane, &at) && (uint64_t) a[at] < x;
 }
 
 /* narrow to the stretch 'below' probes tell; true when w.lo is the answer */
@@ -287,22 +351,6 @@ host_warp_lower_bound(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x)
 		if (warp_bound_next(&w, below))
 			return w.lo;
 	}
-}
-
-/*
- * The search kernel's test for one element: is x in list d?  Skip entries
- * first; a block's first posting is answered by them alone.
- */
-GPUIDX_DEV bool
-dev_search_one(const list_desc &d, uint32_t x)
-{
-	int64_t		b;
-
-	if (d.count == 0 || x > d.last || (b = dev_find_block(d, x)) < 0)
-		return false;
-	if (dev_block_first(d, (uint32_t) b) == x)
-		return true;
-	return dev_block_contains(d, (uint32_t) b, x);
 }
 
 /*

@@ -58,7 +58,7 @@ cuda_dev_free(void *p)
 static cudaError_t
 cuda_host_alloc(void **p, size_t bytes)
 {
-	return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
+	return cudaHostAlloc(p, bytes, cudaHostAllocMapped);
 }
 
 static void
@@ -80,9 +80,9 @@ cuda_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t stream)
 }
 
 static cudaError_t
-cuda_fill_async(void *dst, int value, size_t bytes, cudaStream_t stream)
+cuda_mapped(void **device_p, void *host_p)
 {
-	return cudaMemsetAsync(dst, value, bytes, stream);
+	return cudaHostGetDevicePointer(device_p, host_p, 0);
 }
 
 const device_ops engine_device_ops = {
@@ -97,13 +97,10 @@ const device_ops engine_device_ops = {
 	cuda_host_free,
 	cuda_copy,
 	cuda_copy_async,
-	cuda_fill_async,
 	cudaStreamSynchronize,
 	cudaGetErrorString,
-	launch_decode,
-	launch_merge,
-	launch_search,
-	scan_flags,
-	launch_compact,
-	launch_gather,
+	cuda_mapped,
+	launch_intersect,
+	scan_counts,
+	launch_pack,
 };

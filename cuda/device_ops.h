@@ -4,7 +4,7 @@
  *	  and the round kernels.  gpuidx_cuda.so links the CUDA implementation
  *	  (cuda_ops.cu); gpuidx_hostemu.so links a host emulation (host_ops.cu)
  *	  that runs the same per-lane steps in loops, so that the whole engine -
- *	  planning, staging, rounds, compaction, chunking, the cache - runs and is
+ *	  planning, staging, the intersection, packing, chunking, the cache - runs and is
  *	  checked on machines without a GPU.  Codes are CUDA's (cudaError_t).
  */
 #ifndef GPUIDX_DEVICE_OPS_H
@@ -38,24 +38,20 @@ struct device_ops
 	void		(*host_free) (void *p);
 	cudaError_t (*copy) (void *dst, const void *src, size_t bytes);	/* either way, waits */
 	cudaError_t (*copy_async) (void *dst, const void *src, size_t bytes, cudaStream_t stream);
-	cudaError_t (*fill_async) (void *dst, int value, size_t bytes, cudaStream_t stream);
 	cudaError_t (*sync) (cudaStream_t stream);
 	const char *(*error_string) (cudaError_t err);
 
-	/* the round kernels (kernels.cuh says what each does) */
-	cudaError_t (*decode) (const round_launch *l, const list_desc *descs, uint32_t *a, int *bad,
-						   cudaStream_t stream);
-	cudaError_t (*merge) (const round_launch *l, const list_desc *descs, const uint32_t *a,
-						  uint32_t *flags, int *bad, cudaStream_t stream);
-	cudaError_t (*search) (const round_launch *l, const list_desc *descs, const uint32_t *a,
-						   uint32_t *flags, cudaStream_t stream);
-	cudaError_t (*scan) (void *temp, size_t *temp_bytes, const uint32_t *flags, uint32_t *pos,
+	/* the device address of page-locked host memory (kernels write results there) */
+	cudaError_t (*mapped) (void **device_p, void *host_p);
+
+	/* the kernels (kernels.cuh says what each does) */
+	cudaError_t (*intersect) (const batch_launch *l, unsigned max_ctas, uint32_t *slots,
+							  uint32_t *counts, batch_status *status, cudaStream_t stream);
+	cudaError_t (*scan) (void *temp, size_t *temp_bytes, const uint32_t *counts, uint32_t *pos,
 						 uint64_t n, cudaStream_t stream);
-	cudaError_t (*compact) (const uint32_t *a, const uint32_t *flags, const uint32_t *pos,
-							uint64_t n, uint32_t *a_out, const uint32_t *q_offsets, uint32_t nq,
-							uint32_t *counts, cudaStream_t stream);
-	cudaError_t (*gather) (const round_launch *l, const uint32_t *a, uint32_t *out,
-						   cudaStream_t stream);
+	cudaError_t (*pack) (const batch_launch *l, unsigned max_ctas, const uint32_t *slots,
+						 const uint32_t *pos, const batch_status *status, uint32_t *results,
+						 uint32_t *totals, batch_status *status_out, cudaStream_t stream);
 };
 
 /* the implementation the engine object was linked with */

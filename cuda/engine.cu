@@ -1,15 +1,17 @@
 /*
  * engine.cu
  *	  The CUDA engine behind gpuidx_engine.h: a device-memory list cache
- *	  (an arena with LRU eviction), and batches of queries run as SvS rounds
- *	  in which every kernel serves all the batch's queries at once.
+ *	  (an arena with LRU eviction), and batches of queries run with every
+ *	  kernel serving all the batch's queries at once.
  *
  * Host side of a batch: resolve each query's lists (cached, or staged from
- * its bytes), decode each query's shortest list (or take its initial set)
- * into one array A of current elements, then per round flag the elements
- * found in each query's next list (merge or search, chosen per query by
- * length ratio), compact A with a prefix sum, and read the new counts back.
- * The results come back in one copy.
+ * its bytes), describe each query as a job whose work items are its
+ * shortest list's blocks (or its initial set's), upload the descriptions,
+ * and launch intersect (each item's candidates through all the query's other
+ * lists, every round decided on the device), scan (each item's place among
+ * its query's ids) and pack (the ids each query asks for, written into
+ * mapped pinned memory), then synchronize once and copy each query's ids
+ * into its array.  docs/ENGINE.md tells the design and its measurements.
  */
 #include <cuda_runtime.h>
 
@@ -71,7 +73,8 @@ struct gpuidx_engine
 	uint64_t	batch_budget;	/* device scratch one chunk of a batch may use */
 	uint8_t    *scratch;
 	uint64_t	scratch_bytes;
-	uint8_t    *pinned;			/* host staging, page-locked */
+	uint8_t    *pinned;			/* host staging and results, page-locked */
+	uint8_t    *pinned_device;	/* the same memory as the kernels address it */
 	uint64_t	pinned_bytes;
 };
 
@@ -457,11 +460,17 @@ struct query_plan
 	uint32_t	first_term;		/* into the chunk's term list, sorted by count */
 	uint32_t	nterms;
 	bool		has_initial;
-	uint32_t	cap;			/* most elements it can hold: its round-0 size */
-	uint32_t	count;			/* current elements */
-	uint32_t	offset;			/* of its current elements in A */
-	uint32_t	wanted;			/* ids it asks back (gpuidx_result_wanted) */
-	uint64_t	result_offset;	/* of them in the packed results */
+	uint32_t	cap;			/* its source's length: the initial set or the shortest list */
+	uint32_t	bound;			/* most ids its result can have */
+	uint32_t	items;			/* its source's blocks: work items */
+	uint32_t	slot_len;		/* survivors' room per item */
+	bool		store;			/* survivors kept (ids asked for) */
+	uint32_t	wanted_bound;	/* most ids it asks back */
+	/* places in the chunk's arrays, set by run_chunk */
+	uint64_t	item_base;
+	uint64_t	slot_base;
+	uint64_t	result_base;
+	uint64_t	initial_offset;
 };
 
 /* one term of a chunk: its descriptor (device pointers) and what to stage */
@@ -503,54 +512,12 @@ ensure_buffers(gpuidx_engine *e, uint64_t device_bytes, uint64_t host_bytes, gpu
 		OPS->host_free(e->pinned);
 		e->pinned = NULL;
 		e->pinned_bytes = 0;
+		e->pinned_device = NULL;
 		CUDA_TRY(e, error, OPS->host_alloc((void **) &e->pinned, host_bytes));
 		e->pinned_bytes = host_bytes;
+		CUDA_TRY(e, error, OPS->mapped((void **) &e->pinned_device, e->pinned));
 	}
 	return GPUIDX_ENGINE_OK;
-}
-
-/* per-element device bytes of a chunk: A, A', flags, prefix sums */
-#define BYTES_PER_ELEMENT 16
-
-/* a round's jobs, built on the host, copied to the device with their prefix */
-struct job_set
-{
-	std::vector<round_job> jobs;
-	std::vector<uint64_t> prefix;
-
-	void clear()
-	{
-		jobs.clear();
-		prefix.assign(1, 0);
-	}
-	void add(const round_job &j, uint64_t items)
-	{
-		jobs.push_back(j);
-		prefix.push_back(prefix.back() + items);
-	}
-};
-
-/*
- * Copy a job set into the pinned round area at *host_at (and the same
- * offset on the device) and describe it for a launch.
- */
-static round_launch
-stage_jobs(gpuidx_engine *e, const job_set &set, uint64_t round_base, uint64_t *at)
-{
-	round_launch l;
-	uint64_t	jobs_at = *at;
-	uint64_t	prefix_at;
-
-	memcpy(e->pinned + round_base + jobs_at, set.jobs.data(), set.jobs.size() * sizeof(round_job));
-	*at = ALIGN_UP(*at + set.jobs.size() * sizeof(round_job) + 1);
-	prefix_at = *at;
-	memcpy(e->pinned + round_base + prefix_at, set.prefix.data(), set.prefix.size() * sizeof(uint64_t));
-	*at = ALIGN_UP(*at + set.prefix.size() * sizeof(uint64_t));
-	l.jobs = (const round_job *) (e->scratch + round_base + jobs_at);
-	l.prefix = (const uint64_t *) (e->scratch + round_base + prefix_at);
-	l.njobs = (uint32_t) set.jobs.size();
-	l.items = set.prefix.back();
-	return l;
 }
 
 #define LAUNCH_TRY(e, error, stats, call) \
@@ -560,80 +527,15 @@ stage_jobs(gpuidx_engine *e, const job_set &set, uint64_t round_base, uint64_t *
 			(stats)->launches++; \
 	} while (0)
 
-/*
- * A chunk's results: the ids each query asks for (all, the first n, none for
- * a count), packed on the device by one gather (into a2, free by now) when
- * that is less than A holds, copied back in one copy, then into the
- * queries' arrays.  at_round, at_bad: the chunk's round area and its flag of
- * a list that failed to decode.
- */
-static int
-return_results(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plans,
-			   const uint32_t *a, uint32_t *a2, uint64_t at_round, uint64_t at_bad,
-			   gpuidx_batch_stats *stats, gpuidx_engine_error *error)
-{
-	job_set		gather;
-	uint64_t	wanted = 0;
-	bool		packed = true;	/* every query wants all its ids: A is the result */
-	const uint32_t *src = a;
-	int			bad;
-
-	gather.clear();
-	for (auto &p : plans)
-	{
-		round_job	j;
-
-		p.wanted = gpuidx_result_wanted(queries[p.qi].result, p.count);
-		p.result_offset = wanted;
-		packed &= p.wanted == p.count && p.offset == wanted;
-		j = {p.offset, p.wanted, -1, (uint32_t) wanted};
-		gather.add(j, p.wanted);
-		wanted += p.wanted;
-	}
-	CUDA_TRY(e, error, OPS->copy_async(e->pinned + at_bad, e->scratch + at_bad, sizeof(int), e->stream));
-	if (!packed && wanted > 0)
-	{
-		uint64_t	at = 0;
-		round_launch l = stage_jobs(e, gather, at_round, &at);
-
-		CUDA_TRY(e, error, OPS->copy_async(e->scratch + at_round, e->pinned + at_round, at, e->stream));
-		LAUNCH_TRY(e, error, stats, OPS->gather(&l, a, a2, e->stream));
-		src = a2;
-	}
-	if (wanted > 0)
-		CUDA_TRY(e, error, OPS->copy_async(e->pinned, src, wanted * sizeof(uint32_t), e->stream));
-	CUDA_TRY(e, error, OPS->sync(e->stream));
-	memcpy(&bad, e->pinned + at_bad, sizeof(int));
-	if (bad)
-	{
-		ERR(error, GPUIDX_ENGINE_ERR_INTERNAL, "a list failed to decode on the GPU");
-		return GPUIDX_ENGINE_ERR_INTERNAL;
-	}
-	if (stats)
-		stats->bytes_returned += wanted * sizeof(uint32_t);
-	{
-		std::vector<copy_piece> pieces;
-
-		for (auto &p : plans)
-			if (p.wanted > 0)
-				pieces.push_back({(uint8_t *) queries[p.qi].out, e->pinned + p.result_offset * sizeof(uint32_t),
-								  (uint64_t) p.wanted * sizeof(uint32_t)});
-		copy_pieces(e, pieces);
-	}
-	for (auto &p : plans)
-	{
-		gpuidx_query *q = &queries[p.qi];
-
-		q->out_count = p.wanted;
-		q->total = p.count;
-		q->status = GPUIDX_ENGINE_OK;
-	}
-	return GPUIDX_ENGINE_OK;
-}
+/* CTAs per multiprocessor the grid-stride kernels start */
+#define CTAS_PER_SM 8
 
 /*
- * Run the queries plans[0..np) of one chunk.  Terms are already resolved and
- * sorted by count within each query.
+ * Run the queries plans[0..np) of one chunk: one upload, three launches
+ * (intersect, scan, pack) and one synchronization, whatever the queries'
+ * number of terms; the results land in mapped pinned memory and are then
+ * copied into the queries' arrays.  Terms are resolved and sorted by count
+ * within each query.
  */
 static int
 run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plans,
@@ -641,63 +543,93 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		  gpuidx_batch_stats *stats, gpuidx_engine_error *error)
 {
 	uint32_t	np = (uint32_t) plans.size();
-	uint64_t	total = 0;
+	uint64_t	items = 0,
+				slots = 0,
+				results = 0,
+				initial = 0;
 	uint32_t	max_rounds = 0;
-	layout		dev;
-	uint64_t	at_descs,
-				at_stage,
-				at_a,
-				at_a2,
-				at_flags,
-				at_pos,
-				at_counts,
-				at_bad,
-				at_temp,
-				at_round;
 	size_t		temp_bytes = 0;
-	uint64_t	round_bytes;
-	uint64_t	upload_end;
-	bool		any_initial = false;
-	uint32_t   *a;
-	uint32_t   *a2;
-	job_set		decode,
-				merge,
-				search;
+	layout		dev,
+				host;
+	uint64_t	at_status,
+				at_descs,
+				at_jobs,
+				at_prefix,
+				at_stage,
+				at_initial,
+				upload_end,
+				at_counts,
+				at_pos,
+				at_temp,
+				at_slots,
+				at_status_out,
+				at_totals,
+				at_results;
+	std::vector<query_job> jobs;
+	std::vector<uint64_t> prefix(1, 0);
+	batch_launch l;
+	batch_status status;
 	double		device_start;
 	double		return_start;
 
-	for (auto &p : plans)
+	for (uint32_t i = 0; i < np; i++)
 	{
-		p.offset = (uint32_t) total;
-		total += p.cap;
-		max_rounds = std::max(max_rounds, p.has_initial ? p.nterms : p.nterms - 1);
-		any_initial |= p.has_initial;
-	}
-	CUDA_TRY(e, error, OPS->scan(NULL, &temp_bytes, NULL, NULL, total, e->stream));
-	/* jobs of a round: at most one per query in each set, plus prefixes */
-	round_bytes = 3 * ALIGN_UP(((uint64_t) np + 1) * (sizeof(round_job) + sizeof(uint64_t)) + 2 * ALIGN)
-		+ ALIGN_UP(((uint64_t) np + 1) * sizeof(uint32_t));
+		query_plan &p = plans[i];
+		query_job	j = {};
 
-	/* device: [descs | staged lists | A (initial sets uploaded) || A' | flags | pos | counts | bad | temp | round] */
+		p.item_base = items;
+		p.slot_base = slots;
+		p.result_base = results;
+		p.initial_offset = initial;
+		items += p.items;
+		slots += p.store ? (uint64_t) p.items * p.slot_len : 0;
+		results += p.wanted_bound;
+		initial += p.has_initial ? p.cap : 0;
+		max_rounds = std::max(max_rounds, p.has_initial ? p.nterms : p.nterms - 1);
+		if (p.items == 0)
+			continue;			/* an empty source: nothing to run, total 0 */
+		j.source = p.has_initial ? -1 : (int32_t) p.first_term;
+		j.first_term = p.has_initial ? p.first_term : p.first_term + 1;
+		j.nterms = p.has_initial ? p.nterms : p.nterms - 1;
+		j.query = i;
+		j.initial_offset = p.initial_offset;
+		j.ninitial = p.has_initial ? p.cap : 0;
+		j.slot_len = p.slot_len;
+		j.slot_base = p.slot_base;
+		j.result_base = p.result_base;
+		j.result = queries[p.qi].result;
+		j.store = p.store;
+		jobs.push_back(j);
+		prefix.push_back(items);
+	}
+	CUDA_TRY(e, error, OPS->scan(NULL, &temp_bytes, NULL, NULL, items, e->stream));
+
+	/*
+	 * device: [status | descs | jobs | prefix | staged lists | initial sets] (uploaded)
+	 *         [counts | pos | scan temp | survivors' slots]
+	 * pinned: the uploaded part, then [status | totals | results] the kernels write
+	 */
+	at_status = dev.take(sizeof(batch_status));
 	at_descs = dev.take(terms.size() * sizeof(list_desc));
+	at_jobs = dev.take(jobs.size() * sizeof(query_job));
+	at_prefix = dev.take(prefix.size() * sizeof(uint64_t));
 	at_stage = dev.take(stage_bytes);
-	at_a = dev.take(total * sizeof(uint32_t) + 4);
-	upload_end = any_initial ? dev.used : at_a;
-	at_a2 = dev.take(total * sizeof(uint32_t) + 4);
-	at_flags = dev.take((total + 1) * sizeof(uint32_t));
-	at_pos = dev.take((total + 1) * sizeof(uint32_t));
-	at_counts = dev.take(((uint64_t) np + 1) * sizeof(uint32_t));
-	at_bad = dev.take(sizeof(int));
+	at_initial = dev.take(initial * sizeof(uint32_t));
+	upload_end = dev.used;
+	at_counts = dev.take((items + 1) * sizeof(uint32_t));
+	at_pos = dev.take((items + 1) * sizeof(uint32_t));
 	at_temp = dev.take(temp_bytes);
-	at_round = dev.take(round_bytes);
+	at_slots = dev.take(slots * sizeof(uint32_t));
+	host.used = upload_end;
+	at_status_out = host.take(sizeof(batch_status));
+	at_totals = host.take((uint64_t) np * sizeof(uint32_t));
+	at_results = host.take(results * sizeof(uint32_t));
 	{
-		int			st = ensure_buffers(e, dev.used, std::max(dev.used, (uint64_t) at_a2), error);
+		int			st = ensure_buffers(e, dev.used, host.used, error);
 
 		if (st != GPUIDX_ENGINE_OK)
 			return st;
 	}
-	a = (uint32_t *) (e->scratch + at_a);
-	a2 = (uint32_t *) (e->scratch + at_a2);
 
 	/* host staging mirrors the device layout up to upload_end */
 	{
@@ -711,145 +643,87 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 			}
 		for (auto &p : plans)
 			if (p.has_initial)
-				pieces.push_back({e->pinned + at_a + (uint64_t) p.offset * sizeof(uint32_t),
+				pieces.push_back({e->pinned + at_initial + p.initial_offset * sizeof(uint32_t),
 								  (const uint8_t *) queries[p.qi].initial, (uint64_t) p.cap * sizeof(uint32_t)});
 		copy_pieces(e, pieces);
 	}
+	memset(e->pinned + at_status, 0, sizeof(batch_status));
 	for (size_t i = 0; i < terms.size(); i++)
 		memcpy(e->pinned + at_descs + i * sizeof(list_desc), &terms[i].desc, sizeof(list_desc));
+	memcpy(e->pinned + at_jobs, jobs.data(), jobs.size() * sizeof(query_job));
+	memcpy(e->pinned + at_prefix, prefix.data(), prefix.size() * sizeof(uint64_t));
+
+	l.jobs = (const query_job *) (e->scratch + at_jobs);
+	l.prefix = (const uint64_t *) (e->scratch + at_prefix);
+	l.njobs = (uint32_t) jobs.size();
+	l.items = items;
+	l.descs = (const list_desc *) (e->scratch + at_descs);
+	l.initial = (const uint32_t *) (e->scratch + at_initial);
+	l.skip_ratio = e->skip_ratio;
+
 	device_start = now_seconds();
 	if (stats)
 		stats->host_seconds += device_start - *clock;
-	CUDA_TRY(e, error, OPS->copy_async(e->scratch, e->pinned, upload_end, e->stream));
-	CUDA_TRY(e, error, OPS->fill_async(e->scratch + at_bad, 0, sizeof(int), e->stream));
-	if (stats)
-		stats->bytes_uploaded += upload_end;
-
-	/* round 0: each query's shortest list decoded into A */
-	decode.clear();
-	for (auto &p : plans)
+	if (items > 0)
 	{
-		p.count = p.cap;
-		if (!p.has_initial && p.cap > 0)
-		{
-			const list_desc &d = terms[p.first_term].desc;
-			round_job	j = {p.offset, 0, (int32_t) p.first_term, p.offset};
+		unsigned	max_ctas = std::max(1u, e->info.multiprocessors) * CTAS_PER_SM;
+		uint32_t   *counts = (uint32_t *) (e->scratch + at_counts);
+		uint32_t   *pos = (uint32_t *) (e->scratch + at_pos);
+		uint32_t   *slot_area = (uint32_t *) (e->scratch + at_slots);
+		batch_status *dev_status = (batch_status *) (e->scratch + at_status);
 
-			decode.add(j, d.nblocks);
-		}
-	}
-	{
-		uint64_t	at = 0;
-		round_launch l = stage_jobs(e, decode, at_round, &at);
-
-		CUDA_TRY(e, error, OPS->copy_async(e->scratch + at_round, e->pinned + at_round, at, e->stream));
-		if (l.items > 0)
-			LAUNCH_TRY(e, error, stats, OPS->decode(&l, (const list_desc *) (e->scratch + at_descs), a,
-													  (int *) (e->scratch + at_bad), e->stream));
-		/* the round area of pinned memory is rewritten next: let this copy finish */
+		CUDA_TRY(e, error, OPS->copy_async(e->scratch, e->pinned, upload_end, e->stream));
+		LAUNCH_TRY(e, error, stats, OPS->intersect(&l, max_ctas, slot_area, counts, dev_status, e->stream));
+		LAUNCH_TRY(e, error, stats, OPS->scan(e->scratch + at_temp, &temp_bytes, counts, pos, items, e->stream));
+		LAUNCH_TRY(e, error, stats, OPS->pack(&l, max_ctas, slot_area, pos, dev_status,
+											   (uint32_t *) (e->pinned_device + at_results),
+											   (uint32_t *) (e->pinned_device + at_totals),
+											   (batch_status *) (e->pinned_device + at_status_out), e->stream));
 		CUDA_TRY(e, error, OPS->sync(e->stream));
-	}
-
-	for (uint32_t r = 1; r <= max_rounds; r++)
-	{
-		bool		any = false;
-		uint64_t	at = 0;
-		uint64_t	cur_total = 0;
-		round_launch lm,
-					ls;
-		uint32_t   *q_offsets;
-		uint64_t	offsets_at;
-
-		merge.clear();
-		search.clear();
-		for (auto &p : plans)
-		{
-			uint32_t	t = p.has_initial ? r - 1 : r;
-
-			cur_total += p.count;
-			if (p.count == 0)
-				continue;
-			if (t < p.nterms)
-			{
-				uint32_t	ti = p.first_term + t;
-				const list_desc &d = terms[ti].desc;
-				round_job	j = {p.offset, p.count, (int32_t) ti, 0};
-
-				any = true;
-				if ((uint64_t) d.count >= (uint64_t) p.count * e->skip_ratio)
-				{
-					search.add(j, p.count);
-					if (stats)
-						stats->search_rounds++;
-				}
-				else
-				{
-					merge.add(j, d.nblocks);
-					if (stats)
-						stats->merge_rounds++;
-				}
-			}
-			else
-			{
-				round_job	j = {p.offset, p.count, -1, 0};
-
-				search.add(j, p.count);
-			}
-		}
-		if (!any)
-			break;
 		if (stats)
-			stats->rounds++;
-		lm = stage_jobs(e, merge, at_round, &at);
-		ls = stage_jobs(e, search, at_round, &at);
-		offsets_at = at;
-		q_offsets = (uint32_t *) (e->pinned + at_round + offsets_at);
-		for (uint32_t i = 0; i < np; i++)
-			q_offsets[i] = plans[i].offset;
-		q_offsets[np] = (uint32_t) cur_total;
-		at = ALIGN_UP(at + ((uint64_t) np + 1) * sizeof(uint32_t));
-		CUDA_TRY(e, error, OPS->copy_async(e->scratch + at_round, e->pinned + at_round, at, e->stream));
-		CUDA_TRY(e, error, OPS->fill_async(e->scratch + at_flags, 0, (cur_total + 1) * sizeof(uint32_t), e->stream));
-		if (ls.items > 0)
-			LAUNCH_TRY(e, error, stats, OPS->search(&ls, (const list_desc *) (e->scratch + at_descs), a,
-													  (uint32_t *) (e->scratch + at_flags), e->stream));
-		if (lm.items > 0)
-			LAUNCH_TRY(e, error, stats, OPS->merge(&lm, (const list_desc *) (e->scratch + at_descs), a,
-													 (uint32_t *) (e->scratch + at_flags),
-													 (int *) (e->scratch + at_bad), e->stream));
-		LAUNCH_TRY(e, error, stats, OPS->scan(e->scratch + at_temp, &temp_bytes,
-											   (const uint32_t *) (e->scratch + at_flags),
-											   (uint32_t *) (e->scratch + at_pos), cur_total, e->stream));
-		LAUNCH_TRY(e, error, stats, OPS->compact(a, (const uint32_t *) (e->scratch + at_flags),
-												   (const uint32_t *) (e->scratch + at_pos), cur_total, a2,
-												   (const uint32_t *) (e->scratch + at_round + offsets_at),
-												   np, (uint32_t *) (e->scratch + at_counts), e->stream));
-		CUDA_TRY(e, error, OPS->copy_async(e->pinned + at_counts, e->scratch + at_counts,
-										   (uint64_t) np * sizeof(uint32_t), e->stream));
-		CUDA_TRY(e, error, OPS->sync(e->stream));
-		{
-			const uint32_t *counts = (const uint32_t *) (e->pinned + at_counts);
-			uint32_t	off = 0;
-
-			for (uint32_t i = 0; i < np; i++)
-			{
-				plans[i].count = counts[i];
-				plans[i].offset = off;
-				off += counts[i];
-			}
-		}
-		std::swap(a, a2);
+			stats->bytes_uploaded += upload_end;
+		memcpy(&status, e->pinned + at_status_out, sizeof(status));
+	}
+	else
+		memset(&status, 0, sizeof(status));
+	if (status.bad)
+	{
+		ERR(error, GPUIDX_ENGINE_ERR_INTERNAL, "a list failed to decode on the GPU");
+		return GPUIDX_ENGINE_ERR_INTERNAL;
 	}
 
-	/* results: what each query asks for */
+	/* results: what each query asks for, from mapped memory to its array */
 	return_start = now_seconds();
 	if (stats)
-		stats->device_seconds += return_start - device_start;
 	{
-		int			st = return_results(e, queries, plans, a, a2, at_round, at_bad, stats, error);
+		stats->device_seconds += return_start - device_start;
+		stats->rounds = std::max(stats->rounds, max_rounds);
+		stats->merge_rounds += (uint32_t) status.merged;
+		stats->search_rounds += (uint32_t) status.searched;
+	}
+	{
+		std::vector<copy_piece> pieces;
+		const uint32_t *totals = (const uint32_t *) (e->pinned + at_totals);
+		uint64_t	returned = 0;
 
-		if (st != GPUIDX_ENGINE_OK)
-			return st;
+		for (uint32_t i = 0; i < np; i++)
+		{
+			query_plan &p = plans[i];
+			gpuidx_query *q = &queries[p.qi];
+			uint32_t	total = p.items > 0 ? totals[i] : 0;
+			uint32_t	wanted = gpuidx_result_wanted(q->result, total);
+
+			q->out_count = wanted;
+			q->total = total;
+			q->status = GPUIDX_ENGINE_OK;
+			returned += wanted;
+			if (wanted > 0)
+				pieces.push_back({(uint8_t *) q->out, e->pinned + at_results + p.result_base * sizeof(uint32_t),
+								  (uint64_t) wanted * sizeof(uint32_t)});
+		}
+		copy_pieces(e, pieces);
+		if (stats)
+			stats->bytes_returned += returned * sizeof(uint32_t);
 	}
 	*clock = now_seconds();
 	if (stats)
@@ -946,12 +820,19 @@ touch_query(gpuidx_engine *e, lru_entry *const *entries, const query_lookup &r)
 		e->cache.stats.misses++;
 }
 
-/* device bytes a query needs in a chunk: its elements and its staged lists */
+/*
+ * Memory a query needs in a chunk: device (its items' counts and scan, its
+ * survivors' slots, its initial set, its staged lists) and pinned (its ids).
+ */
 static uint64_t
 query_footprint(const query_plan &p, const std::vector<term_plan> &terms)
 {
-	uint64_t	bytes = (uint64_t) p.cap * BYTES_PER_ELEMENT;
+	uint64_t	bytes = (uint64_t) p.items * 2 * sizeof(uint32_t) + (uint64_t) p.wanted_bound * sizeof(uint32_t);
 
+	if (p.store)
+		bytes += (uint64_t) p.items * p.slot_len * sizeof(uint32_t);
+	if (p.has_initial)
+		bytes += (uint64_t) p.cap * sizeof(uint32_t);
 	for (uint32_t t = 0; t < p.nterms; t++)
 		if (terms[p.first_term + t].stage_src != NULL)
 			bytes += ALIGN_UP(terms[p.first_term + t].stage_len);
@@ -1048,6 +929,19 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 			p.nterms = q->nterms;
 			p.has_initial = q->initial != NULL;
 			p.cap = p.has_initial ? q->ninitial : terms[first[qi]].desc.count;
+			p.bound = p.nterms > 0 ? std::min(p.cap, terms[first[qi]].desc.count) : p.cap;
+			p.store = q->result != GPUIDX_RESULT_COUNT;
+			p.wanted_bound = gpuidx_result_wanted(q->result, p.bound);
+			if (p.has_initial)
+			{
+				p.items = (p.cap + GPUIDX_EF_BLOCK - 1) / GPUIDX_EF_BLOCK;
+				p.slot_len = GPUIDX_EF_BLOCK;
+			}
+			else
+			{
+				p.items = terms[first[qi]].desc.nblocks;
+				p.slot_len = terms[first[qi]].desc.codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
+			}
 			if (query_footprint(p, terms) > e->batch_budget)
 			{
 				/* alone too large for the GPU's batch memory: the caller's CPU answers it */

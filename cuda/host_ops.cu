@@ -2,13 +2,16 @@
  * host_ops.cu
  *	  device_ops emulated on the host, for checking the engine without a GPU:
  *	  "device" memory is host memory, copies are memcpy, and each kernel is a
- *	  loop over its work items running the same per-lane steps the kernels
- *	  run (block_ops.cuh), warps simulated lane by lane.  Slow, and not a
- *	  performance model; it proves the engine's logic, not its speed.
+ *	  loop over its work items running the same block steps the kernels run
+ *	  (block_ops.cuh: decoding lane by lane, the merge-or-search choice, the
+ *	  search and merge tests), one candidate at a time where a warp takes 32.
+ *	  Slow, and not a performance model; it proves the engine's logic, not
+ *	  its speed.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuidx_engine.h"
 #include "device_ops.h"
 
 static cudaError_t
@@ -71,14 +74,6 @@ host_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t stream)
 }
 
 static cudaError_t
-host_fill_async(void *dst, int value, size_t bytes, cudaStream_t stream)
-{
-	(void) stream;
-	memset(dst, value, bytes);
-	return cudaSuccess;
-}
-
-static cudaError_t
 host_sync(cudaStream_t stream)
 {
 	(void) stream;
@@ -86,70 +81,107 @@ host_sync(cudaStream_t stream)
 }
 
 static cudaError_t
-host_decode(const round_launch *l, const list_desc *descs, uint32_t *a, int *bad, cudaStream_t stream)
+host_mapped(void **device_p, void *host_p)
 {
-	(void) stream;
-	for (uint64_t item = 0; item < l->items; item++)
-	{
-		uint32_t	b;
-		round_job	job = locate_item(*l, item, &b);
-		const list_desc &d = descs[job.desc];
-		uint32_t	cap = d.codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
-
-		if (!host_warp_decode_block(d, b, a + job.out_offset + (size_t) b * cap))
-			*bad = 1;
-	}
+	*device_p = host_p;
 	return cudaSuccess;
 }
 
-static cudaError_t
-host_merge(const round_launch *l, const list_desc *descs, const uint32_t *a, uint32_t *flags,
-		   int *bad, cudaStream_t stream)
+/* blocks of d whose first posting is <= x (what warp_blocks_upto finds) */
+static uint32_t
+host_blocks_upto(const list_desc &d, uint32_t x)
 {
-	uint32_t	vals[GPUIDX_LRC_SEGMENT];
+	return (uint32_t) (dev_find_block_in(d, x, 0, d.nblocks) + 1);
+}
 
-	(void) stream;
-	for (uint64_t item = 0; item < l->items; item++)
+/* intersect_item, one candidate at a time; false on a block that fails to decode */
+static bool
+host_intersect_item(const batch_launch &l, const query_job &job, uint32_t b, uint32_t *cand,
+					uint32_t *n_out, batch_status *status)
+{
+	uint32_t	n = dev_source_len(l, job, b);
+	uint32_t	vals[ITEM_MAX];
+
+	if (job.source < 0)
+		memcpy(cand, l.initial + job.initial_offset + (uint64_t) b * GPUIDX_EF_BLOCK, n * sizeof(uint32_t));
+	else if (!host_warp_decode_block(l.descs[job.source], b, cand))
+		return false;
+	for (uint32_t t = 0; t < job.nterms && n > 0; t++)
 	{
-		uint32_t	b;
-		round_job	job = locate_item(*l, item, &b);
-		const list_desc &d = descs[job.desc];
-		const uint32_t *q = a + job.a_offset;
-		uint32_t	s = host_warp_lower_bound(q, 0, job.a_count, dev_block_first(d, b));
-		uint32_t	e = host_warp_lower_bound(q, s, job.a_count, dev_block_end(d, b));
+		const list_desc &d = l.descs[job.first_term + t];
+		bool		keep[ITEM_MAX] = {false};
+		uint32_t	kept = 0;
 
-		if (s == e)
-			continue;
-		if (!host_warp_decode_block(d, b, vals))
+		if (d.nblocks > 0 && cand[n - 1] >= dev_block_first(d, 0) && cand[0] <= d.last)
 		{
-			*bad = 1;
-			continue;
+			uint32_t	bs = host_blocks_upto(d, cand[0]);
+			uint32_t	be = host_blocks_upto(d, cand[n - 1]);
+
+			bs = bs > 0 ? bs - 1 : 0;
+			if (dev_step_searches(be - bs, n, l.skip_ratio))
+			{
+				status->searched++;
+				for (uint32_t i = 0; i < n; i++)
+					keep[i] = dev_search_in(d, cand[i], bs, be);
+			}
+			else
+			{
+				status->merged++;
+				for (uint32_t blk = bs; blk < be; blk++)
+				{
+					uint32_t	first = dev_block_first(d, blk);
+					uint64_t	end = dev_block_end(d, blk);
+					bool		decoded = false;
+
+					for (uint32_t i = 0; i < n; i++)
+						if (cand[i] >= first && cand[i] < end)
+						{
+							if (!decoded && !host_warp_decode_block(d, blk, vals))
+								return false;
+							decoded = true;
+							keep[i] = dev_sorted_has(vals, dev_block_len(d, blk), cand[i]);
+						}
+				}
+			}
 		}
-		for (unsigned lane = 0; lane < WARP_LANES; lane++)
-			dev_merge_path_lane(q + s, e - s, vals, dev_block_len(d, b), lane, WARP_LANES,
-								flags + job.a_offset + s);
+		for (uint32_t i = 0; i < n; i++)
+			if (keep[i])
+				cand[kept++] = cand[i];
+		n = kept;
 	}
-	return cudaSuccess;
+	*n_out = n;
+	return true;
 }
 
 static cudaError_t
-host_search(const round_launch *l, const list_desc *descs, const uint32_t *a, uint32_t *flags,
-			cudaStream_t stream)
+host_intersect(const batch_launch *l, unsigned max_ctas, uint32_t *slots, uint32_t *counts,
+			   batch_status *status, cudaStream_t stream)
 {
+	(void) max_ctas;
 	(void) stream;
 	for (uint64_t item = 0; item < l->items; item++)
 	{
-		uint32_t	i;
-		round_job	job = locate_item(*l, item, &i);
+		uint32_t	j = find_job(l->prefix, l->njobs, item);
+		const query_job &job = l->jobs[j];
+		uint32_t	b = (uint32_t) (item - l->prefix[j]);
+		uint32_t	cand[ITEM_MAX];
+		uint32_t	n = 0;
 
-		i += job.a_offset;
-		flags[i] = job.desc < 0 || dev_search_one(descs[job.desc], a[i]) ? 1 : 0;
+		if (!host_intersect_item(*l, job, b, cand, &n, status))
+		{
+			status->bad = 1;
+			n = 0;
+		}
+		if (job.store)
+			memcpy(slots + job.slot_base + (uint64_t) b * job.slot_len, cand, n * sizeof(uint32_t));
+		counts[item] = n;
 	}
+	counts[l->items] = 0;
 	return cudaSuccess;
 }
 
 static cudaError_t
-host_scan(void *temp, size_t *temp_bytes, const uint32_t *flags, uint32_t *pos, uint64_t n,
+host_scan(void *temp, size_t *temp_bytes, const uint32_t *counts, uint32_t *pos, uint64_t n,
 		  cudaStream_t stream)
 {
 	uint32_t	sum = 0;
@@ -163,35 +195,38 @@ host_scan(void *temp, size_t *temp_bytes, const uint32_t *flags, uint32_t *pos, 
 	for (uint64_t i = 0; i <= n; i++)
 	{
 		pos[i] = sum;
-		sum += flags[i];
+		sum += counts[i];
 	}
 	return cudaSuccess;
 }
 
 static cudaError_t
-host_compact(const uint32_t *a, const uint32_t *flags, const uint32_t *pos, uint64_t n,
-			 uint32_t *a_out, const uint32_t *q_offsets, uint32_t nq, uint32_t *counts,
-			 cudaStream_t stream)
+host_pack(const batch_launch *l, unsigned max_ctas, const uint32_t *slots, const uint32_t *pos,
+		  const batch_status *status, uint32_t *results, uint32_t *totals, batch_status *status_out,
+		  cudaStream_t stream)
 {
+	(void) max_ctas;
 	(void) stream;
-	for (uint64_t i = 0; i < n; i++)
-		if (flags[i])
-			a_out[pos[i]] = a[i];
-	for (uint32_t q = 0; q < nq; q++)
-		counts[q] = pos[q_offsets[q + 1]] - pos[q_offsets[q]];
-	return cudaSuccess;
-}
-
-static cudaError_t
-host_gather(const round_launch *l, const uint32_t *a, uint32_t *out, cudaStream_t stream)
-{
-	(void) stream;
+	*status_out = *status;
 	for (uint64_t item = 0; item < l->items; item++)
 	{
-		uint32_t	i;
-		round_job	job = locate_item(*l, item, &i);
+		uint32_t	j = find_job(l->prefix, l->njobs, item);
+		const query_job &job = l->jobs[j];
+		uint32_t	b = (uint32_t) (item - l->prefix[j]);
+		uint32_t	start = pos[l->prefix[j]];
+		uint32_t	total = pos[l->prefix[j + 1]] - start;
+		uint32_t	off = pos[item] - start;
+		uint32_t	n = pos[item + 1] - pos[item];
+		uint32_t	wanted = gpuidx_result_wanted(job.result, total);
 
-		out[job.out_offset + i] = a[job.a_offset + i];
+		if (b == 0)
+			totals[job.query] = total;
+		if (!job.store || off >= wanted)
+			continue;
+		if (n > wanted - off)
+			n = wanted - off;
+		memcpy(results + job.result_base + off, slots + job.slot_base + (uint64_t) b * job.slot_len,
+			   n * sizeof(uint32_t));
 	}
 	return cudaSuccess;
 }
@@ -208,13 +243,10 @@ const device_ops engine_device_ops = {
 	host_free,
 	host_copy,
 	host_copy_async,
-	host_fill_async,
 	host_sync,
 	cudaGetErrorString,
-	host_decode,
-	host_merge,
-	host_search,
+	host_mapped,
+	host_intersect,
 	host_scan,
-	host_compact,
-	host_gather,
+	host_pack,
 };

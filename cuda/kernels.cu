@@ -1,16 +1,18 @@
 /*
  * kernels.cu
- *	  Decode, merge, search and compaction kernels of the GPU engine.
+ *	  The GPU engine's kernels: intersect (every round of every query of a
+ *	  batch, in one launch) and pack (the ids each query asks for).
  *
  * Decoding follows Para-EF / Parallel-QS: a warp owns a 128-posting block;
- * each lane loads one 64-bit word of the unary high field, a warp prefix sum
- * of the words' popcounts tells each lane where its set bits' postings go,
- * and every lane then joins high and low parts of four postings.  (A lane
- * takes a 32nd of the field rather than a whole word: see dev_field_span.)
- * Merging is fused with decoding: the list's block never leaves shared memory.
+ * each lane loads a 32nd of the unary high field, a warp prefix sum of the
+ * popcounts tells each lane where its set bits' postings go, and every lane
+ * then joins high and low parts of four postings (dev_field_span says why a
+ * 32nd).  Decoded blocks live only in shared memory: an item's candidates,
+ * and the blocks of the other lists it merges against.
  */
 #include <cub/device/device_scan.cuh>
 
+#include "gpuidx_engine.h"
 #include "block_ops.cuh"
 #include "kernels.cuh"
 
@@ -51,188 +53,267 @@ warp_decode_block(const list_desc &d, uint32_t b, uint32_t *out, uint16_t *hp, u
 	return true;
 }
 
-__global__ void
-decode_kernel(round_launch l, const list_desc *descs, uint32_t *a, int *bad)
-{
-	__shared__ uint16_t hp[WARPS_PER_BLOCK][GPUIDX_EF_BLOCK + 32];
-	unsigned	lane = threadIdx.x & 31;
-	unsigned	warp = threadIdx.x / 32;
-	uint64_t	item = (uint64_t) blockIdx.x * WARPS_PER_BLOCK + warp;
-	round_job	job;
-	const list_desc *d;
-	uint32_t	b;
-	uint32_t	cap;
-
-	if (item >= l.items)
-		return;
-	job = locate_item(l, item, &b);
-	d = &descs[job.desc];
-	cap = d->codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
-	if (!warp_decode_block(*d, b, a + job.out_offset + (size_t) b * cap, hp[warp], lane) && lane == 0)
-		*bad = 1;
-}
-
-/* first index in a[lo, hi) with a[i] >= x, found by the whole warp (warp_bound) */
+/* number of blocks of d whose first posting is <= x, found by the whole warp (warp_bound) */
 __device__ uint32_t
-warp_lower_bound(const uint32_t *a, uint32_t lo, uint32_t hi, uint64_t x, unsigned lane)
+warp_blocks_upto(const list_desc &d, uint32_t x, unsigned lane)
 {
-	warp_bound	w = warp_bound_start(lo, hi);
+	warp_bound	w = warp_bound_start(0, d.nblocks);
 
-	while (!warp_bound_next(&w, __popc(__ballot_sync(0xffffffffu, warp_bound_probe(w, a, x, lane)))))
-		;
-	return w.lo;
+	for (;;)
+	{
+		uint32_t	at;
+		bool		below = warp_bound_at(w, lane, &at) && dev_block_first(d, at) <= x;
+
+		if (warp_bound_next(&w, __popc(__ballot_sync(0xffffffffu, below))))
+			return w.lo;
+	}
 }
 
-__global__ void
-merge_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t *flags, int *bad)
+/* shared memory of one warp */
+struct warp_space
 {
-	__shared__ uint32_t vals[WARPS_PER_BLOCK][GPUIDX_LRC_SEGMENT];
-	__shared__ uint16_t hp[WARPS_PER_BLOCK][GPUIDX_EF_BLOCK + 32];
-	unsigned	lane = threadIdx.x & 31;
-	unsigned	warp = threadIdx.x / 32;
-	uint64_t	item = (uint64_t) blockIdx.x * WARPS_PER_BLOCK + warp;
-	round_job	job;
-	const list_desc *d;
-	const uint32_t *q;
-	uint32_t	b;
-	uint32_t	s;
-	uint32_t	e;
+	uint32_t	cand[ITEM_MAX];	/* the item's candidates, compacted after each list */
+	uint32_t	vals[ITEM_MAX]; /* a decoded block of the list being merged */
+	uint16_t	hp[GPUIDX_EF_BLOCK + 32];
+};
 
-	if (item >= l.items)
-		return;
-	job = locate_item(l, item, &b);
-	d = &descs[job.desc];
-	q = a + job.a_offset;
+/*
+ * One work item: source block b's candidates through every other list of
+ * the query.  Candidates stay in registers (lane l holds k * 32 + l); each
+ * step marks the ones found in a keep mask, and a ballot per 32 compacts
+ * them in shared memory - no flag array, scan or compaction pass in global
+ * memory.  Returns the survivors, left in ws->cand.
+ */
+__device__ uint32_t
+intersect_item(const batch_launch &l, const query_job &job, uint32_t b, warp_space *ws,
+			   unsigned lane, batch_status *status, uint32_t *merged, uint32_t *searched)
+{
+	uint32_t	n = dev_source_len(l, job, b);
+	uint32_t	v[ITEM_PER_LANE];
+	unsigned	lt_mask = (1u << lane) - 1;
 
-	/* the current elements inside this block's range [first, end) */
-	s = warp_lower_bound(q, 0, job.a_count, dev_block_first(*d, b), lane);
-	e = warp_lower_bound(q, s, job.a_count, dev_block_end(*d, b), lane);
-	if (s == e)
-		return;
-	if (!warp_decode_block(*d, b, vals[warp], hp[warp], lane))
+	if (job.source < 0)
+	{
+		const uint32_t *init = l.initial + job.initial_offset + (uint64_t) b * GPUIDX_EF_BLOCK;
+
+		for (uint32_t i = lane; i < n; i += WARP_LANES)
+			ws->cand[i] = init[i];
+	}
+	else if (!warp_decode_block(l.descs[job.source], b, ws->cand, ws->hp, lane))
 	{
 		if (lane == 0)
-			*bad = 1;
-		return;
+			status->bad = 1;
+		return 0;
 	}
 	__syncwarp();
+#pragma unroll
+	for (int k = 0; k < ITEM_PER_LANE; k++)
+		v[k] = k * WARP_LANES + lane < n ? ws->cand[k * WARP_LANES + lane] : 0;
 
-	/* merge path: each lane walks its own stretch of the merged order */
-	dev_merge_path_lane(a + job.a_offset + s, e - s, vals[warp], dev_block_len(*d, b), lane,
-						WARP_LANES, flags + job.a_offset + s);
-}
-
-__global__ void
-search_kernel(round_launch l, const list_desc *descs, const uint32_t *a, uint32_t *flags)
-{
-	uint64_t	item = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
-	round_job	job;
-	uint32_t	i;
-
-	if (item >= l.items)
-		return;
-	job = locate_item(l, item, &i);
-	i += job.a_offset;
-	if (job.desc < 0)
+	for (uint32_t t = 0; t < job.nterms && n > 0; t++)
 	{
-		flags[i] = 1;
-		return;
+		const list_desc &d = l.descs[job.first_term + t];
+		uint32_t	lo = ws->cand[0];
+		uint32_t	hi = ws->cand[n - 1];
+		uint32_t	keep = 0;	/* bit k: v[k] is in d */
+
+		if (d.nblocks > 0 && hi >= dev_block_first(d, 0) && lo <= d.last)
+		{
+			/* the blocks that can hold a candidate: [bs, be) */
+			uint32_t	bs = warp_blocks_upto(d, lo, lane);
+			uint32_t	be = warp_blocks_upto(d, hi, lane);
+
+			bs = bs > 0 ? bs - 1 : 0;
+			if (dev_step_searches(be - bs, n, l.skip_ratio))
+			{
+				(*searched)++;
+#pragma unroll
+				for (int k = 0; k < ITEM_PER_LANE; k++)
+					if (k * WARP_LANES + lane < n && dev_search_in(d, v[k], bs, be))
+						keep |= 1u << k;
+			}
+			else
+			{
+				(*merged)++;
+				for (uint32_t blk = bs; blk < be; blk++)
+				{
+					uint32_t	first = dev_block_first(d, blk);
+					uint64_t	end = dev_block_end(d, blk);
+					uint32_t	mine = 0;	/* bit k: v[k] falls in this block */
+					uint32_t	len;
+
+#pragma unroll
+					for (int k = 0; k < ITEM_PER_LANE; k++)
+						if (k * WARP_LANES + lane < n && v[k] >= first && v[k] < end)
+							mine |= 1u << k;
+					if (!__any_sync(0xffffffffu, mine != 0))
+						continue;
+					if (!warp_decode_block(d, blk, ws->vals, ws->hp, lane))
+					{
+						if (lane == 0)
+							status->bad = 1;
+						return 0;
+					}
+					__syncwarp();
+					len = dev_block_len(d, blk);
+#pragma unroll
+					for (int k = 0; k < ITEM_PER_LANE; k++)
+						if ((mine >> k) & 1 && dev_sorted_has(ws->vals, len, v[k]))
+							keep |= 1u << k;
+					__syncwarp();
+				}
+			}
+		}
+
+		/* compaction: a ballot per 32 candidates gives each survivor its place */
+		{
+			uint32_t	kept = 0;
+
+			__syncwarp();
+#pragma unroll
+			for (int k = 0; k < ITEM_PER_LANE; k++)
+			{
+				unsigned	mask = __ballot_sync(0xffffffffu, (keep >> k) & 1);
+
+				if ((keep >> k) & 1)
+					ws->cand[kept + __popc(mask & lt_mask)] = v[k];
+				kept += __popc(mask);
+			}
+			__syncwarp();
+			n = kept;
+#pragma unroll
+			for (int k = 0; k < ITEM_PER_LANE; k++)
+				v[k] = k * WARP_LANES + lane < n ? ws->cand[k * WARP_LANES + lane] : 0;
+		}
 	}
-	flags[i] = dev_search_one(descs[job.desc], a[i]) ? 1 : 0;
+	return n;
 }
 
-__global__ void
-compact_kernel(const uint32_t *a, const uint32_t *flags, const uint32_t *pos, uint64_t n,
-			   uint32_t *a_out)
-{
-	uint64_t	i = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
+#define INTERSECT_WARPS 8
 
-	if (i < n && flags[i])
-		a_out[pos[i]] = a[i];
+__global__ void __launch_bounds__(INTERSECT_WARPS * 32)
+intersect_kernel(batch_launch l, uint32_t *slots, uint32_t *counts, batch_status *status)
+{
+	__shared__ warp_space space[INTERSECT_WARPS];
+	__shared__ unsigned long long cta_merged;
+	__shared__ unsigned long long cta_searched;
+	unsigned	lane = threadIdx.x & 31;
+	unsigned	warp = threadIdx.x / 32;
+	uint64_t	nwarps = (uint64_t) gridDim.x * INTERSECT_WARPS;
+	uint32_t	merged = 0;
+	uint32_t	searched = 0;
+
+	if (threadIdx.x == 0)
+	{
+		cta_merged = cta_searched = 0;
+		if (blockIdx.x == 0)
+			counts[l.items] = 0;	/* the scan's last entry */
+	}
+	__syncthreads();
+	for (uint64_t item = (uint64_t) blockIdx.x * INTERSECT_WARPS + warp; item < l.items; item += nwarps)
+	{
+		uint32_t	j = find_job(l.prefix, l.njobs, item);
+		query_job	job = l.jobs[j];
+		uint32_t	b = (uint32_t) (item - l.prefix[j]);
+		uint32_t	n = intersect_item(l, job, b, &space[warp], lane, status, &merged, &searched);
+
+		if (job.store)
+		{
+			uint32_t   *out = slots + job.slot_base + (uint64_t) b * job.slot_len;
+
+			for (uint32_t i = lane; i < n; i += WARP_LANES)
+				out[i] = space[warp].cand[i];
+		}
+		if (lane == 0)
+			counts[item] = n;
+		__syncwarp();
+	}
+	if (lane == 0 && (merged | searched) != 0)
+	{
+		atomicAdd(&cta_merged, (unsigned long long) merged);
+		atomicAdd(&cta_searched, (unsigned long long) searched);
+	}
+	__syncthreads();
+	if (threadIdx.x == 0 && (cta_merged | cta_searched) != 0)
+	{
+		atomicAdd(&status->merged, cta_merged);
+		atomicAdd(&status->searched, cta_searched);
+	}
 }
 
+/*
+ * One warp per item: its survivors to their place among its query's ids
+ * (pos: the exclusive scan of counts), as far as the query asks; the first
+ * item of each query writes the query's total.  results and totals are in
+ * mapped host memory, so only what the queries ask for crosses PCIe, with no
+ * copy to wait for.
+ */
 __global__ void
-count_kernel(const uint32_t *pos, const uint32_t *q_offsets, uint32_t nq, uint32_t *counts)
+pack_kernel(batch_launch l, const uint32_t *slots, const uint32_t *pos, const batch_status *status,
+			uint32_t *results, uint32_t *totals, batch_status *status_out)
 {
-	uint32_t	q = blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned	lane = threadIdx.x & 31;
+	uint64_t	nwarps = (uint64_t) gridDim.x * (blockDim.x / 32);
 
-	if (q < nq)
-		counts[q] = pos[q_offsets[q + 1]] - pos[q_offsets[q]];
-}
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		*status_out = *status;
+	for (uint64_t item = (uint64_t) blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; item < l.items;
+		 item += nwarps)
+	{
+		uint32_t	j = find_job(l.prefix, l.njobs, item);
+		query_job	job = l.jobs[j];
+		uint32_t	b = (uint32_t) (item - l.prefix[j]);
+		uint32_t	start = pos[l.prefix[j]];
+		uint32_t	total = pos[l.prefix[j + 1]] - start;
+		uint32_t	off = pos[item] - start;
+		uint32_t	n = pos[item + 1] - pos[item];
+		uint32_t	wanted = gpuidx_result_wanted(job.result, total);
 
-__global__ void
-gather_kernel(round_launch l, const uint32_t *a, uint32_t *out)
-{
-	uint64_t	item = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x;
-	uint32_t	i;
-	round_job	job;
-
-	if (item >= l.items)
-		return;
-	job = locate_item(l, item, &i);
-	out[job.out_offset + i] = a[job.a_offset + i];
+		if (b == 0 && lane == 0)
+			totals[job.query] = total;
+		if (!job.store || off >= wanted)
+			continue;
+		if (n > wanted - off)
+			n = wanted - off;
+		for (uint32_t i = lane; i < n; i += WARP_LANES)
+			results[job.result_base + off + i] = slots[job.slot_base + (uint64_t) b * job.slot_len + i];
+	}
 }
 
 static unsigned
-grid_for(uint64_t items, unsigned per_block)
+grid_for(uint64_t items, unsigned per_block, unsigned max_blocks)
 {
-	return (unsigned) ((items + per_block - 1) / per_block);
+	uint64_t	g = (items + per_block - 1) / per_block;
+
+	return (unsigned) (g < max_blocks ? g : max_blocks);
 }
 
 cudaError_t
-launch_decode(const round_launch *l, const list_desc *descs, uint32_t *a, int *bad,
-			  cudaStream_t stream)
+launch_intersect(const batch_launch *l, unsigned max_ctas, uint32_t *slots, uint32_t *counts,
+				 batch_status *status, cudaStream_t stream)
 {
 	if (l->items == 0)
 		return cudaSuccess;
-	decode_kernel<<<grid_for(l->items, WARPS_PER_BLOCK), WARPS_PER_BLOCK * 32, 0, stream>>>(*l, descs, a, bad);
+	intersect_kernel<<<grid_for(l->items, INTERSECT_WARPS, max_ctas), INTERSECT_WARPS * 32, 0, stream>>>(
+		*l, slots, counts, status);
 	return cudaGetLastError();
 }
 
 cudaError_t
-launch_merge(const round_launch *l, const list_desc *descs, const uint32_t *a, uint32_t *flags,
-			 int *bad, cudaStream_t stream)
+launch_pack(const batch_launch *l, unsigned max_ctas, const uint32_t *slots, const uint32_t *pos,
+			const batch_status *status, uint32_t *results, uint32_t *totals, batch_status *status_out,
+			cudaStream_t stream)
 {
 	if (l->items == 0)
 		return cudaSuccess;
-	merge_kernel<<<grid_for(l->items, WARPS_PER_BLOCK), WARPS_PER_BLOCK * 32, 0, stream>>>(*l, descs, a, flags, bad);
+	pack_kernel<<<grid_for(l->items, 8, max_ctas), 256, 0, stream>>>(*l, slots, pos, status, results,
+																	 totals, status_out);
 	return cudaGetLastError();
 }
 
 cudaError_t
-launch_search(const round_launch *l, const list_desc *descs, const uint32_t *a, uint32_t *flags,
-			  cudaStream_t stream)
+scan_counts(void *temp, size_t *temp_bytes, const uint32_t *counts, uint32_t *pos, uint64_t n,
+			cudaStream_t stream)
 {
-	if (l->items == 0)
-		return cudaSuccess;
-	search_kernel<<<grid_for(l->items, 256), 256, 0, stream>>>(*l, descs, a, flags);
-	return cudaGetLastError();
-}
-
-cudaError_t
-launch_compact(const uint32_t *a, const uint32_t *flags, const uint32_t *pos, uint64_t n,
-			   uint32_t *a_out, const uint32_t *q_offsets, uint32_t nq, uint32_t *counts,
-			   cudaStream_t stream)
-{
-	if (n > 0)
-		compact_kernel<<<grid_for(n, 256), 256, 0, stream>>>(a, flags, pos, n, a_out);
-	if (nq > 0)
-		count_kernel<<<grid_for(nq, 256), 256, 0, stream>>>(pos, q_offsets, nq, counts);
-	return cudaGetLastError();
-}
-
-cudaError_t
-launch_gather(const round_launch *l, const uint32_t *a, uint32_t *out, cudaStream_t stream)
-{
-	if (l->items == 0)
-		return cudaSuccess;
-	gather_kernel<<<grid_for(l->items, 256), 256, 0, stream>>>(*l, a, out);
-	return cudaGetLastError();
-}
-
-cudaError_t
-scan_flags(void *temp, size_t *temp_bytes, const uint32_t *flags, uint32_t *pos, uint64_t n,
-		   cudaStream_t stream)
-{
-	return cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, flags, pos, (int64_t) n + 1, stream);
+	return cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, counts, pos, (int64_t) n + 1, stream);
 }

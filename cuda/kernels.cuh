@@ -2,8 +2,9 @@
  * kernels.cuh
  *	  The GPU engine's kernels, as the host side launches them.  Every kernel
  *	  serves a whole batch (PARA batching): its work items are the queries'
- *	  blocks or elements laid end to end, found by binary search over a
- *	  prefix array, so a round costs the same few launches for 1 query or 4096.
+ *	  source blocks laid end to end, found by binary search over a prefix
+ *	  array, so a batch costs the same three launches (intersect, scan, pack)
+ *	  for 1 query or 4096, whatever their number of terms.
  */
 #ifndef GPUIDX_KERNELS_CUH
 #define GPUIDX_KERNELS_CUH
@@ -13,42 +14,29 @@
 
 #include "block_ops.cuh"
 
-#define WARPS_PER_BLOCK 4
+/*
+ * Every round of every query of the batch: one warp per work item (a block
+ * of a query's source), the item's candidates taken through each other list
+ * by merge or search as dev_step_searches decides, survivors compacted in
+ * shared memory; counts[item] their number (counts[items] = 0), the
+ * survivors at their slot when the query keeps them.  Grid-stride over at
+ * most max_ctas blocks.
+ */
+extern cudaError_t launch_intersect(const batch_launch *l, unsigned max_ctas, uint32_t *slots,
+									uint32_t *counts, batch_status *status, cudaStream_t stream);
 
-/* decode each job's whole list into A at out_offset: one warp a block */
-extern cudaError_t launch_decode(const round_launch *l, const list_desc *descs, uint32_t *a,
-								 int *bad, cudaStream_t stream);
+/* pos = exclusive prefix sum of counts[0..n] (CUB); temp storage sized by the caller */
+extern cudaError_t scan_counts(void *temp, size_t *temp_bytes, const uint32_t *counts, uint32_t *pos,
+							   uint64_t n, cudaStream_t stream);
 
 /*
- * Similar lengths: for every block of the job's list, a warp decodes it into
- * shared memory and runs a merge-path intersection with the current elements
- * that fall in the block's range, flagging the matches.
+ * The ids each query asks for, from its items' slots to results (packed,
+ * at result_base), every query's total to totals[query], and the batch's
+ * status to status_out; results, totals and status_out may be host memory
+ * mapped for the device.
  */
-extern cudaError_t launch_merge(const round_launch *l, const list_desc *descs, const uint32_t *a,
-								uint32_t *flags, int *bad, cudaStream_t stream);
-
-/*
- * Skewed lengths: one thread per current element searches the skip entries,
- * then the one block that can hold it, without decoding the block.  Keep
- * jobs (desc -1) flag every element: queries with no list this round.
- */
-extern cudaError_t launch_search(const round_launch *l, const list_desc *descs, const uint32_t *a,
-								 uint32_t *flags, cudaStream_t stream);
-
-/* a_out[pos[i]] = a[i] for flagged i; counts[q] = pos[end_q] - pos[start_q] */
-extern cudaError_t launch_compact(const uint32_t *a, const uint32_t *flags, const uint32_t *pos,
-								  uint64_t n, uint32_t *a_out, const uint32_t *q_offsets,
-								  uint32_t nq, uint32_t *counts, cudaStream_t stream);
-
-/*
- * The ids each query asks back, packed: for every job, a_count elements
- * from a[a_offset] to out[out_offset] (one thread an element).
- */
-extern cudaError_t launch_gather(const round_launch *l, const uint32_t *a, uint32_t *out,
-								 cudaStream_t stream);
-
-/* exclusive prefix sum of n + 1 flags (CUB); temp storage grown by the caller */
-extern cudaError_t scan_flags(void *temp, size_t *temp_bytes, const uint32_t *flags, uint32_t *pos,
-							  uint64_t n, cudaStream_t stream);
+extern cudaError_t launch_pack(const batch_launch *l, unsigned max_ctas, const uint32_t *slots,
+							   const uint32_t *pos, const batch_status *status, uint32_t *results,
+							   uint32_t *totals, batch_status *status_out, cudaStream_t stream);
 
 #endif							/* GPUIDX_KERNELS_CUH */

@@ -42,7 +42,6 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 		list_desc	d;
 		uint32_t	got[GPUIDX_LRC_SEGMENT];
 		uint32_t	want[GPUIDX_LRC_SEGMENT];
-		uint32_t	flags[4 * GPUIDX_LRC_SEGMENT];
 		uint32_t	a[4 * GPUIDX_LRC_SEGMENT];
 
 		pl_encode(codec, v, n, bytes);
@@ -59,7 +58,7 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 			CHECK(memcmp(got, want, (size_t) nb * sizeof(uint32_t)) == 0,
 				  "%s/%d block %u: warp decode differs", shape, codec, b);
 
-			/* merge path: a sorted set inside the block's range, half of it hits */
+			/* the merge step's test: ids inside the block's range, half of them in it */
 			for (int i = 0; i < nb && m < 4 * GPUIDX_LRC_SEGMENT - 2; i++)
 			{
 				if (unit_rand_below(2))
@@ -67,46 +66,43 @@ check_list(const uint32_t *v, uint32_t n, const char *shape)
 				if (unit_rand_below(3) == 0)
 					a[m++] = first + (uint32_t) (unit_rand64() % (end - first));
 			}
-			qsort(a, m, sizeof(uint32_t), unit_cmp_u32);
+			for (uint32_t i = 0; i < m; i++)
 			{
-				uint32_t	k = 0;
+				bool		in = bsearch(&a[i], want, nb, sizeof(uint32_t), unit_cmp_u32) != NULL;
 
-				for (uint32_t i = 0; i < m; i++)
-					if (k == 0 || a[i] != a[k - 1])
-						a[k++] = a[i];
-				m = k;
+				CHECK(dev_sorted_has(got, (uint32_t) nb, a[i]) == in, "%s/%d block %u: merge test of %u",
+					  shape, codec, b, a[i]);
 			}
-			static const unsigned lane_counts[] = {1, 7, WARP_LANES};
+		}
+		/*
+		 * the search step's test, given the blocks that may hold x as the
+		 * intersect kernel finds them for a stretch [lo, hi] around x
+		 */
+		for (int r = 0; r < 2000 && n > 0; r++)
+		{
+			uint32_t	x = r % 2 ? v[unit_rand_below(n)] + unit_rand_below(3) : (uint32_t) unit_rand64();
+			uint32_t	lo = x - std::min<uint32_t>(x, unit_rand_below(1u << unit_rand_below(24)));
+			uint32_t	hi = x + std::min<uint32_t>(UINT32_MAX - x, unit_rand_below(1u << unit_rand_below(24)));
+			uint32_t	bs = (uint32_t) (dev_find_block_in(d, lo, 0, d.nblocks) + 1);
+			uint32_t	be = (uint32_t) (dev_find_block_in(d, hi, 0, d.nblocks) + 1);
 
-			for (unsigned lc = 0; lc < 3; lc++)
-			{
-				unsigned	lanes = lane_counts[lc];
-
-				memset(flags, 0, sizeof(flags));
-				for (unsigned lane = 0; lane < lanes; lane++)
-					dev_merge_path_lane(a, m, got, (uint32_t) nb, lane, lanes, flags);
-				for (uint32_t i = 0; i < m; i++)
-				{
-					bool		in = bsearch(&a[i], want, nb, sizeof(uint32_t), unit_cmp_u32) != NULL;
-
-					CHECK(flags[i] == (in ? 1u : 0u), "%s/%d block %u: merge path (%u lanes) flag %u of %u",
-						  shape, codec, b, lanes, i, m);
-				}
-			}
+			bs = bs > 0 ? bs - 1 : 0;
+			CHECK(dev_search_in(d, x, bs, be) == list_has(&view, x), "%s/%d: search %u in blocks [%u, %u)",
+				  shape, codec, x, bs, be);
 		}
 		/* search: every posting, its neighbours, and random ids (list_has: the codec's answer) */
 		for (uint32_t i = 0; i < n; i++)
 		{
-			CHECK(dev_search_one(d, v[i]), "%s/%d: search misses %u", shape, codec, v[i]);
+			CHECK(dev_search_in(d, v[i], 0, d.nblocks), "%s/%d: search misses %u", shape, codec, v[i]);
 			if (v[i] < UINT32_MAX)
-				CHECK(dev_search_one(d, v[i] + 1) == list_has(&view, v[i] + 1),
+				CHECK(dev_search_in(d, v[i] + 1, 0, d.nblocks) == list_has(&view, v[i] + 1),
 					  "%s/%d: search %u", shape, codec, v[i] + 1);
 		}
 		for (int r = 0; r < 2000; r++)
 		{
 			uint32_t	x = n > 0 && r % 2 ? v[unit_rand_below(n)] - unit_rand_below(5) : (uint32_t) unit_rand64();
 
-			CHECK(dev_search_one(d, x) == list_has(&view, x), "%s/%d: search %u", shape, codec, x);
+			CHECK(dev_search_in(d, x, 0, d.nblocks) == list_has(&view, x), "%s/%d: search %u", shape, codec, x);
 		}
 		free(bytes);
 	}

@@ -115,8 +115,15 @@ typedef struct gpuidx_query
 	int32_t		status;			/* set by the engine: gpuidx_engine_status */
 } gpuidx_query;
 
+/* the CUDA engine's kernels share the helper below */
+#ifdef __CUDACC__
+#define GPUIDX_ENGINE_INLINE static inline __host__ __device__
+#else
+#define GPUIDX_ENGINE_INLINE static inline
+#endif
+
 /* ids a query with this result asks for, of a result of n ids */
-static inline uint32_t
+GPUIDX_ENGINE_INLINE uint32_t
 gpuidx_result_wanted(uint32_t result, uint32_t n)
 {
 	if (result == GPUIDX_RESULT_IDS)

@@ -6,7 +6,7 @@
  *
  *	  engine_check [--engine cpu|PATH] [--reference cpu|plain] [--queries N]
  *	               [--max-len N] [--threads N] [--seed N] [--pack FILE]...
- *	               [--batch-bytes N] [--skip-if-no-device]
+ *	               [--batch-bytes N] [--skip-ratio N] [--skip-if-no-device]
  *
  * The reference "plain" decodes the lists and intersects sorted arrays; "cpu"
  * is the CPU engine on every core (itself checked against plain arrays by
@@ -658,6 +658,8 @@ main(int argc, char **argv)
 			packs[npacks++] = argv[++i];
 		else if (strcmp(argv[i], "--batch-bytes") == 0 && i + 1 < argc)
 			cfg.batch_bytes = (uint64_t) atoll(argv[++i]);
+		else if (strcmp(argv[i], "--skip-ratio") == 0 && i + 1 < argc)
+			cfg.skip_ratio = (uint32_t) atoll(argv[++i]);
 		else if (strcmp(argv[i], "--skip-if-no-device") == 0)
 			skip_no_device = true;
 		else
