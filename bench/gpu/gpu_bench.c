@@ -1,12 +1,14 @@
 /*
  * gpu_bench.c
- *	  Throughput of an engine on real queries, batch by batch, against the CPU
- *	  engine on one core and on every core, with the lists cached on the
- *	  device or copied with each batch; and long similar-length lists decoded
- *	  and intersected, for the bytes-per-second figure.  Every answer is
- *	  compared with the CPU engine's first.  Prints Markdown.
+ *	  Throughput of an engine on real queries, batch by batch, asking for
+ *	  every id or for the count alone, against the CPU engine on one core and
+ *	  on every core, with the lists cached on the device or copied with each
+ *	  batch; one query at a time, its latency; and long similar-length lists
+ *	  decoded and intersected, for the postings-per-second figure.  Every
+ *	  answer is compared with the CPU engine's first.  Prints Markdown.
  *
  *	  gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists]
+ *	            [--skip-ratio N]
  */
 #include "../../test/gpu/harness.h"
 #include "codec/codec.h"
@@ -82,6 +84,20 @@ workload_from_pack(workload *w, const pack *p, uint64_t key_base, int inline_lis
 		w->queries[q].out = w->out + room;
 		room += w->queries[q].out_capacity;
 	}
+}
+
+/* every query of the workload asks for 'result' (GPUIDX_RESULT_IDS or _COUNT) */
+static void
+workload_ask(workload *w, uint32_t result)
+{
+	for (uint32_t q = 0; q < w->nqueries; q++)
+		w->queries[q].result = result;
+}
+
+static const char *
+result_name(uint32_t result)
+{
+	return result == GPUIDX_RESULT_COUNT ? "count" : "ids";
 }
 
 static void
@@ -196,6 +212,38 @@ put_pack(engine_handle *h, const pack *p, uint64_t key_base)
 	}
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* each query alone, after a warm-up pass: p50 and p99 of its time end to end, µs */
+static void
+latency(engine_handle *h, workload *w, double *p50, double *p99)
+{
+	double	   *t = harness_alloc(w->nqueries * sizeof(double));
+	result		r;
+
+	run_pass(h, w, 1, &r);
+	for (uint32_t q = 0; q < w->nqueries; q++)
+	{
+		gpuidx_engine_error err;
+		double		t0 = harness_now();
+
+		if (h->api->run_batch(h->engine, w->queries + q, 1, NULL, &err) != GPUIDX_ENGINE_OK)
+			harness_fail("run_batch: %s", err.message);
+		t[q] = (harness_now() - t0) * 1e6;
+	}
+	qsort(t, w->nqueries, sizeof(double), cmp_double);
+	*p50 = t[w->nqueries / 2];
+	*p99 = t[(uint32_t) (w->nqueries * 0.99)];
+	free(t);
+}
+
 static void
 bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const char *path,
 		   double copy_gbps)
@@ -228,32 +276,56 @@ bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const c
 	printf("Answers compared with the CPU engine first: %llu differences.\n\n", (unsigned long long) diffs);
 	if (diffs != 0)
 		harness_fail("%s: the GPU engine's answers differ from the CPU engine's", p.name);
-	printf("| batch | engine | lists | queries/s | µs per batch | host / device / return %% | "
+	printf("| batch | result | engine | lists | queries/s | µs per batch | host / device / return %% | "
 		   "GB/s of encoded lists | %% of copy bandwidth | launches per batch | vs CPU 1 core | vs CPU %u cores |\n",
 		   cpun->info.multiprocessors);
-	printf("|---:|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n");
-	for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+	printf("|---:|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n");
+	for (int mode = 0; mode < 2; mode++)
 	{
-		uint32_t	b = batches[bi];
-		uint32_t	nbatches = (cached.nqueries + b - 1) / b;
-		result		g,
-					gi;
+		uint32_t	ask = mode == 0 ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT;
 
-		measure(cpu1, &cached, b, &c1);
-		measure(cpun, &cached, b, &cn);
-		measure(gpu, &cached, b, &g);
-		measure(gpu, &inlined, b, &gi);
+		workload_ask(&cached, ask);
+		workload_ask(&inlined, ask);
+		for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+		{
+			uint32_t	b = batches[bi];
+			uint32_t	nbatches = (cached.nqueries + b - 1) / b;
+			result		g,
+						gi;
+
+			measure(cpu1, &cached, b, &c1);
+			measure(cpun, &cached, b, &cn);
+			measure(gpu, &cached, b, &g);
+			if (ask == GPUIDX_RESULT_IDS)
+				measure(gpu, &inlined, b, &gi);
 #define ROW(label, kind, r) \
-		printf("| %u | %s | %s | %.0f | %.1f | %s | %.2f | %.2f%% | %.1f | %.2fx | %.2fx |\n", b, label, kind, \
-			   cached.nqueries / (r).seconds, (r).seconds / nbatches * 1e6, split(&(r)), \
-			   cached.list_bytes / (r).seconds / 1e9, \
-			   copy_gbps > 0 ? 100.0 * cached.list_bytes / (r).seconds / 1e9 / copy_gbps : 0.0, \
-			   (double) (r).launches / nbatches, c1.seconds / (r).seconds, cn.seconds / (r).seconds)
-		ROW("GPU", "cached", g);
-		ROW("GPU", "copied per batch", gi);
-		ROW("CPU, 1 core", "host", c1);
-		ROW("CPU, all cores", "host", cn);
+			printf("| %u | %s | %s | %s | %.0f | %.1f | %s | %.2f | %.2f%% | %.1f | %.2fx | %.2fx |\n", b, \
+				   result_name(ask), label, kind, cached.nqueries / (r).seconds, (r).seconds / nbatches * 1e6, \
+				   split(&(r)), cached.list_bytes / (r).seconds / 1e9, \
+				   copy_gbps > 0 ? 100.0 * cached.list_bytes / (r).seconds / 1e9 / copy_gbps : 0.0, \
+				   (double) (r).launches / nbatches, c1.seconds / (r).seconds, cn.seconds / (r).seconds)
+			ROW("GPU", "cached", g);
+			if (ask == GPUIDX_RESULT_IDS)
+				ROW("GPU", "copied per batch", gi);
+			ROW("CPU, 1 core", "host", c1);
+			ROW("CPU, all cores", "host", cn);
 #undef ROW
+		}
+	}
+	printf("\n| one query at a time, cached | result | GPU p50 µs | GPU p99 µs | CPU 1 core p50 µs | CPU 1 core p99 µs |\n"
+		   "|---|---|---:|---:|---:|---:|\n");
+	for (int mode = 0; mode < 2; mode++)
+	{
+		uint32_t	ask = mode == 0 ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT;
+		double		g50,
+					g99,
+					c50,
+					c99;
+
+		workload_ask(&cached, ask);
+		latency(gpu, &cached, &g50, &g99);
+		latency(cpu1, &cached, &c50, &c99);
+		printf("| %s | %s | %.1f | %.1f | %.1f | %.1f |\n", p.name, result_name(ask), g50, g99, c50, c99);
 	}
 	printf("\n");
 	workload_free(&cached);
@@ -272,15 +344,15 @@ bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const c
  * lists of n postings each, density 1/4, sharing half their postings.
  */
 static void
-bench_long_lists(engine_handle *gpu, engine_handle *cpun, double copy_gbps)
+bench_long_lists(engine_handle *gpu, engine_handle *cpun)
 {
 	static const uint32_t sizes[] = {1000000, 10000000, 50000000};
 	const uint32_t npairs = 16;
 
 	printf("### Long lists: %u pairs of similar length, EF, cached, one batch\n\n", npairs);
-	printf("| postings per list | encoded MB per batch | result MB | GPU ms | of which device ms | of which return ms | "
-		   "G postings/s | GB/s of encoded lists | %% of copy bandwidth | same, device part only | "
-		   "CPU all cores ms | GPU vs CPU |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	printf("| postings per list | result | encoded MB per batch | result MB | GPU ms | of which device ms | "
+		   "of which return ms | G postings/s | G postings/s, device part | GB/s of encoded lists | "
+		   "CPU all cores ms | GPU vs CPU |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
 	{
 		uint32_t	n = sizes[si];
@@ -345,14 +417,19 @@ bench_long_lists(engine_handle *gpu, engine_handle *cpun, double copy_gbps)
 		w.list_bytes = bytes;
 		if (compare_answers(gpu, cpun, &w) != 0)
 			harness_fail("long lists of %u: the GPU engine's answers differ", n);
-		measure(gpu, &w, npairs, &g);
-		measure(cpun, &w, npairs, &c);
-		printf("| %u | %.1f | %.1f | %.2f | %.2f | %.2f | %.1f | %.1f | %.2f%% | %.2f%% | %.1f | %.1fx |\n", n,
-			   bytes / 1e6, g.bytes_returned / 1e6, g.seconds * 1e3, g.device_seconds * 1e3,
-			   g.return_seconds * 1e3, 2.0 * npairs * n / g.seconds / 1e9, bytes / g.seconds / 1e9,
-			   copy_gbps > 0 ? 100.0 * bytes / g.seconds / 1e9 / copy_gbps : 0.0,
-			   copy_gbps > 0 && g.device_seconds > 0 ? 100.0 * bytes / g.device_seconds / 1e9 / copy_gbps : 0.0,
-			   c.seconds * 1e3, c.seconds / g.seconds);
+		for (int mode = 0; mode < 2; mode++)
+		{
+			uint32_t	ask = mode == 0 ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT;
+
+			workload_ask(&w, ask);
+			measure(gpu, &w, npairs, &g);
+			measure(cpun, &w, npairs, &c);
+			printf("| %u | %s | %.1f | %.1f | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1fx |\n", n,
+				   result_name(ask), bytes / 1e6, g.bytes_returned / 1e6, g.seconds * 1e3,
+				   g.device_seconds * 1e3, g.return_seconds * 1e3, 2.0 * npairs * n / g.seconds / 1e9,
+				   g.device_seconds > 0 ? 2.0 * npairs * n / g.device_seconds / 1e9 : 0.0,
+				   bytes / g.seconds / 1e9, c.seconds * 1e3, c.seconds / g.seconds);
+		}
 		for (uint32_t l = 0; l < 2 * npairs; l++)
 		{
 			gpu->api->cache_remove(gpu->engine, 7000 + l);
@@ -392,24 +469,28 @@ main(int argc, char **argv)
 			packs[npacks++] = argv[++i];
 		else if (strcmp(argv[i], "--no-long-lists") == 0)
 			long_lists = false;
+		else if (strcmp(argv[i], "--skip-ratio") == 0 && i + 1 < argc)
+			gcfg.skip_ratio = (uint32_t) atol(argv[++i]);
 		else
 			harness_fail("unknown argument %s", argv[i]);
 	}
 	if (engine == NULL)
-		harness_fail("usage: gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists]");
+		harness_fail("usage: gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists] "
+					 "[--skip-ratio N]");
 	if (engine_open(&gpu, engine, &gcfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpu1, "cpu", &c1cfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpun, "cpu", &cncfg, err, sizeof(err)) != GPUIDX_ENGINE_OK)
 		harness_fail("%s", err);
-	printf("## GPU engine benchmark\n\n- engine: %s (%s, %s, %u SMs, %.0f GiB; %u host threads for large copies)\n"
+	printf("## GPU engine benchmark\n\n- engine: %s (%s, %s, %u SMs, %.0f GiB; %u host threads for large copies; "
+		   "skip ratio %u)\n"
 		   "- CPU engine: %u cores\n"
 		   "- device copy bandwidth (measured in the same run, read + write): %.0f GB/s\n\n",
 		   engine, gpu.info.kind, gpu.info.device_name, gpu.info.multiprocessors,
-		   gpu.info.device_memory / 1073741824.0, cores, cores, copy_gbps);
+		   gpu.info.device_memory / 1073741824.0, cores, gcfg.skip_ratio ? gcfg.skip_ratio : 32, cores, copy_gbps);
 	for (int i = 0; i < npacks; i++)
 		bench_pack(&gpu, &cpu1, &cpun, packs[i], copy_gbps);
 	if (long_lists)
-		bench_long_lists(&gpu, &cpun, copy_gbps);
+		bench_long_lists(&gpu, &cpun);
 	engine_close(&gpu);
 	engine_close(&cpu1);
 	engine_close(&cpun);

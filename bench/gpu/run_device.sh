@@ -30,9 +30,20 @@ log "loader"
 
 ec=test/gpu/build/engine_check
 so=cuda/build/gpuidx_cuda.so
+# every step searched, every step merged: both paths of the intersect kernel
+both_paths() {
+	for ratio in 1 1000000000; do
+		log "check: $1 random queries, skip ratio $ratio"
+		$ec --engine $so --queries "$1" --max-len 200000 --seed "$ratio" --skip-ratio $ratio 2>&1 | tee -a "$out/check.log"
+	done
+}
+
 log "compute-sanitizer memcheck (small)"
 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine $so --queries 2000 --max-len 3000 \
 	> "$out/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -4 "$out/memcheck.log"
+timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine $so --queries 1000 --max-len 3000 \
+	--skip-ratio 1 > "$out/memcheck-search.log" 2>&1; echo "memcheck (every step searched) exit $?"
+tail -4 "$out/memcheck-search.log"
 log "compute-sanitizer racecheck (small)"
 timeout 300 compute-sanitizer --tool racecheck --error-exitcode 1 $ec --engine $so --queries 300 --max-len 2000 \
 	> "$out/racecheck.log" 2>&1; echo "racecheck exit $?"; tail -4 "$out/racecheck.log"
@@ -40,6 +51,8 @@ timeout 300 compute-sanitizer --tool racecheck --error-exitcode 1 $ec --engine $
 if [ "$mode" = quick ]; then
 	log "quick check"
 	$ec --engine $so --queries 100000 --max-len 300000 $(for p in $packs; do echo --pack $p; done) 2>&1 | tee "$out/check.log"
+	both_paths 20000
+	log "done"
 	exit 0
 fi
 
@@ -57,12 +70,14 @@ bench/build/gpu/gpu_bench --engine $so --copy-gbps "$d2d" $(for p in $packs; do 
 if [ "$mode" = bench ]; then
 	log "check: 1 million random queries, lists up to 200k postings"
 	$ec --engine $so --queries 1000000 --max-len 200000 --seed 3 2>&1 | tee -a "$out/check.log"
+	both_paths 200000
 	log "done"
 	exit 0
 fi
 
 log "check: 10 million random queries, lists up to 200k postings"
 $ec --engine $so --queries 10000000 --max-len 200000 --seed 1 2>&1 | tee -a "$out/check.log"
+both_paths 1000000
 log "check: long lists (up to 4M postings)"
 $ec --engine $so --queries 50000 --max-len 4000000 --seed 2 2>&1 | tee -a "$out/check.log"
 log "done"
