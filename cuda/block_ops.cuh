@@ -157,7 +157,23 @@ struct batch_launch
 	const list_desc *descs;
 	const uint32_t *initial;
 	uint32_t	skip_ratio;		/* local length ratio from which a step searches */
+	/*
+	 * A warp of the intersect kernel takes a unit: up to 'chunk' consecutive
+	 * items of one job, so that it walks each other list forward from where
+	 * the previous item left it, and a block decoded for one item serves the
+	 * next.  unit_prefix: units before each job, njobs + 1 entries.
+	 */
+	const uint64_t *unit_prefix;
+	uint64_t	units;
+	uint32_t	chunk;
 };
+
+/* units of a job of n items */
+GPUIDX_DEV uint64_t
+dev_units(uint64_t n, uint32_t chunk)
+{
+	return (n + chunk - 1) / chunk;
+}
 
 /* counters the kernels keep for a batch, in device memory (zeroed by the upload) */
 struct batch_status
@@ -333,6 +349,35 @@ warp_bound_next(warp_bound *w, uint32_t below)
 	w->hi = (uint32_t) (lo + (uint64_t) below * w->step < w->hi ? lo + (uint64_t) below * w->step : w->hi);
 	w->lo = below == 0 ? w->lo : (uint32_t) (lo + (uint64_t) (below - 1) * w->step + 1);
 	*w = warp_bound_start(w->lo, w->hi);
+	return false;
+}
+
+/*
+ * A seek that starts at a cursor: the answer is known to be >= from, and
+ * usually close to it (the next item's candidates follow the previous
+ * item's), so the first step probes the 32 entries from 'from' one by one;
+ * only when all of them are below does the warp search the rest.
+ */
+GPUIDX_DEV warp_bound
+warp_seek_start(uint32_t from, uint32_t hi)
+{
+	warp_bound	w = {from, hi - from > WARP_LANES ? from + WARP_LANES : hi, 1};
+
+	return w;
+}
+
+/* after warp_seek_start's step: true when w.lo is the answer, else w is the rest's search */
+GPUIDX_DEV bool
+warp_seek_next(warp_bound *w, uint32_t below, uint32_t hi)
+{
+	uint32_t	end = w->hi;
+
+	if (below < WARP_LANES || end == hi)
+	{
+		w->lo += below;
+		return true;
+	}
+	*w = warp_bound_start(end, hi);
 	return false;
 }
 

@@ -101,6 +101,5 @@ const device_ops engine_device_ops = {
 	cudaGetErrorString,
 	cuda_mapped,
 	launch_intersect,
-	scan_counts,
 	launch_pack,
 };

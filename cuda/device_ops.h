@@ -47,11 +47,10 @@ struct device_ops
 	/* the kernels (kernels.cuh says what each does) */
 	cudaError_t (*intersect) (const batch_launch *l, unsigned max_ctas, uint32_t *slots,
 							  uint32_t *counts, batch_status *status, cudaStream_t stream);
-	cudaError_t (*scan) (void *temp, size_t *temp_bytes, const uint32_t *counts, uint32_t *pos,
-						 uint64_t n, cudaStream_t stream);
-	cudaError_t (*pack) (const batch_launch *l, unsigned max_ctas, const uint32_t *slots,
-						 const uint32_t *pos, const batch_status *status, uint32_t *results,
-						 uint32_t *totals, batch_status *status_out, cudaStream_t stream);
+	cudaError_t (*pack) (const batch_launch *l, unsigned max_ctas, void *temp, size_t *temp_bytes,
+						 const uint32_t *slots, const uint32_t *counts, uint32_t *pos,
+						 const batch_status *status, uint32_t *results, uint32_t *totals,
+						 batch_status *status_out, cudaStream_t stream);
 };
 
 /* the implementation the engine object was linked with */

@@ -8,9 +8,9 @@
  * its bytes), describe each query as a job whose work items are its
  * shortest list's blocks (or its initial set's), upload the descriptions,
  * and launch intersect (each item's candidates through all the query's other
- * lists, every round decided on the device), scan (each item's place among
- * its query's ids) and pack (the ids each query asks for, written into
- * mapped pinned memory), then synchronize once and copy each query's ids
+ * lists, every round decided on the device) and pack (each item's place
+ * among its query's ids by a scan, then the ids each query asks for, written
+ * into mapped pinned memory), then synchronize once and copy each query's ids
  * into its array.  docs/ENGINE.md tells the design and its measurements.
  */
 #include <cuda_runtime.h>
@@ -531,8 +531,26 @@ ensure_buffers(gpuidx_engine *e, uint64_t device_bytes, uint64_t host_bytes, gpu
 #define CTAS_PER_SM 8
 
 /*
- * Run the queries plans[0..np) of one chunk: one upload, three launches
- * (intersect, scan, pack) and one synchronization, whatever the queries'
+ * Items per unit of the intersect kernel: one while the batch has fewer
+ * items than the device has warps to run them (latency first), growing to
+ * at most MAX_CHUNK as batches grow, so that each warp still gets a few
+ * units to balance the load while walking each list forward.
+ */
+#define MAX_CHUNK 32
+#define WARPS_PER_SM 32
+
+static uint32_t
+unit_chunk(const gpuidx_engine *e, uint64_t items)
+{
+	uint64_t	warps = (uint64_t) std::max(1u, e->info.multiprocessors) * WARPS_PER_SM;
+
+	return (uint32_t) std::max<uint64_t>(1, std::min<uint64_t>(MAX_CHUNK, items / (4 * warps)));
+}
+
+/*
+ * Run the queries plans[0..np) of one chunk: one upload, two launches
+ * (intersect, then pack with its scan: CUB's for large batches) and one
+ * synchronization, whatever the queries'
  * number of terms; the results land in mapped pinned memory and are then
  * copied into the queries' arrays.  Terms are resolved and sorted by count
  * within each query.
@@ -555,6 +573,7 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 				at_descs,
 				at_jobs,
 				at_prefix,
+				at_unit_prefix,
 				at_stage,
 				at_initial,
 				upload_end,
@@ -567,6 +586,8 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 				at_results;
 	std::vector<query_job> jobs;
 	std::vector<uint64_t> prefix(1, 0);
+	std::vector<uint64_t> unit_prefix(1, 0);
+	uint32_t	chunk;
 	batch_launch l;
 	batch_status status;
 	double		device_start;
@@ -602,7 +623,11 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		jobs.push_back(j);
 		prefix.push_back(items);
 	}
-	CUDA_TRY(e, error, OPS->scan(NULL, &temp_bytes, NULL, NULL, items, e->stream));
+	chunk = unit_chunk(e, items);
+	for (uint32_t j = 0; j < jobs.size(); j++)
+		unit_prefix.push_back(unit_prefix.back() + dev_units(prefix[j + 1] - prefix[j], chunk));
+	l.items = items;
+	CUDA_TRY(e, error, OPS->pack(&l, 0, NULL, &temp_bytes, NULL, NULL, NULL, NULL, NULL, NULL, NULL, e->stream));
 
 	/*
 	 * device: [status | descs | jobs | prefix | staged lists | initial sets] (uploaded)
@@ -613,6 +638,7 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 	at_descs = dev.take(terms.size() * sizeof(list_desc));
 	at_jobs = dev.take(jobs.size() * sizeof(query_job));
 	at_prefix = dev.take(prefix.size() * sizeof(uint64_t));
+	at_unit_prefix = dev.take(unit_prefix.size() * sizeof(uint64_t));
 	at_stage = dev.take(stage_bytes);
 	at_initial = dev.take(initial * sizeof(uint32_t));
 	upload_end = dev.used;
@@ -652,6 +678,7 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		memcpy(e->pinned + at_descs + i * sizeof(list_desc), &terms[i].desc, sizeof(list_desc));
 	memcpy(e->pinned + at_jobs, jobs.data(), jobs.size() * sizeof(query_job));
 	memcpy(e->pinned + at_prefix, prefix.data(), prefix.size() * sizeof(uint64_t));
+	memcpy(e->pinned + at_unit_prefix, unit_prefix.data(), unit_prefix.size() * sizeof(uint64_t));
 
 	l.jobs = (const query_job *) (e->scratch + at_jobs);
 	l.prefix = (const uint64_t *) (e->scratch + at_prefix);
@@ -660,6 +687,9 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 	l.descs = (const list_desc *) (e->scratch + at_descs);
 	l.initial = (const uint32_t *) (e->scratch + at_initial);
 	l.skip_ratio = e->skip_ratio;
+	l.unit_prefix = (const uint64_t *) (e->scratch + at_unit_prefix);
+	l.units = unit_prefix.back();
+	l.chunk = chunk;
 
 	device_start = now_seconds();
 	if (stats)
@@ -674,9 +704,8 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 
 		CUDA_TRY(e, error, OPS->copy_async(e->scratch, e->pinned, upload_end, e->stream));
 		LAUNCH_TRY(e, error, stats, OPS->intersect(&l, max_ctas, slot_area, counts, dev_status, e->stream));
-		LAUNCH_TRY(e, error, stats, OPS->scan(e->scratch + at_temp, &temp_bytes, counts, pos, items, e->stream));
-		LAUNCH_TRY(e, error, stats, OPS->pack(&l, max_ctas, slot_area, pos, dev_status,
-											   (uint32_t *) (e->pinned_device + at_results),
+		LAUNCH_TRY(e, error, stats, OPS->pack(&l, max_ctas, e->scratch + at_temp, &temp_bytes, slot_area, counts, pos,
+											   dev_status, (uint32_t *) (e->pinned_device + at_results),
 											   (uint32_t *) (e->pinned_device + at_totals),
 											   (batch_status *) (e->pinned_device + at_status_out), e->stream));
 		CUDA_TRY(e, error, OPS->sync(e->stream));
@@ -902,8 +931,12 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 				(queries[qi].nterms <= GPUIDX_ENGINE_MAX_TERMS ? queries[qi].nterms : 0);
 		terms.resize(first[nqueries]);
 		entries.resize(first[nqueries]);
-		/* parts of at least 64 queries, a few per thread */
-		nparts = std::max(1u, std::min(e->team->size() * 4, nqueries / 64));
+		/*
+		 * parts of at least 256 queries, a few per thread: waking the team
+		 * costs tens of µs, about what one thread takes to resolve a thousand
+		 * queries
+		 */
+		nparts = std::max(1u, std::min(e->team->size() * 4, nqueries / 256));
 		e->team->run(nparts, [&](uint32_t part) {
 			for (uint32_t qi = (uint64_t) nqueries * part / nparts;
 				 qi < (uint64_t) nqueries * (part + 1) / nparts; qi++)

@@ -87,17 +87,36 @@ host_mapped(void **device_p, void *host_p)
 	return cudaSuccess;
 }
 
-/* blocks of d whose first posting is <= x (what warp_blocks_upto finds) */
+/*
+ * Blocks of d whose first posting is <= x, known to be >= from: the steps
+ * of warp_blocks_upto, its 32 lanes' probes taken in turn.
+ */
 static uint32_t
-host_blocks_upto(const list_desc &d, uint32_t x)
+host_blocks_upto(const list_desc &d, uint32_t x, uint32_t from)
 {
-	return (uint32_t) (dev_find_block_in(d, x, 0, d.nblocks) + 1);
+	warp_bound	w = warp_seek_start(from, d.nblocks);
+	bool		seeking = true;
+
+	for (;;)
+	{
+		uint32_t	below = 0;
+
+		for (unsigned lane = 0; lane < WARP_LANES; lane++)
+		{
+			uint32_t	at;
+
+			below += warp_bound_at(w, lane, &at) && dev_block_first(d, at) <= x;
+		}
+		if (seeking ? warp_seek_next(&w, below, d.nblocks) : warp_bound_next(&w, below))
+			return w.lo;
+		seeking = false;
+	}
 }
 
 /* intersect_item, one candidate at a time; false on a block that fails to decode */
 static bool
 host_intersect_item(const batch_launch &l, const query_job &job, uint32_t b, uint32_t *cand,
-					uint32_t *n_out, batch_status *status)
+					uint32_t *cursor, uint32_t *n_out, batch_status *status)
 {
 	uint32_t	n = dev_source_len(l, job, b);
 	uint32_t	vals[ITEM_MAX];
@@ -114,9 +133,10 @@ host_intersect_item(const batch_launch &l, const query_job &job, uint32_t b, uin
 
 		if (d.nblocks > 0 && cand[n - 1] >= dev_block_first(d, 0) && cand[0] <= d.last)
 		{
-			uint32_t	bs = host_blocks_upto(d, cand[0]);
-			uint32_t	be = host_blocks_upto(d, cand[n - 1]);
+			uint32_t	bs = host_blocks_upto(d, cand[0], cursor[t]);
+			uint32_t	be = host_blocks_upto(d, cand[n - 1], bs);
 
+			cursor[t] = be;
 			bs = bs > 0 ? bs - 1 : 0;
 			if (dev_step_searches(be - bs, n, l.skip_ratio))
 			{
@@ -159,54 +179,57 @@ host_intersect(const batch_launch *l, unsigned max_ctas, uint32_t *slots, uint32
 {
 	(void) max_ctas;
 	(void) stream;
-	for (uint64_t item = 0; item < l->items; item++)
+	for (uint64_t unit = 0; unit < l->units; unit++)
 	{
-		uint32_t	j = find_job(l->prefix, l->njobs, item);
+		uint32_t	j = find_job(l->unit_prefix, l->njobs, unit);
 		const query_job &job = l->jobs[j];
-		uint32_t	b = (uint32_t) (item - l->prefix[j]);
-		uint32_t	cand[ITEM_MAX];
-		uint32_t	n = 0;
+		uint64_t	first_item = l->prefix[j];
+		uint32_t	nitems = (uint32_t) (l->prefix[j + 1] - first_item);
+		uint32_t	b0 = (uint32_t) (unit - l->unit_prefix[j]) * l->chunk;
+		uint32_t	b1 = nitems - b0 < l->chunk ? nitems : b0 + l->chunk;
+		uint32_t	cursor[GPUIDX_ENGINE_MAX_TERMS] = {0};
 
-		if (!host_intersect_item(*l, job, b, cand, &n, status))
+		for (uint32_t b = b0; b < b1; b++)
 		{
-			status->bad = 1;
-			n = 0;
+			uint32_t	cand[ITEM_MAX];
+			uint32_t	n = 0;
+
+			if (!host_intersect_item(*l, job, b, cand, cursor, &n, status))
+			{
+				status->bad = 1;
+				n = 0;
+			}
+			if (job.store)
+				memcpy(slots + job.slot_base + (uint64_t) b * job.slot_len, cand, n * sizeof(uint32_t));
+			counts[first_item + b] = n;
 		}
-		if (job.store)
-			memcpy(slots + job.slot_base + (uint64_t) b * job.slot_len, cand, n * sizeof(uint32_t));
-		counts[item] = n;
 	}
 	counts[l->items] = 0;
 	return cudaSuccess;
 }
 
+/* the scan into pos, then every item packed: what either path of launch_pack does */
 static cudaError_t
-host_scan(void *temp, size_t *temp_bytes, const uint32_t *counts, uint32_t *pos, uint64_t n,
-		  cudaStream_t stream)
+host_pack(const batch_launch *l, unsigned max_ctas, void *temp, size_t *temp_bytes,
+		  const uint32_t *slots, const uint32_t *counts, uint32_t *pos, const batch_status *status,
+		  uint32_t *results, uint32_t *totals, batch_status *status_out, cudaStream_t stream)
 {
 	uint32_t	sum = 0;
 
+	(void) max_ctas;
 	(void) stream;
 	if (temp == NULL)
 	{
 		*temp_bytes = 1;
 		return cudaSuccess;
 	}
-	for (uint64_t i = 0; i <= n; i++)
+	if (l->items == 0)
+		return cudaSuccess;
+	for (uint64_t i = 0; i <= l->items; i++)
 	{
 		pos[i] = sum;
 		sum += counts[i];
 	}
-	return cudaSuccess;
-}
-
-static cudaError_t
-host_pack(const batch_launch *l, unsigned max_ctas, const uint32_t *slots, const uint32_t *pos,
-		  const batch_status *status, uint32_t *results, uint32_t *totals, batch_status *status_out,
-		  cudaStream_t stream)
-{
-	(void) max_ctas;
-	(void) stream;
 	*status_out = *status;
 	for (uint64_t item = 0; item < l->items; item++)
 	{
@@ -247,6 +270,5 @@ const device_ops engine_device_ops = {
 	cudaGetErrorString,
 	host_mapped,
 	host_intersect,
-	host_scan,
 	host_pack,
 };

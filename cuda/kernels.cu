@@ -10,6 +10,7 @@
  * 32nd).  Decoded blocks live only in shared memory: an item's candidates,
  * and the blocks of the other lists it merges against.
  */
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include "gpuidx_engine.h"
@@ -53,19 +54,25 @@ warp_decode_block(const list_desc &d, uint32_t b, uint32_t *out, uint16_t *hp, u
 	return true;
 }
 
-/* number of blocks of d whose first posting is <= x, found by the whole warp (warp_bound) */
+/*
+ * Number of blocks of d whose first posting is <= x, found by the whole
+ * warp, knowing that it is at least 'from' (warp_seek, then warp_bound).
+ */
 __device__ uint32_t
-warp_blocks_upto(const list_desc &d, uint32_t x, unsigned lane)
+warp_blocks_upto(const list_desc &d, uint32_t x, uint32_t from, unsigned lane)
 {
-	warp_bound	w = warp_bound_start(0, d.nblocks);
+	warp_bound	w = warp_seek_start(from, d.nblocks);
+	bool		seeking = true;
 
 	for (;;)
 	{
 		uint32_t	at;
 		bool		below = warp_bound_at(w, lane, &at) && dev_block_first(d, at) <= x;
+		uint32_t	nbelow = __popc(__ballot_sync(0xffffffffu, below));
 
-		if (warp_bound_next(&w, __popc(__ballot_sync(0xffffffffu, below))))
+		if (seeking ? warp_seek_next(&w, nbelow, d.nblocks) : warp_bound_next(&w, nbelow))
 			return w.lo;
+		seeking = false;
 	}
 }
 
@@ -73,8 +80,11 @@ warp_blocks_upto(const list_desc &d, uint32_t x, unsigned lane)
 struct warp_space
 {
 	uint32_t	cand[ITEM_MAX];	/* the item's candidates, compacted after each list */
-	uint32_t	vals[ITEM_MAX]; /* a decoded block of the list being merged */
+	uint32_t	vals[ITEM_MAX]; /* a decoded block of a list being merged */
 	uint16_t	hp[GPUIDX_EF_BLOCK + 32];
+	uint32_t	cursor[GPUIDX_ENGINE_MAX_TERMS];	/* per list: blocks behind the unit's candidates */
+	uint32_t	vals_term;		/* which block vals holds (term, block); term ~0: none */
+	uint32_t	vals_block;
 };
 
 /*
@@ -119,10 +129,16 @@ intersect_item(const batch_launch &l, const query_job &job, uint32_t b, warp_spa
 
 		if (d.nblocks > 0 && hi >= dev_block_first(d, 0) && lo <= d.last)
 		{
-			/* the blocks that can hold a candidate: [bs, be) */
-			uint32_t	bs = warp_blocks_upto(d, lo, lane);
-			uint32_t	be = warp_blocks_upto(d, hi, lane);
+			/*
+			 * the blocks that can hold a candidate: [bs, be); the unit's next
+			 * item starts above hi, so its search starts at be
+			 */
+			uint32_t	bs = warp_blocks_upto(d, lo, ws->cursor[t], lane);
+			uint32_t	be = warp_blocks_upto(d, hi, bs, lane);
 
+			__syncwarp();
+			if (lane == 0)
+				ws->cursor[t] = be;
 			bs = bs > 0 ? bs - 1 : 0;
 			if (dev_step_searches(be - bs, n, l.skip_ratio))
 			{
@@ -148,13 +164,22 @@ intersect_item(const batch_launch &l, const query_job &job, uint32_t b, warp_spa
 							mine |= 1u << k;
 					if (!__any_sync(0xffffffffu, mine != 0))
 						continue;
-					if (!warp_decode_block(d, blk, ws->vals, ws->hp, lane))
+					if (ws->vals_term != t || ws->vals_block != blk)
 					{
+						__syncwarp();
+						if (!warp_decode_block(d, blk, ws->vals, ws->hp, lane))
+						{
+							if (lane == 0)
+								status->bad = 1;
+							return 0;
+						}
 						if (lane == 0)
-							status->bad = 1;
-						return 0;
+						{
+							ws->vals_term = t;
+							ws->vals_block = blk;
+						}
+						__syncwarp();
 					}
-					__syncwarp();
 					len = dev_block_len(d, blk);
 #pragma unroll
 					for (int k = 0; k < ITEM_PER_LANE; k++)
@@ -210,23 +235,37 @@ intersect_kernel(batch_launch l, uint32_t *slots, uint32_t *counts, batch_status
 			counts[l.items] = 0;	/* the scan's last entry */
 	}
 	__syncthreads();
-	for (uint64_t item = (uint64_t) blockIdx.x * INTERSECT_WARPS + warp; item < l.items; item += nwarps)
+	for (uint64_t unit = (uint64_t) blockIdx.x * INTERSECT_WARPS + warp; unit < l.units; unit += nwarps)
 	{
-		uint32_t	j = find_job(l.prefix, l.njobs, item);
+		uint32_t	j = find_job(l.unit_prefix, l.njobs, unit);
 		query_job	job = l.jobs[j];
-		uint32_t	b = (uint32_t) (item - l.prefix[j]);
-		uint32_t	n = intersect_item(l, job, b, &space[warp], lane, status, &merged, &searched);
+		uint64_t	first_item = l.prefix[j];
+		uint32_t	nitems = (uint32_t) (l.prefix[j + 1] - first_item);
+		uint32_t	b0 = (uint32_t) (unit - l.unit_prefix[j]) * l.chunk;
+		uint32_t	b1 = nitems - b0 < l.chunk ? nitems : b0 + l.chunk;
+		warp_space *ws = &space[warp];
 
-		if (job.store)
-		{
-			uint32_t   *out = slots + job.slot_base + (uint64_t) b * job.slot_len;
-
-			for (uint32_t i = lane; i < n; i += WARP_LANES)
-				out[i] = space[warp].cand[i];
-		}
-		if (lane == 0)
-			counts[item] = n;
 		__syncwarp();
+		for (uint32_t t = lane; t < job.nterms; t += WARP_LANES)
+			ws->cursor[t] = 0;
+		if (lane == 0)
+			ws->vals_term = ~0u;
+		__syncwarp();
+		for (uint32_t b = b0; b < b1; b++)
+		{
+			uint32_t	n = intersect_item(l, job, b, ws, lane, status, &merged, &searched);
+
+			if (job.store)
+			{
+				uint32_t   *out = slots + job.slot_base + (uint64_t) b * job.slot_len;
+
+				for (uint32_t i = lane; i < n; i += WARP_LANES)
+					out[i] = ws->cand[i];
+			}
+			if (lane == 0)
+				counts[first_item + b] = n;
+			__syncwarp();
+		}
 	}
 	if (lane == 0 && (merged | searched) != 0)
 	{
@@ -242,42 +281,89 @@ intersect_kernel(batch_launch l, uint32_t *slots, uint32_t *counts, batch_status
 }
 
 /*
- * One warp per item: its survivors to their place among its query's ids
- * (pos: the exclusive scan of counts), as far as the query asks; the first
- * item of each query writes the query's total.  results and totals are in
- * mapped host memory, so only what the queries ask for crosses PCIe, with no
- * copy to wait for.
+ * An item's survivors to their place among its query's ids (pos: the
+ * exclusive scan of counts), as far as the query asks; the first item of
+ * each query writes the query's total.  results and totals are in mapped
+ * host memory, so only what the queries ask for crosses PCIe, with no copy
+ * to wait for.
  */
+__device__ void
+pack_item(const batch_launch &l, uint64_t item, const uint32_t *pos, const uint32_t *slots,
+		  uint32_t *results, uint32_t *totals, unsigned lane)
+{
+	uint32_t	j = find_job(l.prefix, l.njobs, item);
+	const query_job &job = l.jobs[j];
+	uint32_t	b = (uint32_t) (item - l.prefix[j]);
+	uint32_t	start = pos[l.prefix[j]];
+	uint32_t	total = pos[l.prefix[j + 1]] - start;
+	uint32_t	off = pos[item] - start;
+	uint32_t	n = pos[item + 1] - pos[item];
+	uint32_t	wanted = gpuidx_result_wanted(job.result, total);
+
+	if (b == 0 && lane == 0)
+		totals[job.query] = total;
+	if (!job.store || off >= wanted)
+		return;
+	if (n > wanted - off)
+		n = wanted - off;
+	for (uint32_t i = lane; i < n; i += WARP_LANES)
+		results[job.result_base + off + i] = slots[job.slot_base + (uint64_t) b * job.slot_len + i];
+}
+
+/* one warp per item, pos scanned beforehand (CUB) */
 __global__ void
 pack_kernel(batch_launch l, const uint32_t *slots, const uint32_t *pos, const batch_status *status,
 			uint32_t *results, uint32_t *totals, batch_status *status_out)
 {
-	unsigned	lane = threadIdx.x & 31;
 	uint64_t	nwarps = (uint64_t) gridDim.x * (blockDim.x / 32);
 
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		*status_out = *status;
 	for (uint64_t item = (uint64_t) blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; item < l.items;
 		 item += nwarps)
-	{
-		uint32_t	j = find_job(l.prefix, l.njobs, item);
-		query_job	job = l.jobs[j];
-		uint32_t	b = (uint32_t) (item - l.prefix[j]);
-		uint32_t	start = pos[l.prefix[j]];
-		uint32_t	total = pos[l.prefix[j + 1]] - start;
-		uint32_t	off = pos[item] - start;
-		uint32_t	n = pos[item + 1] - pos[item];
-		uint32_t	wanted = gpuidx_result_wanted(job.result, total);
+		pack_item(l, item, pos, slots, results, totals, threadIdx.x & 31);
+}
 
-		if (b == 0 && lane == 0)
-			totals[job.query] = total;
-		if (!job.store || off >= wanted)
-			continue;
-		if (n > wanted - off)
-			n = wanted - off;
-		for (uint32_t i = lane; i < n; i += WARP_LANES)
-			results[job.result_base + off + i] = slots[job.slot_base + (uint64_t) b * job.slot_len + i];
+/*
+ * A small batch's scan and pack in one block, pos in shared memory: one
+ * launch instead of CUB's two and the pack's, for batches of up to
+ * SMALL_PACK_ITEMS items (a single query's latency is mostly launches).
+ */
+#define SMALL_PACK_THREADS 1024
+#define SMALL_PACK_PER_THREAD 8
+#define SMALL_PACK_ITEMS (SMALL_PACK_THREADS * SMALL_PACK_PER_THREAD - 1)
+
+__global__ void __launch_bounds__(SMALL_PACK_THREADS)
+small_pack_kernel(batch_launch l, const uint32_t *slots, const uint32_t *counts,
+				  const batch_status *status, uint32_t *results, uint32_t *totals,
+				  batch_status *status_out)
+{
+	typedef cub::BlockScan<uint32_t, SMALL_PACK_THREADS> block_scan;
+	__shared__ typename block_scan::TempStorage scan_space;
+	__shared__ uint32_t pos[SMALL_PACK_THREADS * SMALL_PACK_PER_THREAD];
+	uint32_t	c[SMALL_PACK_PER_THREAD];
+	uint32_t	sum = 0;
+	uint32_t	before;
+	uint64_t	base = (uint64_t) threadIdx.x * SMALL_PACK_PER_THREAD;
+
+	if (threadIdx.x == 0)
+		*status_out = *status;
+#pragma unroll
+	for (int k = 0; k < SMALL_PACK_PER_THREAD; k++)
+	{
+		c[k] = base + k <= l.items ? counts[base + k] : 0;
+		sum += c[k];
 	}
+	block_scan(scan_space).ExclusiveSum(sum, before);
+#pragma unroll
+	for (int k = 0; k < SMALL_PACK_PER_THREAD; k++)
+	{
+		pos[base + k] = before;
+		before += c[k];
+	}
+	__syncthreads();
+	for (uint64_t item = threadIdx.x / 32; item < l.items; item += SMALL_PACK_THREADS / 32)
+		pack_item(l, item, pos, slots, results, totals, threadIdx.x & 31);
 }
 
 static unsigned
@@ -294,26 +380,38 @@ launch_intersect(const batch_launch *l, unsigned max_ctas, uint32_t *slots, uint
 {
 	if (l->items == 0)
 		return cudaSuccess;
-	intersect_kernel<<<grid_for(l->items, INTERSECT_WARPS, max_ctas), INTERSECT_WARPS * 32, 0, stream>>>(
+	intersect_kernel<<<grid_for(l->units, INTERSECT_WARPS, max_ctas), INTERSECT_WARPS * 32, 0, stream>>>(
 		*l, slots, counts, status);
 	return cudaGetLastError();
 }
 
 cudaError_t
-launch_pack(const batch_launch *l, unsigned max_ctas, const uint32_t *slots, const uint32_t *pos,
-			const batch_status *status, uint32_t *results, uint32_t *totals, batch_status *status_out,
-			cudaStream_t stream)
+launch_pack(const batch_launch *l, unsigned max_ctas, void *temp, size_t *temp_bytes,
+			const uint32_t *slots, const uint32_t *counts, uint32_t *pos, const batch_status *status,
+			uint32_t *results, uint32_t *totals, batch_status *status_out, cudaStream_t stream)
 {
+	cudaError_t err;
+
+	if (temp == NULL)
+	{
+		/* the scan's temporary storage, asked before the launch */
+		*temp_bytes = 0;
+		if (l->items <= SMALL_PACK_ITEMS)
+			return cudaSuccess;
+		return cub::DeviceScan::ExclusiveSum(NULL, *temp_bytes, counts, pos, (int64_t) l->items + 1, stream);
+	}
 	if (l->items == 0)
 		return cudaSuccess;
+	if (l->items <= SMALL_PACK_ITEMS)
+	{
+		small_pack_kernel<<<1, SMALL_PACK_THREADS, 0, stream>>>(*l, slots, counts, status, results, totals,
+																 status_out);
+		return cudaGetLastError();
+	}
+	err = cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, counts, pos, (int64_t) l->items + 1, stream);
+	if (err != cudaSuccess)
+		return err;
 	pack_kernel<<<grid_for(l->items, 8, max_ctas), 256, 0, stream>>>(*l, slots, pos, status, results,
 																	 totals, status_out);
 	return cudaGetLastError();
-}
-
-cudaError_t
-scan_counts(void *temp, size_t *temp_bytes, const uint32_t *counts, uint32_t *pos, uint64_t n,
-			cudaStream_t stream)
-{
-	return cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, counts, pos, (int64_t) n + 1, stream);
 }

@@ -3,7 +3,7 @@
  *	  The GPU engine's kernels, as the host side launches them.  Every kernel
  *	  serves a whole batch (PARA batching): its work items are the queries'
  *	  source blocks laid end to end, found by binary search over a prefix
- *	  array, so a batch costs the same three launches (intersect, scan, pack)
+ *	  array, so a batch costs the same few launches (intersect, then scan and pack)
  *	  for 1 query or 4096, whatever their number of terms.
  */
 #ifndef GPUIDX_KERNELS_CUH
@@ -25,18 +25,17 @@
 extern cudaError_t launch_intersect(const batch_launch *l, unsigned max_ctas, uint32_t *slots,
 									uint32_t *counts, batch_status *status, cudaStream_t stream);
 
-/* pos = exclusive prefix sum of counts[0..n] (CUB); temp storage sized by the caller */
-extern cudaError_t scan_counts(void *temp, size_t *temp_bytes, const uint32_t *counts, uint32_t *pos,
-							   uint64_t n, cudaStream_t stream);
-
 /*
  * The ids each query asks for, from its items' slots to results (packed,
  * at result_base), every query's total to totals[query], and the batch's
  * status to status_out; results, totals and status_out may be host memory
- * mapped for the device.
+ * mapped for the device.  Items' places come from a scan of counts: in
+ * shared memory for small batches (one launch), else CUB's into pos.  With
+ * temp NULL, only sets *temp_bytes to the scan storage it needs.
  */
-extern cudaError_t launch_pack(const batch_launch *l, unsigned max_ctas, const uint32_t *slots,
-							   const uint32_t *pos, const batch_status *status, uint32_t *results,
-							   uint32_t *totals, batch_status *status_out, cudaStream_t stream);
+extern cudaError_t launch_pack(const batch_launch *l, unsigned max_ctas, void *temp, size_t *temp_bytes,
+							   const uint32_t *slots, const uint32_t *counts, uint32_t *pos,
+							   const batch_status *status, uint32_t *results, uint32_t *totals,
+							   batch_status *status_out, cudaStream_t stream);
 
 #endif							/* GPUIDX_KERNELS_CUH */
