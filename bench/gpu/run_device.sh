@@ -7,6 +7,9 @@
 #   MODE=quick  a short check (for debugging)       MODE=full (default)
 #   MODE=bench  the real-query check, the benchmark, then 1M random queries
 #   PACKS="a.pack b.pack"                           default: bench/build/gpu/*.pack
+#   bench/build/gpu/old/gpuidx_cuda.so, when there: an earlier engine benchmarked
+#   in the same run (gpu_bench_before.md), e.g. built from a worktree of an
+#   earlier commit with `make cuda-engine`
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-bench/build/gpu/out}
@@ -66,6 +69,13 @@ echo "device-to-device ${d2d} GB/s (read + write), pinned host-to-device ${h2d} 
 log "benchmark"
 bench/build/gpu/gpu_bench --engine $so --copy-gbps "$d2d" $(for p in $packs; do echo --pack $p; done) \
 	2>&1 | tee "$out/gpu_bench.md"
+# the engine before a change, built elsewhere and carried: the same benchmark in the same run
+if [ -f bench/build/gpu/old/gpuidx_cuda.so ]; then
+	log "benchmark: the engine in bench/build/gpu/old"
+	bench/build/gpu/gpu_bench --engine bench/build/gpu/old/gpuidx_cuda.so --copy-gbps "$d2d" \
+		$(for p in $packs; do echo --pack $p; done) > "$out/gpu_bench_before.md" 2>&1
+	grep -E "GPU \| cached|^\| [0-9]+000000 " "$out/gpu_bench_before.md"
+fi
 
 if [ "$mode" = bench ]; then
 	log "check: 1 million random queries, lists up to 200k postings"
