@@ -932,11 +932,14 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 		terms.resize(first[nqueries]);
 		entries.resize(first[nqueries]);
 		/*
-		 * parts of at least 256 queries, a few per thread: waking the team
-		 * costs tens of µs, about what one thread takes to resolve a thousand
-		 * queries
+		 * Batches under 1024 queries are resolved on this thread: waking the
+		 * team costs tens of µs, about what one thread takes for a thousand
+		 * queries.  Larger ones in parts of at least 64 queries, four per
+		 * thread, so that a thread that wakes late finds the parts taken
+		 * rather than holding up the batch with its own (one part per thread
+		 * made a 4096 batch's planning twice as slow, bench/results/gpu.md).
 		 */
-		nparts = std::max(1u, std::min(e->team->size() * 4, nqueries / 256));
+		nparts = nqueries < 1024 ? 1 : std::max(1u, std::min(e->team->size() * 4, nqueries / 64));
 		e->team->run(nparts, [&](uint32_t part) {
 			for (uint32_t qi = (uint64_t) nqueries * part / nparts;
 				 qi < (uint64_t) nqueries * (part + 1) / nparts; qi++)
