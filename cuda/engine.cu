@@ -47,6 +47,9 @@ extern "C"
 #define ALIGN_UP(x) (((uint64_t) (x) + ALIGN - 1) & ~(uint64_t) (ALIGN - 1))
 #define DEFAULT_BATCH_BYTES (UINT64_C(1) << 30)
 
+struct plan_space;
+static void plan_space_free(plan_space *plan);
+
 /* a cached list: where it sits in the arena and how to find its parts */
 struct dev_list
 {
@@ -73,6 +76,7 @@ struct gpuidx_engine
 	uint64_t	batch_budget;	/* device scratch one chunk of a batch may use */
 	uint8_t    *scratch;
 	uint64_t	scratch_bytes;
+	struct plan_space *plan;	/* the host's planning arrays, kept between batches */
 	uint8_t    *pinned;			/* host staging and results, page-locked */
 	uint8_t    *pinned_device;	/* the same memory as the kernels address it */
 	uint64_t	pinned_bytes;
@@ -281,6 +285,7 @@ cuda_destroy(gpuidx_engine *e)
 	OPS->dev_free(e->scratch);
 	OPS->host_free(e->pinned);
 	OPS->stream_destroy(e->stream);
+	plan_space_free(e->plan);
 	delete e->team;
 	delete e;
 }
@@ -482,6 +487,39 @@ struct term_plan
 	uint64_t	stage_offset;	/* in the staging area */
 };
 
+/*
+ * Arrays a batch is planned in, kept by the engine so that their memory is
+ * reused: allocated afresh, a 4096-query batch's few MB were mapped and
+ * page-faulted in on every batch.
+ */
+struct query_lookup
+{
+	int32_t		status;			/* OK, INVALID or NOT_CACHED */
+	uint32_t	resolved;		/* terms looked up before a failure (all on OK) */
+	uint64_t	list_bytes;
+};
+
+struct plan_space
+{
+	std::vector<query_plan> plans;
+	std::vector<term_plan> terms;
+	std::vector<lru_entry *> entries;
+	std::vector<query_lookup> lookups;
+	std::vector<uint32_t> first;
+	std::vector<query_plan> chunk;
+	std::vector<term_plan> chunk_terms;
+	std::vector<query_job> jobs;
+	std::vector<uint64_t> prefix;
+	std::vector<uint64_t> unit_prefix;
+	std::vector<copy_piece> pieces;
+};
+
+static void
+plan_space_free(plan_space *plan)
+{
+	delete plan;
+}
+
 /* a growing bump allocator over one buffer, for laying out a chunk */
 struct layout
 {
@@ -584,15 +622,18 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 				at_status_out,
 				at_totals,
 				at_results;
-	std::vector<query_job> jobs;
-	std::vector<uint64_t> prefix(1, 0);
-	std::vector<uint64_t> unit_prefix(1, 0);
+	std::vector<query_job> &jobs = e->plan->jobs;
+	std::vector<uint64_t> &prefix = e->plan->prefix;
+	std::vector<uint64_t> &unit_prefix = e->plan->unit_prefix;
 	uint32_t	chunk;
 	batch_launch l;
 	batch_status status;
 	double		device_start;
 	double		return_start;
 
+	jobs.clear();
+	prefix.assign(1, 0);
+	unit_prefix.assign(1, 0);
 	for (uint32_t i = 0; i < np; i++)
 	{
 		query_plan &p = plans[i];
@@ -659,7 +700,9 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 
 	/* host staging mirrors the device layout up to upload_end */
 	{
-		std::vector<copy_piece> pieces;
+		std::vector<copy_piece> &pieces = e->plan->pieces;
+
+		pieces.clear();
 
 		for (auto &t : terms)
 			if (t.stage_src != NULL)
@@ -731,7 +774,9 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		stats->search_rounds += (uint32_t) status.searched;
 	}
 	{
-		std::vector<copy_piece> pieces;
+		std::vector<copy_piece> &pieces = e->plan->pieces;
+
+		pieces.clear();
 		const uint32_t *totals = (const uint32_t *) (e->pinned + at_totals);
 		uint64_t	returned = 0;
 
@@ -767,13 +812,6 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
  * and misses are counted and the LRU order updated (touch_query), exactly as
  * one lru_use per term would.
  */
-struct query_lookup
-{
-	int32_t		status;			/* OK, INVALID or NOT_CACHED */
-	uint32_t	resolved;		/* terms looked up before a failure (all on OK) */
-	uint64_t	list_bytes;
-};
-
 static void
 resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_entry **entries,
 			  query_lookup *r)
@@ -839,6 +877,34 @@ resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_ent
 			  [](const term_plan &x, const term_plan &y) { return x.desc.count < y.desc.count; });
 }
 
+/*
+ * Lookups ahead of the one in hand, so that a batch's misses on the cache's
+ * table overlap: query qi's cached keys, step 0 (bucket) or 1 (first entry).
+ */
+#define PREFETCH_QUERIES 4
+
+static void
+prefetch_query(gpuidx_engine *e, const gpuidx_query *queries, uint32_t qi, uint32_t end, int step)
+{
+	if (qi >= end || queries[qi].nterms > GPUIDX_ENGINE_MAX_TERMS)
+		return;
+	for (uint32_t t = 0; t < queries[qi].nterms; t++)
+		if (queries[qi].terms[t].bytes == NULL)
+			lru_prefetch(&e->cache, queries[qi].terms[t].key, step);
+}
+
+/* the recency ring's neighbours a coming touch_query will relink */
+static void
+prefetch_neighbours(lru_entry *const *entries, uint32_t n)
+{
+	for (uint32_t t = 0; t < n; t++)
+		if (entries[t] != NULL)
+		{
+			__builtin_prefetch(entries[t]->older, 1);
+			__builtin_prefetch(entries[t]->newer, 1);
+		}
+}
+
 static void
 touch_query(gpuidx_engine *e, lru_entry *const *entries, const query_lookup &r)
 {
@@ -874,9 +940,12 @@ run_plans(gpuidx_engine *e, gpuidx_query *queries, const std::vector<query_plan>
 		  size_t from, size_t to, const std::vector<term_plan> &terms,
 		  double *clock, gpuidx_batch_stats *stats, gpuidx_engine_error *error)
 {
-	std::vector<query_plan> chunk(plans.begin() + from, plans.begin() + to);
-	std::vector<term_plan> chunk_terms;
+	std::vector<query_plan> &chunk = e->plan->chunk;
+	std::vector<term_plan> &chunk_terms = e->plan->chunk_terms;
 	uint64_t	stage = 0;
+
+	chunk.assign(plans.begin() + from, plans.begin() + to);
+	chunk_terms.clear();
 
 	for (auto &p : chunk)
 	{
@@ -916,15 +985,20 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 	CUDA_TRY(e, error, OPS->set_device(e->device));
 	try
 	{
-		std::vector<query_plan> plans;
-		std::vector<term_plan> terms;
-		std::vector<lru_entry *> entries;
-		std::vector<query_lookup> lookups(nqueries);
-		std::vector<uint32_t> first(nqueries + 1, 0);
+		if (e->plan == NULL)
+			e->plan = new plan_space();
+		std::vector<query_plan> &plans = e->plan->plans;
+		std::vector<term_plan> &terms = e->plan->terms;
+		std::vector<lru_entry *> &entries = e->plan->entries;
+		std::vector<query_lookup> &lookups = e->plan->lookups;
+		std::vector<uint32_t> &first = e->plan->first;
 		size_t		from = 0;
 		uint64_t	used = 0;
 		uint32_t	nparts;
 
+		plans.clear();
+		lookups.resize(nqueries);
+		first.assign(nqueries + 1, 0);
 		/* each query's slots: its terms, in order, then sorted by count */
 		for (uint32_t qi = 0; qi < nqueries; qi++)
 			first[qi + 1] = first[qi] +
@@ -941,10 +1015,16 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 		 */
 		nparts = nqueries < 1024 ? 1 : std::max(1u, std::min(e->team->size() * 4, nqueries / 64));
 		e->team->run(nparts, [&](uint32_t part) {
-			for (uint32_t qi = (uint64_t) nqueries * part / nparts;
-				 qi < (uint64_t) nqueries * (part + 1) / nparts; qi++)
+			uint32_t	from = (uint64_t) nqueries * part / nparts;
+			uint32_t	to = (uint64_t) nqueries * (part + 1) / nparts;
+
+			for (uint32_t qi = from; qi < to; qi++)
+			{
+				prefetch_query(e, queries, qi + 2 * PREFETCH_QUERIES, to, 0);
+				prefetch_query(e, queries, qi + PREFETCH_QUERIES, to, 1);
 				resolve_query(e, &queries[qi], terms.data() + first[qi], entries.data() + first[qi],
 							  &lookups[qi]);
+			}
 		});
 		for (uint32_t qi = 0; qi < nqueries; qi++)
 		{
@@ -952,6 +1032,9 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 			const query_lookup &r = lookups[qi];
 			query_plan	p = {};
 
+			if (qi + PREFETCH_QUERIES < nqueries)
+				prefetch_neighbours(entries.data() + first[qi + PREFETCH_QUERIES],
+									lookups[qi + PREFETCH_QUERIES].resolved);
 			touch_query(e, entries.data() + first[qi], r);
 			if (stats)
 				stats->list_bytes += r.list_bytes;

@@ -8,7 +8,7 @@
  *	  answer is compared with the CPU engine's first.  Prints Markdown.
  *
  *	  gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists]
- *	            [--skip-ratio N]
+ *	            [--skip-ratio N] [--batch N]
  */
 #include "../../test/gpu/harness.h"
 #include "codec/codec.h"
@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 #define MAX_QUERIES 16384
+
+/* --batch N: only batches of N queries, and no one-query latencies (for profiling) */
+static uint32_t only_batch;
 
 typedef struct workload
 {
@@ -244,11 +247,34 @@ latency(engine_handle *h, workload *w, double *p50, double *p99)
 	free(t);
 }
 
+/* each query alone, asking for ids and for the count: p50 and p99 on the GPU and one core */
+static void
+print_latencies(engine_handle *gpu, engine_handle *cpu1, workload *cached, const char *name)
+{
+	printf("\n| one query at a time, cached | result | GPU p50 µs | GPU p99 µs | CPU 1 core p50 µs | CPU 1 core p99 µs |\n"
+		   "|---|---|---:|---:|---:|---:|\n");
+	for (int mode = 0; mode < 2; mode++)
+	{
+		uint32_t	ask = mode == 0 ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT;
+		double		g50,
+					g99,
+					c50,
+					c99;
+
+		workload_ask(cached, ask);
+		latency(gpu, cached, &g50, &g99);
+		latency(cpu1, cached, &c50, &c99);
+		printf("| %s | %s | %.1f | %.1f | %.1f | %.1f |\n", name, result_name(ask), g50, g99, c50, c99);
+	}
+}
+
 static void
 bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const char *path,
 		   double copy_gbps)
 {
-	static const uint32_t batches[] = {1, 16, 256, 4096};
+	static const uint32_t all_batches[] = {1, 16, 256, 4096};
+	const uint32_t *batches = only_batch ? &only_batch : all_batches;
+	size_t		nbatch = only_batch ? 1 : sizeof(all_batches) / sizeof(all_batches[0]);
 	pack		p;
 	workload	cached,
 				inlined;
@@ -286,7 +312,7 @@ bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const c
 
 		workload_ask(&cached, ask);
 		workload_ask(&inlined, ask);
-		for (size_t bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++)
+		for (size_t bi = 0; bi < nbatch; bi++)
 		{
 			uint32_t	b = batches[bi];
 			uint32_t	nbatches = (cached.nqueries + b - 1) / b;
@@ -312,21 +338,8 @@ bench_pack(engine_handle *gpu, engine_handle *cpu1, engine_handle *cpun, const c
 #undef ROW
 		}
 	}
-	printf("\n| one query at a time, cached | result | GPU p50 µs | GPU p99 µs | CPU 1 core p50 µs | CPU 1 core p99 µs |\n"
-		   "|---|---|---:|---:|---:|---:|\n");
-	for (int mode = 0; mode < 2; mode++)
-	{
-		uint32_t	ask = mode == 0 ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT;
-		double		g50,
-					g99,
-					c50,
-					c99;
-
-		workload_ask(&cached, ask);
-		latency(gpu, &cached, &g50, &g99);
-		latency(cpu1, &cached, &c50, &c99);
-		printf("| %s | %s | %.1f | %.1f | %.1f | %.1f |\n", p.name, result_name(ask), g50, g99, c50, c99);
-	}
+	if (!only_batch)
+		print_latencies(gpu, cpu1, &cached, p.name);
 	printf("\n");
 	workload_free(&cached);
 	workload_free(&inlined);
@@ -471,12 +484,14 @@ main(int argc, char **argv)
 			long_lists = false;
 		else if (strcmp(argv[i], "--skip-ratio") == 0 && i + 1 < argc)
 			gcfg.skip_ratio = (uint32_t) atol(argv[++i]);
+		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+			only_batch = (uint32_t) atol(argv[++i]);
 		else
 			harness_fail("unknown argument %s", argv[i]);
 	}
 	if (engine == NULL)
 		harness_fail("usage: gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists] "
-					 "[--skip-ratio N]");
+					 "[--skip-ratio N] [--batch N]");
 	if (engine_open(&gpu, engine, &gcfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpu1, "cpu", &c1cfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpun, "cpu", &cncfg, err, sizeof(err)) != GPUIDX_ENGINE_OK)

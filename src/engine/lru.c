@@ -46,6 +46,17 @@ lru_find(const lru_cache *cache, uint64_t key)
 	return e;
 }
 
+void
+lru_prefetch(const lru_cache *cache, uint64_t key, int step)
+{
+	lru_entry  *const *slot = &cache->buckets[lru_hash(key) & (cache->nbuckets - 1)];
+
+	if (step == 0)
+		__builtin_prefetch(slot);
+	else if (*slot != NULL)
+		__builtin_prefetch(*slot);
+}
+
 static void
 ring_unlink(lru_entry *e)
 {

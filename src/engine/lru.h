@@ -42,6 +42,13 @@ extern void lru_touch(lru_cache *cache, lru_entry *entry);
 /* lookup without side effects (safe on many threads while nothing changes) */
 extern lru_entry *lru_find(const lru_cache *cache, uint64_t key);
 
+/*
+ * Ask the processor for what lru_find(key) will read, a few lookups ahead:
+ * step 0 the bucket, step 1 (later) the bucket's first entry.  Lookups of a
+ * batch's many keys are bound by memory latency, not work.
+ */
+extern void lru_prefetch(const lru_cache *cache, uint64_t key, int step);
+
 extern lru_entry *lru_oldest(const lru_cache *cache);
 
 /* add a new entry (key not present) as the newest; false when out of memory */
