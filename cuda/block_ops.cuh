@@ -184,6 +184,31 @@ struct batch_status
 	unsigned long long searched;	/* (item, list) steps searched candidate by candidate */
 };
 
+/*
+ * A small batch travels whole in the kernel's parameters (no upload), and
+ * the intersect kernel's last block scans and packs it (no second launch):
+ * one launch per batch, for the single queries whose latency is launches.
+ */
+#define SMALL_JOBS 8
+#define SMALL_DESCS 40
+#define SMALL_ITEMS 2047
+
+struct small_launch
+{
+	batch_launch l;				/* its array pointers are set on the device */
+	query_job	jobs[SMALL_JOBS];
+	uint64_t	prefix[SMALL_JOBS + 1];
+	uint64_t	unit_prefix[SMALL_JOBS + 1];
+	list_desc	descs[SMALL_DESCS];
+};
+
+/* device memory the small path keeps between batches, zero between them */
+struct small_state
+{
+	batch_status status;
+	uint32_t	blocks_done;
+};
+
 /* most candidates one item holds, and per lane */
 #define ITEM_MAX GPUIDX_LRC_SEGMENT
 #define ITEM_PER_LANE (ITEM_MAX / 32)
@@ -283,7 +308,7 @@ find_job(const uint64_t *prefix, uint32_t njobs, uint64_t item)
 	{
 		uint32_t	mid = (lo + hi) / 2;
 
-		if (dev_load(&prefix[mid]) <= item)
+		if (prefix[mid] <= item)	/* plain load: may be kernel parameter space */
 			lo = mid;
 		else
 			hi = mid;

@@ -102,4 +102,5 @@ const device_ops engine_device_ops = {
 	cuda_mapped,
 	launch_intersect,
 	launch_pack,
+	launch_small,
 };

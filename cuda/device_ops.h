@@ -51,6 +51,9 @@ struct device_ops
 						 const uint32_t *slots, const uint32_t *counts, uint32_t *pos,
 						 const batch_status *status, uint32_t *results, uint32_t *totals,
 						 batch_status *status_out, cudaStream_t stream);
+	cudaError_t (*small) (const small_launch *s, unsigned max_ctas, uint32_t *slots, uint32_t *counts,
+						  small_state *state, uint32_t *results, uint32_t *totals,
+						  batch_status *status_out, cudaStream_t stream);
 };
 
 /* the implementation the engine object was linked with */

@@ -77,6 +77,7 @@ struct gpuidx_engine
 	uint8_t    *scratch;
 	uint64_t	scratch_bytes;
 	struct plan_space *plan;	/* the host's planning arrays, kept between batches */
+	small_state *small;			/* device memory of the one-launch path, zero between batches */
 	uint8_t    *pinned;			/* host staging and results, page-locked */
 	uint8_t    *pinned_device;	/* the same memory as the kernels address it */
 	uint64_t	pinned_bytes;
@@ -238,10 +239,21 @@ cuda_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engi
 	err = OPS->stream_create(&e->stream);
 	if (err == cudaSuccess)
 		err = OPS->dev_alloc((void **) &e->arena, e->arena_bytes);
+	if (err == cudaSuccess)
+		err = OPS->dev_alloc((void **) &e->small, sizeof(small_state));
+	if (err == cudaSuccess)
+	{
+		small_state zero;
+
+		memset(&zero, 0, sizeof(zero));
+		err = OPS->copy(e->small, &zero, sizeof(zero));
+	}
 	if (err != cudaSuccess)
 	{
 		st = cuda_status(NULL, err);
 		ERR(error, st, "initializing CUDA device %d: %s", e->device, OPS->error_string(err));
+		OPS->dev_free(e->small);
+		OPS->dev_free(e->arena);
 		OPS->stream_destroy(e->stream);
 		delete e->team;
 		delete e;
@@ -249,6 +261,7 @@ cuda_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engi
 	}
 	if (!lru_init(&e->cache, e->arena_bytes))
 	{
+		OPS->dev_free(e->small);
 		OPS->dev_free(e->arena);
 		OPS->stream_destroy(e->stream);
 		delete e->team;
@@ -282,6 +295,7 @@ cuda_destroy(gpuidx_engine *e)
 		cache_drop(e, entry, 0);
 	lru_free(&e->cache);
 	OPS->dev_free(e->arena);
+	OPS->dev_free(e->small);
 	OPS->dev_free(e->scratch);
 	OPS->host_free(e->pinned);
 	OPS->stream_destroy(e->stream);
@@ -512,6 +526,7 @@ struct plan_space
 	std::vector<uint64_t> prefix;
 	std::vector<uint64_t> unit_prefix;
 	std::vector<copy_piece> pieces;
+	small_launch small;			/* a small batch's launch parameters */
 };
 
 static void
@@ -626,6 +641,7 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 	std::vector<uint64_t> &prefix = e->plan->prefix;
 	std::vector<uint64_t> &unit_prefix = e->plan->unit_prefix;
 	uint32_t	chunk;
+	bool		small;
 	batch_launch l;
 	batch_status status;
 	double		device_start;
@@ -734,6 +750,9 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 	l.units = unit_prefix.back();
 	l.chunk = chunk;
 
+	/* cached lists only, few enough to travel as launch parameters: one launch */
+	small = stage_bytes == 0 && initial == 0 && jobs.size() <= SMALL_JOBS && terms.size() <= SMALL_DESCS &&
+		items <= SMALL_ITEMS;
 	device_start = now_seconds();
 	if (stats)
 		stats->host_seconds += device_start - *clock;
@@ -745,15 +764,34 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		uint32_t   *slot_area = (uint32_t *) (e->scratch + at_slots);
 		batch_status *dev_status = (batch_status *) (e->scratch + at_status);
 
-		CUDA_TRY(e, error, OPS->copy_async(e->scratch, e->pinned, upload_end, e->stream));
-		LAUNCH_TRY(e, error, stats, OPS->intersect(&l, max_ctas, slot_area, counts, dev_status, e->stream));
-		LAUNCH_TRY(e, error, stats, OPS->pack(&l, max_ctas, e->scratch + at_temp, &temp_bytes, slot_area, counts, pos,
-											   dev_status, (uint32_t *) (e->pinned_device + at_results),
-											   (uint32_t *) (e->pinned_device + at_totals),
-											   (batch_status *) (e->pinned_device + at_status_out), e->stream));
+		uint32_t   *results_dev = (uint32_t *) (e->pinned_device + at_results);
+		uint32_t   *totals_dev = (uint32_t *) (e->pinned_device + at_totals);
+		batch_status *status_dev = (batch_status *) (e->pinned_device + at_status_out);
+
+		if (small)
+		{
+			small_launch &sl = e->plan->small;
+
+			sl.l = l;
+			memcpy(sl.jobs, jobs.data(), jobs.size() * sizeof(query_job));
+			memcpy(sl.prefix, prefix.data(), prefix.size() * sizeof(uint64_t));
+			memcpy(sl.unit_prefix, unit_prefix.data(), unit_prefix.size() * sizeof(uint64_t));
+			for (size_t i = 0; i < terms.size(); i++)
+				sl.descs[i] = terms[i].desc;
+			LAUNCH_TRY(e, error, stats, OPS->small(&sl, max_ctas, slot_area, counts, e->small, results_dev,
+													totals_dev, status_dev, e->stream));
+		}
+		else
+		{
+			CUDA_TRY(e, error, OPS->copy_async(e->scratch, e->pinned, upload_end, e->stream));
+			LAUNCH_TRY(e, error, stats, OPS->intersect(&l, max_ctas, slot_area, counts, dev_status, e->stream));
+			LAUNCH_TRY(e, error, stats, OPS->pack(&l, max_ctas, e->scratch + at_temp, &temp_bytes, slot_area,
+												   counts, pos, dev_status, results_dev, totals_dev, status_dev,
+												   e->stream));
+			if (stats)
+				stats->bytes_uploaded += upload_end;
+		}
 		CUDA_TRY(e, error, OPS->sync(e->stream));
-		if (stats)
-			stats->bytes_uploaded += upload_end;
 		memcpy(&status, e->pinned + at_status_out, sizeof(status));
 	}
 	else

@@ -254,6 +254,27 @@ host_pack(const batch_launch *l, unsigned max_ctas, void *temp, size_t *temp_byt
 	return cudaSuccess;
 }
 
+/* launch_small: the same intersect and pack, in one call */
+static cudaError_t
+host_small(const small_launch *s, unsigned max_ctas, uint32_t *slots, uint32_t *counts,
+		   small_state *state, uint32_t *results, uint32_t *totals, batch_status *status_out,
+		   cudaStream_t stream)
+{
+	batch_launch l = s->l;
+	uint32_t	pos[SMALL_ITEMS + 1];
+	size_t		temp_bytes = 1;
+
+	l.jobs = s->jobs;
+	l.prefix = s->prefix;
+	l.unit_prefix = s->unit_prefix;
+	l.descs = s->descs;
+	host_intersect(&l, max_ctas, slots, counts, &state->status, stream);
+	host_pack(&l, max_ctas, pos, &temp_bytes, slots, counts, pos, &state->status, results, totals,
+			  status_out, stream);
+	memset(state, 0, sizeof(*state));
+	return cudaSuccess;
+}
+
 const device_ops engine_device_ops = {
 	"cuda-emulated",
 	host_open,
@@ -271,4 +292,5 @@ const device_ops engine_device_ops = {
 	host_mapped,
 	host_intersect,
 	host_pack,
+	host_small,
 };

@@ -216,10 +216,11 @@ intersect_item(const batch_launch &l, const query_job &job, uint32_t b, warp_spa
 
 #define INTERSECT_WARPS 8
 
-__global__ void __launch_bounds__(INTERSECT_WARPS * 32)
-intersect_kernel(batch_launch l, uint32_t *slots, uint32_t *counts, batch_status *status)
+/* the units of a grid-stride loop over this block's warps; every thread of the block calls it */
+__device__ void
+intersect_units(const batch_launch &l, uint32_t *slots, uint32_t *counts, batch_status *status,
+				warp_space *space)
 {
-	__shared__ warp_space space[INTERSECT_WARPS];
 	__shared__ unsigned long long cta_merged;
 	__shared__ unsigned long long cta_searched;
 	unsigned	lane = threadIdx.x & 31;
@@ -280,6 +281,14 @@ intersect_kernel(batch_launch l, uint32_t *slots, uint32_t *counts, batch_status
 	}
 }
 
+__global__ void __launch_bounds__(INTERSECT_WARPS * 32)
+intersect_kernel(batch_launch l, uint32_t *slots, uint32_t *counts, batch_status *status)
+{
+	__shared__ warp_space space[INTERSECT_WARPS];
+
+	intersect_units(l, slots, counts, status, space);
+}
+
 /*
  * An item's survivors to their place among its query's ids (pos: the
  * exclusive scan of counts), as far as the query asks; the first item of
@@ -307,7 +316,7 @@ pack_item(const batch_launch &l, uint64_t item, const uint32_t *pos, const uint3
 	if (n > wanted - off)
 		n = wanted - off;
 	for (uint32_t i = lane; i < n; i += WARP_LANES)
-		results[job.result_base + off + i] = slots[job.slot_base + (uint64_t) b * job.slot_len + i];
+		results[job.result_base + off + i] = __ldcg(&slots[job.slot_base + (uint64_t) b * job.slot_len + i]);
 }
 
 /* one warp per item, pos scanned beforehand (CUB) */
@@ -366,6 +375,74 @@ small_pack_kernel(batch_launch l, const uint32_t *slots, const uint32_t *counts,
 		pack_item(l, item, pos, slots, results, totals, threadIdx.x & 31);
 }
 
+/*
+ * A small batch in one launch: the batch travels in the parameters (no
+ * upload); every block intersects its units, and the last block to finish
+ * (a ticket taken after a fence) scans the counts in shared memory, packs
+ * the ids into mapped memory, hands the status over and leaves the state
+ * zeroed for the next batch.  Reads of what other blocks wrote go to L2
+ * (__ldcg, atomics).
+ */
+__global__ void __launch_bounds__(INTERSECT_WARPS * 32)
+small_kernel(const __grid_constant__ small_launch s, uint32_t *slots, uint32_t *counts,
+			 small_state *state, uint32_t *results, uint32_t *totals, batch_status *status_out)
+{
+	typedef cub::BlockScan<uint32_t, INTERSECT_WARPS * 32> block_scan;
+	__shared__ warp_space space[INTERSECT_WARPS];
+	__shared__ typename block_scan::TempStorage scan_space;
+	__shared__ uint32_t pos[SMALL_ITEMS + 1];
+	__shared__ bool last;
+	const int	per_thread = (SMALL_ITEMS + 1) / (INTERSECT_WARPS * 32);
+	batch_launch l = s.l;
+	uint32_t	c[per_thread];
+	uint32_t	sum = 0;
+	uint32_t	before;
+	uint32_t	base = threadIdx.x * per_thread;
+
+	l.jobs = s.jobs;
+	l.prefix = s.prefix;
+	l.unit_prefix = s.unit_prefix;
+	l.descs = s.descs;
+	intersect_units(l, slots, counts, &state->status, space);
+	__syncthreads();
+	if (threadIdx.x == 0)
+	{
+		__threadfence();
+		last = atomicAdd(&state->blocks_done, 1u) == gridDim.x - 1;
+	}
+	__syncthreads();
+	if (!last)
+		return;
+	__threadfence();
+#pragma unroll
+	for (int k = 0; k < per_thread; k++)
+	{
+		c[k] = base + k < l.items ? __ldcg(&counts[base + k]) : 0;
+		sum += c[k];
+	}
+	block_scan(scan_space).ExclusiveSum(sum, before);
+#pragma unroll
+	for (int k = 0; k < per_thread; k++)
+	{
+		pos[base + k] = before;
+		before += c[k];
+	}
+	__syncthreads();
+	for (uint64_t item = threadIdx.x / 32; item < l.items; item += INTERSECT_WARPS)
+		pack_item(l, item, pos, slots, results, totals, threadIdx.x & 31);
+	if (threadIdx.x == 0)
+	{
+		batch_status st;
+
+		st.bad = atomicExch(&state->status.bad, 0);
+		st.unused = 0;
+		st.merged = atomicExch(&state->status.merged, 0ull);
+		st.searched = atomicExch(&state->status.searched, 0ull);
+		*status_out = st;
+		state->blocks_done = 0;
+	}
+}
+
 static unsigned
 grid_for(uint64_t items, unsigned per_block, unsigned max_blocks)
 {
@@ -413,5 +490,15 @@ launch_pack(const batch_launch *l, unsigned max_ctas, void *temp, size_t *temp_b
 		return err;
 	pack_kernel<<<grid_for(l->items, 8, max_ctas), 256, 0, stream>>>(*l, slots, pos, status, results,
 																	 totals, status_out);
+	return cudaGetLastError();
+}
+
+cudaError_t
+launch_small(const small_launch *s, unsigned max_ctas, uint32_t *slots, uint32_t *counts,
+			 small_state *state, uint32_t *results, uint32_t *totals, batch_status *status_out,
+			 cudaStream_t stream)
+{
+	small_kernel<<<grid_for(s->l.units, INTERSECT_WARPS, max_ctas), INTERSECT_WARPS * 32, 0, stream>>>(
+		*s, slots, counts, state, results, totals, status_out);
 	return cudaGetLastError();
 }

@@ -38,4 +38,13 @@ extern cudaError_t launch_pack(const batch_launch *l, unsigned max_ctas, void *t
 							   const batch_status *status, uint32_t *results, uint32_t *totals,
 							   batch_status *status_out, cudaStream_t stream);
 
+/*
+ * A batch within small_launch's bounds (cached lists only, no initial sets,
+ * at most SMALL_ITEMS items) in one launch: intersect, scan and pack, the
+ * last block to finish doing the last two.  state: zero before, left zero.
+ */
+extern cudaError_t launch_small(const small_launch *s, unsigned max_ctas, uint32_t *slots,
+								uint32_t *counts, small_state *state, uint32_t *results,
+								uint32_t *totals, batch_status *status_out, cudaStream_t stream);
+
 #endif							/* GPUIDX_KERNELS_CUH */
