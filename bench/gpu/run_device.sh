@@ -78,6 +78,13 @@ if [ -f bench/build/gpu/old/gpuidx_cuda.so ]; then
 fi
 
 if [ "$mode" = bench ]; then
+	# the merge-or-search threshold around its default (32), batches of 256, appended to gpu_bench.md
+	for ratio in 8 128; do
+		log "benchmark: skip ratio $ratio, batches of 256"
+		echo "## skip ratio $ratio (default 32), batches of 256" >> "$out/gpu_bench.md"
+		bench/build/gpu/gpu_bench --engine $so --copy-gbps "$d2d" --skip-ratio $ratio --batch 256 --no-long-lists \
+			$(for p in $packs; do echo --pack $p; done) >> "$out/gpu_bench.md" 2>&1
+	done
 	log "check: 1 million random queries, lists up to 200k postings"
 	$ec --engine $so --queries 1000000 --max-len 200000 --seed 3 2>&1 | tee -a "$out/check.log"
 	both_paths 200000
