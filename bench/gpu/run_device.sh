@@ -6,6 +6,7 @@
 #
 #   MODE=quick  a short check (for debugging)       MODE=full (default)
 #   MODE=bench  the real-query check, the benchmark, then 1M random queries
+#   MODE=check  the real-query check, 10M random queries, both paths, long lists; no benchmark
 #   PACKS="a.pack b.pack"                           default: bench/build/gpu/*.pack
 #   bench/build/gpu/old/gpuidx_cuda.so, when there: an earlier engine benchmarked
 #   in the same run (gpu_bench_before.md), e.g. built from a worktree of an
@@ -61,6 +62,16 @@ fi
 
 log "check: every real query of the packs"
 $ec --engine $so --queries 0 $(for p in $packs; do echo --pack $p; done) 2>&1 | tee "$out/check.log"
+
+if [ "$mode" = check ]; then
+	log "check: 10 million random queries, lists up to 200k postings"
+	$ec --engine $so --queries 10000000 --max-len 200000 --seed 1 2>&1 | tee -a "$out/check.log"
+	both_paths 1000000
+	log "check: long lists (up to 4M postings)"
+	$ec --engine $so --queries 50000 --max-len 4000000 --seed 2 2>&1 | tee -a "$out/check.log"
+	log "done"
+	exit 0
+fi
 
 log "copy bandwidth"
 read d2d h2d < <(bench/build/gpu/membw)
