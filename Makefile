@@ -82,14 +82,16 @@ $(ENGINE_CHECK): test/gpu/engine_check.c test/gpu/harness.c test/gpu/harness.h $
 
 # CI: the CPU engine against plain arrays; the CUDA engine where a GPU is,
 # and everywhere the same engine over a host emulation of the device (its
-# planning, rounds, compaction, chunking and cache, without a GPU)
+# planning, rounds, chunking, cache, one-launch small batches, and with lists
+# up to 1M postings the results packed on the device and copied back)
 .PHONY: engine-check gpu-check
 engine-check: $(ENGINE_CHECK)
 	$(ENGINE_CHECK) --engine cpu --reference plain --threads 2 --queries 30000 --max-len 200000
 	@if [ -f $(CUDA_ENGINE) ]; then $(ENGINE_CHECK) --engine $(CUDA_ENGINE) --skip-if-no-device --queries 20000 --max-len 200000; fi
 	@if [ -f $(CUDA_HOSTEMU) ]; then \
 		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 20000 --max-len 100000 && \
-		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 5000 --max-len 50000 --batch-bytes 600000; fi
+		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 5000 --max-len 50000 --batch-bytes 600000 && \
+		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 3000 --max-len 1000000 --seed 3; fi
 
 # the GPU machine: >= 10 million random queries plus the real packs given in PACKS
 GPU_CHECK_QUERIES ?= 10000000

@@ -7,6 +7,7 @@
 #   MODE=quick  a short check (for debugging)       MODE=full (default)
 #   MODE=bench  the real-query check, the benchmark, then 1M random queries
 #   MODE=check  the real-query check, 10M random queries, both paths, long lists; no benchmark
+#   SWEEP_RATIOS="8 128"  skip ratios benchmarked at batches of 256 in MODE=bench ("" for none)
 #   PACKS="a.pack b.pack"                           default: bench/build/gpu/*.pack
 #   bench/build/gpu/old/gpuidx_cuda.so, when there: an earlier engine benchmarked
 #   in the same run (gpu_bench_before.md), e.g. built from a worktree of an
@@ -90,7 +91,7 @@ fi
 
 if [ "$mode" = bench ]; then
 	# the merge-or-search threshold around its default (32), batches of 256, appended to gpu_bench.md
-	for ratio in 8 128; do
+	for ratio in ${SWEEP_RATIOS-8 128}; do
 		log "benchmark: skip ratio $ratio, batches of 256"
 		echo "## skip ratio $ratio (default 32), batches of 256" >> "$out/gpu_bench.md"
 		bench/build/gpu/gpu_bench --engine $so --copy-gbps "$d2d" --skip-ratio $ratio --batch 256 --no-long-lists \
