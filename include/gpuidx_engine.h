@@ -136,10 +136,12 @@ gpuidx_result_wanted(uint32_t result, uint32_t n)
 typedef struct gpuidx_batch_stats
 {
 	uint32_t	queries;
-	uint32_t	rounds;			/* SvS rounds run for the batch */
-	uint32_t	launches;		/* kernel launches (0 for the CPU engine) */
-	uint32_t	merge_rounds;	/* query rounds merged block by block */
-	uint32_t	search_rounds;	/* query rounds searched element by element */
+	uint32_t	rounds;			/* SvS rounds: the CPU engine's total; the GPU
+								 * engine's most of any query (all run in one kernel) */
+	uint32_t	launches;		/* kernel launches asked by the engine (0 for the CPU engine) */
+	uint32_t	merge_rounds;	/* rounds merged: the CPU engine's query rounds, the GPU
+								 * engine's (block of candidates, list) steps */
+	uint32_t	search_rounds;	/* rounds searched, counted the same way */
 	uint64_t	bytes_uploaded;	/* inline lists and initial sets copied to the device */
 	uint64_t	bytes_returned;	/* results copied back */
 	uint64_t	list_bytes;		/* encoded bytes of the lists the batch read */
