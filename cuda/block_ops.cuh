@@ -226,15 +226,6 @@ dev_source_len(const batch_launch &l, const query_job &job, uint32_t b)
 	return dev_block_len(l.descs[job.source], b);
 }
 
-/* work items of a job: its source's blocks */
-GPUIDX_DEV uint32_t
-dev_source_blocks(const query_job &job, const list_desc *descs)
-{
-	if (job.source < 0)
-		return (job.ninitial + GPUIDX_EF_BLOCK - 1) / GPUIDX_EF_BLOCK;
-	return descs[job.source].nblocks;
-}
-
 /*
  * The step's choice, made per item on the device: search each candidate
  * when the list holds many postings per candidate in the candidates' range

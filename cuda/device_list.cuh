@@ -1,8 +1,7 @@
 /*
  * device_list.cuh
  *	  A compressed list in device memory, and reading it on the device: bit
- *	  windows, skip entries, one posting, a whole block, a search inside a
- *	  block.  The layout is gpuidx_format.h's; the arithmetic is the CPU
+ *	  windows, skip entries, one posting, a search inside a block.  The layout is gpuidx_format.h's; the arithmetic is the CPU
  *	  codecs' (src/codec), so both give the same postings bit for bit.
  *
  * Only lists the host opened (pl_open: structure and checksum) come here,
@@ -134,27 +133,6 @@ GPUIDX_DEV uint64_t
 dev_block_end(const list_desc &d, uint32_t b)
 {
 	return b + 1 < d.nblocks ? (uint64_t) dev_block_first(d, b + 1) : (uint64_t) d.last + 1;
-}
-
-/* last block whose first posting is <= x; -1 if none */
-GPUIDX_DEV int64_t
-dev_find_block(const list_desc &d, uint32_t x)
-{
-	uint32_t	lo = 0;
-	uint32_t	hi = d.nblocks;
-
-	if (d.nblocks == 0 || dev_block_first(d, 0) > x)
-		return -1;
-	while (hi - lo > 1)
-	{
-		uint32_t	mid = lo + (hi - lo) / 2;
-
-		if (dev_block_first(d, mid) <= x)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 GPUIDX_DEV uint32_t
