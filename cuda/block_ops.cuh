@@ -11,6 +11,7 @@
 #ifndef GPUIDX_BLOCK_OPS_CUH
 #define GPUIDX_BLOCK_OPS_CUH
 
+#include "gpuidx_engine.h"
 #include "device_list.cuh"
 
 #define WARP_LANES 32
@@ -305,6 +306,53 @@ find_job(const uint64_t *prefix, uint32_t njobs, uint64_t item)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* the items [*b0, *b1) of job *job that unit 'unit' of the intersect kernel takes */
+GPUIDX_DEV void
+dev_unit_items(const batch_launch &l, uint64_t unit, uint32_t *job, uint32_t *b0, uint32_t *b1)
+{
+	uint32_t	j = find_job(l.unit_prefix, l.njobs, unit);
+	uint32_t	nitems = (uint32_t) (l.prefix[j + 1] - l.prefix[j]);
+
+	*job = j;
+	*b0 = (uint32_t) (unit - l.unit_prefix[j]) * l.chunk;
+	*b1 = nitems - *b0 < l.chunk ? nitems : *b0 + l.chunk;
+}
+
+/*
+ * Where an item's survivors go among its query's ids, pos being the
+ * exclusive scan of the items' counts: its query's total, the item's offset
+ * there, and how many of its survivors the query asks back (0 for a count).
+ */
+struct item_place
+{
+	uint32_t	job;
+	uint32_t	b;				/* the item's index in its job */
+	uint32_t	total;
+	uint32_t	off;
+	uint32_t	n;
+};
+
+GPUIDX_DEV item_place
+dev_item_place(const batch_launch &l, uint64_t item, const uint32_t *pos)
+{
+	item_place	p;
+	uint32_t	j = find_job(l.prefix, l.njobs, item);
+	uint32_t	start = pos[l.prefix[j]];
+	uint32_t	wanted;
+
+	p.job = j;
+	p.b = (uint32_t) (item - l.prefix[j]);
+	p.total = pos[l.prefix[j + 1]] - start;
+	p.off = pos[item] - start;
+	p.n = pos[item + 1] - pos[item];
+	wanted = gpuidx_result_wanted(l.jobs[j].result, p.total);
+	if (!l.jobs[j].store || p.off >= wanted)
+		p.n = 0;
+	else if (p.n > wanted - p.off)
+		p.n = wanted - p.off;
+	return p;
 }
 
 /*

@@ -756,7 +756,6 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 	l.jobs = (const query_job *) (e->scratch + at_jobs);
 	l.prefix = (const uint64_t *) (e->scratch + at_prefix);
 	l.njobs = (uint32_t) jobs.size();
-	l.items = items;
 	l.descs = (const list_desc *) (e->scratch + at_descs);
 	l.initial = (const uint32_t *) (e->scratch + at_initial);
 	l.skip_ratio = e->skip_ratio;

@@ -181,13 +181,14 @@ host_intersect(const batch_launch *l, unsigned max_ctas, uint32_t *slots, uint32
 	(void) stream;
 	for (uint64_t unit = 0; unit < l->units; unit++)
 	{
-		uint32_t	j = find_job(l->unit_prefix, l->njobs, unit);
+		uint32_t	j,
+					b0,
+					b1;
+		uint32_t	cursor[GPUIDX_ENGINE_MAX_TERMS] = {0};
+
+		dev_unit_items(*l, unit, &j, &b0, &b1);
 		const query_job &job = l->jobs[j];
 		uint64_t	first_item = l->prefix[j];
-		uint32_t	nitems = (uint32_t) (l->prefix[j + 1] - first_item);
-		uint32_t	b0 = (uint32_t) (unit - l->unit_prefix[j]) * l->chunk;
-		uint32_t	b1 = nitems - b0 < l->chunk ? nitems : b0 + l->chunk;
-		uint32_t	cursor[GPUIDX_ENGINE_MAX_TERMS] = {0};
 
 		for (uint32_t b = b0; b < b1; b++)
 		{
@@ -233,23 +234,13 @@ host_pack(const batch_launch *l, unsigned max_ctas, void *temp, size_t *temp_byt
 	*status_out = *status;
 	for (uint64_t item = 0; item < l->items; item++)
 	{
-		uint32_t	j = find_job(l->prefix, l->njobs, item);
-		const query_job &job = l->jobs[j];
-		uint32_t	b = (uint32_t) (item - l->prefix[j]);
-		uint32_t	start = pos[l->prefix[j]];
-		uint32_t	total = pos[l->prefix[j + 1]] - start;
-		uint32_t	off = pos[item] - start;
-		uint32_t	n = pos[item + 1] - pos[item];
-		uint32_t	wanted = gpuidx_result_wanted(job.result, total);
+		item_place	p = dev_item_place(*l, item, pos);
+		const query_job &job = l->jobs[p.job];
 
-		if (b == 0)
-			totals[job.query] = total;
-		if (!job.store || off >= wanted)
-			continue;
-		if (n > wanted - off)
-			n = wanted - off;
-		memcpy(results + job.result_base + off, slots + job.slot_base + (uint64_t) b * job.slot_len,
-			   n * sizeof(uint32_t));
+		if (p.b == 0)
+			totals[job.query] = p.total;
+		memcpy(results + job.result_base + p.off, slots + job.slot_base + (uint64_t) p.b * job.slot_len,
+			   p.n * sizeof(uint32_t));
 	}
 	return cudaSuccess;
 }

@@ -238,13 +238,14 @@ intersect_units(const batch_launch &l, uint32_t *slots, uint32_t *counts, batch_
 	__syncthreads();
 	for (uint64_t unit = (uint64_t) blockIdx.x * INTERSECT_WARPS + warp; unit < l.units; unit += nwarps)
 	{
-		uint32_t	j = find_job(l.unit_prefix, l.njobs, unit);
+		uint32_t	j,
+					b0,
+					b1;
+		warp_space *ws = &space[warp];
+
+		dev_unit_items(l, unit, &j, &b0, &b1);
 		query_job	job = l.jobs[j];
 		uint64_t	first_item = l.prefix[j];
-		uint32_t	nitems = (uint32_t) (l.prefix[j + 1] - first_item);
-		uint32_t	b0 = (uint32_t) (unit - l.unit_prefix[j]) * l.chunk;
-		uint32_t	b1 = nitems - b0 < l.chunk ? nitems : b0 + l.chunk;
-		warp_space *ws = &space[warp];
 
 		__syncwarp();
 		for (uint32_t t = lane; t < job.nterms; t += WARP_LANES)
@@ -300,23 +301,13 @@ __device__ void
 pack_item(const batch_launch &l, uint64_t item, const uint32_t *pos, const uint32_t *slots,
 		  uint32_t *results, uint32_t *totals, unsigned lane)
 {
-	uint32_t	j = find_job(l.prefix, l.njobs, item);
-	const query_job &job = l.jobs[j];
-	uint32_t	b = (uint32_t) (item - l.prefix[j]);
-	uint32_t	start = pos[l.prefix[j]];
-	uint32_t	total = pos[l.prefix[j + 1]] - start;
-	uint32_t	off = pos[item] - start;
-	uint32_t	n = pos[item + 1] - pos[item];
-	uint32_t	wanted = gpuidx_result_wanted(job.result, total);
+	item_place	p = dev_item_place(l, item, pos);
+	const query_job &job = l.jobs[p.job];
 
-	if (b == 0 && lane == 0)
-		totals[job.query] = total;
-	if (!job.store || off >= wanted)
-		return;
-	if (n > wanted - off)
-		n = wanted - off;
-	for (uint32_t i = lane; i < n; i += WARP_LANES)
-		results[job.result_base + off + i] = __ldcg(&slots[job.slot_base + (uint64_t) b * job.slot_len + i]);
+	if (p.b == 0 && lane == 0)
+		totals[job.query] = p.total;
+	for (uint32_t i = lane; i < p.n; i += WARP_LANES)
+		results[job.result_base + p.off + i] = __ldcg(&slots[job.slot_base + (uint64_t) p.b * job.slot_len + i]);
 }
 
 /* one warp per item, pos scanned beforehand (CUB) */
@@ -342,37 +333,51 @@ pack_kernel(batch_launch l, const uint32_t *slots, const uint32_t *pos, const ba
 #define SMALL_PACK_PER_THREAD 8
 #define SMALL_PACK_ITEMS (SMALL_PACK_THREADS * SMALL_PACK_PER_THREAD - 1)
 
-__global__ void __launch_bounds__(SMALL_PACK_THREADS)
-small_pack_kernel(batch_launch l, const uint32_t *slots, const uint32_t *counts,
-				  const batch_status *status, uint32_t *results, uint32_t *totals,
-				  batch_status *status_out)
+/*
+ * pos = the exclusive scan of counts[0..l.items) in shared memory, then
+ * every item packed, by one block of THREADS threads.  counts are read from
+ * L2: in the one-launch path other blocks wrote them in this launch.
+ */
+template <int THREADS, int PER_THREAD>
+__device__ void
+block_scan_pack(const batch_launch &l, const uint32_t *counts, uint32_t *pos, const uint32_t *slots,
+				uint32_t *results, uint32_t *totals)
 {
-	typedef cub::BlockScan<uint32_t, SMALL_PACK_THREADS> block_scan;
+	typedef cub::BlockScan<uint32_t, THREADS> block_scan;
 	__shared__ typename block_scan::TempStorage scan_space;
-	__shared__ uint32_t pos[SMALL_PACK_THREADS * SMALL_PACK_PER_THREAD];
-	uint32_t	c[SMALL_PACK_PER_THREAD];
+	uint32_t	c[PER_THREAD];
 	uint32_t	sum = 0;
 	uint32_t	before;
-	uint64_t	base = (uint64_t) threadIdx.x * SMALL_PACK_PER_THREAD;
+	uint64_t	base = (uint64_t) threadIdx.x * PER_THREAD;
 
-	if (threadIdx.x == 0)
-		*status_out = *status;
 #pragma unroll
-	for (int k = 0; k < SMALL_PACK_PER_THREAD; k++)
+	for (int k = 0; k < PER_THREAD; k++)
 	{
-		c[k] = base + k <= l.items ? counts[base + k] : 0;
+		c[k] = base + k < l.items ? __ldcg(&counts[base + k]) : 0;
 		sum += c[k];
 	}
 	block_scan(scan_space).ExclusiveSum(sum, before);
 #pragma unroll
-	for (int k = 0; k < SMALL_PACK_PER_THREAD; k++)
+	for (int k = 0; k < PER_THREAD; k++)
 	{
 		pos[base + k] = before;
 		before += c[k];
 	}
 	__syncthreads();
-	for (uint64_t item = threadIdx.x / 32; item < l.items; item += SMALL_PACK_THREADS / 32)
+	for (uint64_t item = threadIdx.x / 32; item < l.items; item += THREADS / 32)
 		pack_item(l, item, pos, slots, results, totals, threadIdx.x & 31);
+}
+
+__global__ void __launch_bounds__(SMALL_PACK_THREADS)
+small_pack_kernel(batch_launch l, const uint32_t *slots, const uint32_t *counts,
+				  const batch_status *status, uint32_t *results, uint32_t *totals,
+				  batch_status *status_out)
+{
+	__shared__ uint32_t pos[SMALL_PACK_THREADS * SMALL_PACK_PER_THREAD];
+
+	if (threadIdx.x == 0)
+		*status_out = *status;
+	block_scan_pack<SMALL_PACK_THREADS, SMALL_PACK_PER_THREAD>(l, counts, pos, slots, results, totals);
 }
 
 /*
@@ -387,17 +392,10 @@ __global__ void __launch_bounds__(INTERSECT_WARPS * 32)
 small_kernel(const __grid_constant__ small_launch s, uint32_t *slots, uint32_t *counts,
 			 small_state *state, uint32_t *results, uint32_t *totals, batch_status *status_out)
 {
-	typedef cub::BlockScan<uint32_t, INTERSECT_WARPS * 32> block_scan;
 	__shared__ warp_space space[INTERSECT_WARPS];
-	__shared__ typename block_scan::TempStorage scan_space;
 	__shared__ uint32_t pos[SMALL_ITEMS + 1];
 	__shared__ bool last;
-	const int	per_thread = (SMALL_ITEMS + 1) / (INTERSECT_WARPS * 32);
 	batch_launch l = s.l;
-	uint32_t	c[per_thread];
-	uint32_t	sum = 0;
-	uint32_t	before;
-	uint32_t	base = threadIdx.x * per_thread;
 
 	l.jobs = s.jobs;
 	l.prefix = s.prefix;
@@ -414,22 +412,8 @@ small_kernel(const __grid_constant__ small_launch s, uint32_t *slots, uint32_t *
 	if (!last)
 		return;
 	__threadfence();
-#pragma unroll
-	for (int k = 0; k < per_thread; k++)
-	{
-		c[k] = base + k < l.items ? __ldcg(&counts[base + k]) : 0;
-		sum += c[k];
-	}
-	block_scan(scan_space).ExclusiveSum(sum, before);
-#pragma unroll
-	for (int k = 0; k < per_thread; k++)
-	{
-		pos[base + k] = before;
-		before += c[k];
-	}
-	__syncthreads();
-	for (uint64_t item = threadIdx.x / 32; item < l.items; item += INTERSECT_WARPS)
-		pack_item(l, item, pos, slots, results, totals, threadIdx.x & 31);
+	block_scan_pack<INTERSECT_WARPS * 32, (SMALL_ITEMS + 1) / (INTERSECT_WARPS * 32)>(l, counts, pos, slots,
+																						results, totals);
 	if (threadIdx.x == 0)
 	{
 		batch_status st;
