@@ -43,6 +43,17 @@ both_paths() {
 	done
 }
 
+# the full check's random part: 10M queries, both paths forced, long lists; then the end
+full_check() {
+	log "check: 10 million random queries, lists up to 200k postings"
+	$ec --engine $so --queries 10000000 --max-len 200000 --seed 1 2>&1 | tee -a "$out/check.log"
+	both_paths 1000000
+	log "check: long lists (up to 4M postings)"
+	$ec --engine $so --queries 50000 --max-len 4000000 --seed 2 2>&1 | tee -a "$out/check.log"
+	log "done"
+	exit 0
+}
+
 log "compute-sanitizer memcheck (small)"
 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine $so --queries 2000 --max-len 3000 \
 	> "$out/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -4 "$out/memcheck.log"
@@ -65,13 +76,7 @@ log "check: every real query of the packs"
 $ec --engine $so --queries 0 $(for p in $packs; do echo --pack $p; done) 2>&1 | tee "$out/check.log"
 
 if [ "$mode" = check ]; then
-	log "check: 10 million random queries, lists up to 200k postings"
-	$ec --engine $so --queries 10000000 --max-len 200000 --seed 1 2>&1 | tee -a "$out/check.log"
-	both_paths 1000000
-	log "check: long lists (up to 4M postings)"
-	$ec --engine $so --queries 50000 --max-len 4000000 --seed 2 2>&1 | tee -a "$out/check.log"
-	log "done"
-	exit 0
+	full_check
 fi
 
 log "copy bandwidth"
@@ -104,9 +109,4 @@ if [ "$mode" = bench ]; then
 	exit 0
 fi
 
-log "check: 10 million random queries, lists up to 200k postings"
-$ec --engine $so --queries 10000000 --max-len 200000 --seed 1 2>&1 | tee -a "$out/check.log"
-both_paths 1000000
-log "check: long lists (up to 4M postings)"
-$ec --engine $so --queries 50000 --max-len 4000000 --seed 2 2>&1 | tee -a "$out/check.log"
-log "done"
+full_check
