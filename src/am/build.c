@@ -33,6 +33,7 @@ typedef struct BuildState
 {
 	uint32		kind;
 	Oid			config;
+	bool		freqs;
 	GpxAccum   *accum;
 	GpxSegWriter *writer;
 	uint32		ndocs;
@@ -55,25 +56,6 @@ gpx_kind_of(Relation index)
 }
 
 void
-gpx_document_foreach(uint32 kind, Oid cfg, Datum value, gpx_lexeme_fn fn, void *arg)
-{
-	if (kind == GPX_KIND_TSVECTOR)
-	{
-		TSVector	tsv = DatumGetTSVector(value);
-		WordEntry  *we = ARRPTR(tsv);
-
-		for (int i = 0; i < tsv->size; i++)
-			fn(arg, STRPTR(tsv) + we[i].pos, we[i].len);
-	}
-	else
-	{
-		text	   *t = DatumGetTextPP(value);
-
-		gpx_tokenize(cfg, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), fn, arg);
-	}
-}
-
-void
 gpx_document_lexemes(uint32 kind, Oid cfg, Datum value, GpxLexemes *out)
 {
 	if (kind == GPX_KIND_TSVECTOR)
@@ -87,25 +69,20 @@ gpx_document_lexemes(uint32 kind, Oid cfg, Datum value, GpxLexemes *out)
 }
 
 static void
-add_lexeme(void *arg, const char *lex, int len)
-{
-	BuildState *bs = arg;
-
-	gpx_accum_add(bs->accum, lex, len, bs->ndocs);
-}
-
-static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	BuildState *bs = state;
 	MemoryContext old;
+	GpxLexemes	lex;
 
 	if (isnull[0])
 		return;
 	old = MemoryContextSwitchTo(bs->tmpcxt);
-	gpx_segw_add_doc(bs->writer, tid);
-	gpx_document_foreach(bs->kind, bs->config, values[0], add_lexeme, bs);
+	gpx_document_lexemes(bs->kind, bs->config, values[0], &lex);
+	gpx_segw_add_doc(bs->writer, tid, lex.dl);
+	for (int i = 0; i < lex.n; i++)
+		gpx_accum_add(bs->accum, lex.lex[i], lex.len[i], bs->ndocs, lex.tf[i]);
 	gpx_accum_end_doc(bs->accum);
 	bs->ndocs++;
 	MemoryContextSwitchTo(old);
@@ -161,8 +138,10 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	Assert(BufferGetBlockNumber(metabuf) == GPX_META_BLKNO);
 	UnlockReleaseBuffer(metabuf);
 
-	bs.writer = gpx_segw_begin(index, 1, false, gpx_index_codec(index));
-	bs.accum = gpx_accum_create(budget > 2 * BUILD_RESERVE ? budget - BUILD_RESERVE : budget / 2);
+	bs.freqs = gpx_index_freqs_option(index);
+	bs.writer = gpx_segw_begin(index, 1, false, gpx_index_codec(index), bs.freqs);
+	bs.accum = gpx_accum_create(budget > 2 * BUILD_RESERVE ? budget - BUILD_RESERVE : budget / 2,
+								bs.freqs);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPX_PHASE_SCAN);
 	reltuples = table_index_build_range_scan(heap, index, indexInfo, false, false, true,
@@ -173,6 +152,8 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	gpx_accum_emit(bs.accum, bs.writer);
 
 	gpx_meta_init(&meta, bs.kind, bs.config);
+	if (bs.freqs)
+		meta.flags |= GPX_META_FREQS;
 	if (bs.ndocs > 0)
 	{
 		gpx_segw_finish(bs.writer, &meta.segments[0]);
@@ -209,6 +190,8 @@ gpx_buildempty(Relation index)
 	GpxMetaPageData meta;
 
 	gpx_meta_init(&meta, gpx_kind_of(index), gpx_build_config(index));
+	if (gpx_index_freqs_option(index))
+		meta.flags |= GPX_META_FREQS;
 	gpx_page_init(page.data, GPX_PAGE_META);
 	gpx_meta_pack(page.data, &meta);
 	PageSetChecksumInplace(page.data, GPX_META_BLKNO);

@@ -25,6 +25,9 @@ typedef struct GpxOptions
 	int			codec;			/* GPUIDX_CODEC_* or -1 (auto) */
 	int			pending_list_limit; /* kB */
 	int			text_config;	/* offset of the name in this struct, or 0 */
+	bool		freqs;			/* store tfs and doc lengths (at build) */
+	double		k1;				/* BM25 parameters of ranked queries */
+	double		b;
 } GpxOptions;
 
 #define GPX_DEFAULT_PENDING_LIMIT	4096	/* kB, as GIN's gin_pending_list_limit */
@@ -47,6 +50,8 @@ extern void gpx_define_reloptions(void);
 extern bytea *gpx_options(Datum reloptions, bool validate);
 extern int	gpx_index_codec(Relation index);
 extern Size gpx_pending_limit(Relation index);
+extern bool gpx_index_freqs_option(Relation index);
+extern void gpx_index_bm25_params(Relation index, double *k1, double *b);
 extern void gpx_check_index(Relation index);	/* ERROR unless a gpuidx index */
 extern void gpx_check_index_oid(Oid indexoid);	/* ERROR unless an index exists */
 
@@ -66,8 +71,7 @@ extern bool gpx_index_answers(Relation index, Oid config);
 extern IndexBuildResult *gpx_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void gpx_buildempty(Relation index);
 extern uint32 gpx_kind_of(Relation index);
-/* the lexemes of a document: every occurrence (fn) or the sorted set */
-extern void gpx_document_foreach(uint32 kind, Oid cfg, Datum value, gpx_lexeme_fn fn, void *arg);
+/* the lexemes of a document: the sorted set, with tfs and its length */
 extern void gpx_document_lexemes(uint32 kind, Oid cfg, Datum value, GpxLexemes *out);
 
 /* insert.c */

@@ -22,6 +22,7 @@
 #include "utils/syscache.h"
 
 #include "am/gpuidx_am.h"
+#include "rank/bm25.h"
 
 GPUIDX_FUNCTION(gpuidx_handler);
 
@@ -51,6 +52,15 @@ gpx_define_reloptions(void)
 	add_string_reloption(gpx_relopt_kind, "text_config",
 						 "Text search configuration of the index (default: gpuidx.text_config when built)",
 						 NULL, gpx_validate_text_config, AccessExclusiveLock);
+	add_bool_reloption(gpx_relopt_kind, "freqs",
+					   "Store term frequencies and document lengths, which ranking needs (takes effect at REINDEX)",
+					   true, AccessExclusiveLock);
+	add_real_reloption(gpx_relopt_kind, "k1",
+					   "BM25 term frequency saturation of ranked queries",
+					   GPX_BM25_K1_DEFAULT, 0.0, 1000.0, ShareUpdateExclusiveLock);
+	add_real_reloption(gpx_relopt_kind, "b",
+					   "BM25 document length normalization of ranked queries (0 to 1)",
+					   GPX_BM25_B_DEFAULT, 0.0, 1.0, ShareUpdateExclusiveLock);
 }
 
 bytea *
@@ -60,6 +70,9 @@ gpx_options(Datum reloptions, bool validate)
 		{"codec", RELOPT_TYPE_ENUM, offsetof(GpxOptions, codec)},
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(GpxOptions, pending_list_limit)},
 		{"text_config", RELOPT_TYPE_STRING, offsetof(GpxOptions, text_config)},
+		{"freqs", RELOPT_TYPE_BOOL, offsetof(GpxOptions, freqs)},
+		{"k1", RELOPT_TYPE_REAL, offsetof(GpxOptions, k1)},
+		{"b", RELOPT_TYPE_REAL, offsetof(GpxOptions, b)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, gpx_relopt_kind,
@@ -72,6 +85,23 @@ gpx_index_codec(Relation index)
 	GpxOptions *opts = (GpxOptions *) index->rd_options;
 
 	return opts ? opts->codec : GPX_CODEC_AUTO;
+}
+
+bool
+gpx_index_freqs_option(Relation index)
+{
+	GpxOptions *opts = (GpxOptions *) index->rd_options;
+
+	return opts ? opts->freqs : true;
+}
+
+void
+gpx_index_bm25_params(Relation index, double *k1, double *b)
+{
+	GpxOptions *opts = (GpxOptions *) index->rd_options;
+
+	*k1 = opts ? opts->k1 : GPX_BM25_K1_DEFAULT;
+	*b = opts ? opts->b : GPX_BM25_B_DEFAULT;
 }
 
 Size

@@ -98,6 +98,8 @@ gpx_merge_pending(Relation index, Size budget)
 	GpxSegRef	ref;
 	uint64		entries = 0;
 	uint64		bytes = 0;
+	uint64		sum_dl = 0;
+	bool		freqs;
 	uint32		pages;
 	MemoryContext cxt;
 	MemoryContext old;
@@ -131,22 +133,25 @@ gpx_merge_pending(Relation index, Size budget)
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx merge", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
-	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index));
-	accum = gpx_accum_create(budget);
+	freqs = (meta.flags & GPX_META_FREQS) != 0;
+	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index), freqs);
+	accum = gpx_accum_create(budget, freqs);
 	gpx_pending_begin(&r, index, &meta, stop_blk, stop_off);
 	while (gpx_pending_next(&r))
 	{
 		const uint8 *p = r.lex;
 		const char *lex;
 		int			len;
+		uint32		tf;
 		uint32		doc = (uint32) entries;
 
-		gpx_segw_add_doc(w, &r.tid);
-		while (gpx_pending_lexeme(&p, r.end, &lex, &len))
-			gpx_accum_add(accum, lex, len, doc);
+		gpx_segw_add_doc(w, &r.tid, r.dl);
+		while (gpx_pending_lexeme(&p, r.end, freqs, &lex, &len, &tf))
+			gpx_accum_add(accum, lex, len, doc, tf);
 		gpx_accum_end_doc(accum);
 		entries++;
 		bytes += r.entry_bytes;
+		sum_dl += r.dl;
 	}
 	if (r.blk != stop_blk)
 		gpx_report_corrupt(index, r.blk, "The pending area ends before the page it was to stop at");
@@ -170,6 +175,9 @@ gpx_merge_pending(Relation index, Size budget)
 	meta.pend_head_seq = stop_seq;
 	meta.pend_entries -= entries;
 	meta.pend_bytes -= bytes;
+	if (sum_dl > meta.pend_dl)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "The pending area's doc lengths exceed the metapage's sum");
+	meta.pend_dl -= sum_dl;
 	meta.pend_pages -= pages;
 	state = GenericXLogStart(index);
 	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), &meta);
@@ -301,26 +309,36 @@ input_cmp(Datum x, Datum y, void *arg)
 }
 
 static void
-merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, uint32 *ids)
+merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, bool freqs, uint32 *ids)
 {
 	uint32		buf[GPUIDX_LRC_SEGMENT];
+	uint8		tfbuf[GPUIDX_LRC_SEGMENT];
+	uint8		tfs[GPUIDX_LRC_SEGMENT];
 
 	for (int i = 0; i < n; i++)
 	{
 		MergeInput *in = same[i];
 		GpxListReader *r = gpx_list_reader_begin(&in->it);
+		GpxFreqReader *fr = freqs ? gpx_freq_reader_begin(&in->it) : NULL;
 		uint32		len;
 
 		while ((len = gpx_list_reader_next(r, buf)) > 0)
 		{
 			uint32		k = 0;
 
+			if (fr)
+				gpx_freq_reader_next(fr, tfbuf, len);
 			for (uint32 j = 0; j < len; j++)
 				if (remap(in, buf[j], &ids[k]))
+				{
+					tfs[k] = fr ? tfbuf[j] : 0;
 					k++;
-			gpx_segw_term_add(w, ids, k);
+				}
+			gpx_segw_term_add(w, ids, tfs, k);
 		}
 		gpx_list_reader_end(r);
+		if (fr)
+			gpx_freq_reader_end(fr);
 	}
 }
 
@@ -335,9 +353,12 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 	uint32	   *ids = palloc(GPUIDX_LRC_SEGMENT * sizeof(uint32));
 	ItemPointerData tids[GPX_DOCMAP_CHUNK];
 	binaryheap *heap = binaryheap_allocate(n, input_cmp, NULL);
-	GpxSegWriter *w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index));
+	GpxSegWriter *w;
 	GpxSegRef	ref;
 	uint64		base = 0;
+	uint32		nfreqs = 0;
+	bool		freqs;
+	uint32		dls[GPX_DOCMAP_CHUNK];
 	Buffer		metabuf;
 	GenericXLogState *state;
 	GpxMetaPageData *m = palloc(sizeof(GpxMetaPageData));
@@ -350,7 +371,13 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 		/* half the budget for the dead-doc pages, shared by the inputs */
 		load_dead(&in[i], budget / 2 / n);
 		base += refs[i].ndocs - refs[i].ndead;
+		nfreqs += (in[i].seg->hdr->flags & GPX_SEG_FREQS) ? 1 : 0;
 	}
+	/* an index stores frequencies in all its segments or in none */
+	if (nfreqs != 0 && nfreqs != (uint32) n)
+		gpx_report_corrupt(index, refs[0].head, "Segments to merge differ in whether they store frequencies");
+	freqs = nfreqs > 0;
+	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index), freqs);
 
 	/* the doc map: each input's live docs, in order */
 	for (int i = 0; i < n; i++)
@@ -362,6 +389,8 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 			uint32		len = gpx_seg_chunk(seg, c, tids);
 
 			CHECK_FOR_INTERRUPTS();
+			if (freqs && gpx_seg_chunk_lengths(seg, c, dls) != len)
+				gpx_seg_corrupt(seg, GPX_STREAM_LENS, PG_UINT32_MAX, "doc lengths do not match the doc map");
 			for (uint32 j = 0; j < len; j++)
 			{
 				uint32		d = c * GPX_DOCMAP_CHUNK + j;
@@ -369,7 +398,7 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 				uint32		unused;
 
 				if (remap(&in[i], d, &unused))
-					gpx_segw_add_doc(w, &tids[j]);
+					gpx_segw_add_doc(w, &tids[j], freqs ? dls[j] : 0);
 			}
 		}
 	}
@@ -401,7 +430,7 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 		for (int i = 0; i < nsame; i++)
 			df += same[i]->it.df;
 		gpx_segw_term_begin(w, top->it.term, top->it.term_len, df);
-		merge_term_lists(same, nsame, w, ids);
+		merge_term_lists(same, nsame, w, freqs, ids);
 		gpx_segw_term_end(w);
 		for (int i = 0; i < nsame; i++)
 			if (gpx_dict_iter_next(&same[i]->it))

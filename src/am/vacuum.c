@@ -43,14 +43,20 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 		Page		page;
 		int			k;
 		uint32		newly = 0;
-
+		uint64		newly_dl = 0;
 		uint32		last = i;
+		uint32	   *dls;
+
+		/* their lengths first: nothing may fail once the record is begun */
+		while (last < n && docs[last] / GPX_DEAD_BITS_PER_PAGE == pageno)
+			last++;
+		dls = palloc((last - i) * sizeof(uint32));
+		for (uint32 j = i; j < last; j++)
+			dls[j - i] = (seg->hdr->flags & GPX_SEG_FREQS) ? gpx_seg_doclen(seg, docs[j]) : 0;
 
 		/* gpx_seg_read share-locks: take it exclusively */
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		while (last < n && docs[last] / GPX_DEAD_BITS_PER_PAGE == pageno)
-			last++;
 		if ((docs[last - 1] % GPX_DEAD_BITS_PER_PAGE) / 8 >= gpx_page_used(BufferGetPage(buf)))
 			gpx_seg_corrupt(seg, GPX_STREAM_DEAD, pageno, "bitmap page is too short");
 		k = gpx_meta_find_segment(meta, seg->ref.id);
@@ -59,7 +65,7 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 
 		state = GenericXLogStart(index);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
-		for (; i < last; i++)
+		for (uint32 first = i; i < last; i++)
 		{
 			uint32		bit = docs[i] % GPX_DEAD_BITS_PER_PAGE;
 			uint8	   *byte = (uint8 *) PageGetContents(page) + bit / 8;
@@ -68,14 +74,17 @@ mark_dead(Relation index, GpxSegment *seg, const uint32 *docs, uint32 n)
 			{
 				*byte |= 1 << (bit % 8);
 				newly++;
+				newly_dl += dls[i - first];
 			}
 		}
 		meta->segments[k].ndead += newly;
+		meta->segments[k].dead_dl += newly_dl;
 		seg->ref.ndead = meta->segments[k].ndead;
 		gpx_page_seal(page);
 		gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
 		GenericXLogFinish(state);
 		pfree(meta);
+		pfree(dls);
 		UnlockReleaseBuffer(buf);
 		UnlockReleaseBuffer(metabuf);
 		marked += newly;

@@ -31,6 +31,7 @@
 #include "utils/rel.h"
 
 #include "am/gpuidx_am.h"
+#include "rank/bm25.h"
 #include "store/pending.h"
 #include "store/segment.h"
 
@@ -42,9 +43,10 @@ GPUIDX_FUNCTION(gpuidx_verify);
 typedef struct RowSig
 {
 	uint64		tid;			/* block << 16 | offset */
-	uint64		hash;
+	uint64		hash;			/* with freqs, each term's hash times its tf */
 	uint32		nterms;
 	uint32		matched;
+	uint32		dl;				/* with freqs: its length as stored */
 } RowSig;
 
 typedef struct VerifyState
@@ -55,6 +57,7 @@ typedef struct VerifyState
 	uint8	   *claimed;		/* a bit per block: used by a structure */
 	BlockNumber nblocks;
 	RowSig	   *rows;			/* every segment's docs, then pending entries */
+	bool		freqs;			/* the index stores tfs and doc lengths */
 	uint64		nrows;
 	uint64		pages_checked;
 	uint64		heap_rows;
@@ -114,6 +117,8 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 	GpxDictIter it;
 	uint64		postings = 0;
 	uint32		ndead = 0;
+	uint64		seg_dl = 0;
+	uint64		dead_dl = 0;
 	ItemPointerData tids[GPX_DOCMAP_CHUNK];
 	char	  **first_keys;
 	int		   *first_lens;
@@ -140,7 +145,11 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 	for (uint32 c = 0; c < h->docmap_chunks; c++)
 	{
 		uint32		n = gpx_seg_chunk(seg, c, tids);
+		uint32		dls[GPX_DOCMAP_CHUNK];
+		uint64		sum_dl = 0;
 
+		if (vs->freqs && gpx_seg_chunk_lengths(seg, c, dls) != n)
+			gpx_seg_corrupt(seg, GPX_STREAM_LENS, PG_UINT32_MAX, "doc lengths do not match the doc map");
 		for (uint32 j = 0; j < n; j++)
 		{
 			RowSig	   *r = &rows[(uint64) c * GPX_DOCMAP_CHUNK + j];
@@ -149,16 +158,26 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 			r->hash = 0;
 			r->nterms = 0;
 			r->matched = 0;
+			r->dl = vs->freqs ? dls[j] : 0;
+			sum_dl += r->dl;
 		}
+		seg_dl += sum_dl;
 	}
+	if (seg_dl != ref->sum_dl)
+		gpx_seg_corrupt(seg, GPX_STREAM_LENS, 0, "doc lengths sum to another total than the metapage's");
+	if (((h->flags & GPX_SEG_FREQS) != 0) != vs->freqs)
+		gpx_seg_corrupt(seg, -1, 0, "stores frequencies where the index does not, or the reverse");
 
 	/* the dead-doc bitmap */
 	for (uint32 d = 0; d < h->ndocs; d++)
 		if (gpx_seg_is_dead(seg, d))
 		{
 			ndead++;
+			dead_dl += rows[d].dl;
 			rows[d].matched = 2;	/* not expected in the table */
 		}
+	if (dead_dl != ref->dead_dl)
+		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "dead docs' lengths sum to another total than the metapage's");
 	if (ndead != ref->ndead)
 		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "holds another number of dead docs than the metapage");
 	{
@@ -199,18 +218,56 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 		st = pl_validate(&list.view);
 		if (st != PL_OK)
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, pl_status_message(st));
-		for (uint32 b = 0; b < list.view.nblocks; b++)
+		if (vs->freqs)
 		{
-			int			n = pl_decode_block(&list.view, b, buf);
+			/* every tf, and each block's maxima against its docs */
+			GpxFreqs	f;
+			uint32	   *ids = palloc_extended((Size) list.df * sizeof(uint32), MCXT_ALLOC_HUGE);
 
-			if (n < 0)
+			gpx_dict_iter_freqs(&it, &f);
+			if (pl_decode(&list.view, ids) != PL_OK)
 				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, "list does not decode");
-			for (int j = 0; j < n; j++)
+			for (uint32 b = 0; b < gpx_freq_nblocks(list.df); b++)
 			{
-				rows[buf[j]].hash += hash;
-				rows[buf[j]].nterms++;
+				uint8		tfs[GPX_RANK_BLOCK];
+				uint32		from = b * GPX_RANK_BLOCK;
+				uint32		n = Min(GPX_RANK_BLOCK, list.df - from);
+				uint32		max_tf = 0;
+				uint32		min_code = 255;
+
+				gpx_freqs_tfs(&f, b, tfs);
+				for (uint32 j = 0; j < n; j++)
+				{
+					rows[ids[from + j]].hash += hash * tfs[j];
+					rows[ids[from + j]].nterms++;
+					max_tf = Max(max_tf, tfs[j]);
+					min_code = Min(min_code, gpx_dl_code(rows[ids[from + j]].dl));
+				}
+				if (f.record)
+				{
+					GpxFreqBlock fb;
+
+					memcpy(&fb, f.record + sizeof(GpxFreqHeader) + b * sizeof(fb), sizeof(fb));
+					if (fb.max_tf != max_tf || fb.min_dlcode != min_code || fb.last_doc != ids[from + n - 1])
+						gpx_seg_corrupt(seg, GPX_STREAM_FREQS, it.freq_page, "a block's maxima do not match its postings");
+				}
 			}
+			gpx_freqs_free(&f);
+			pfree(ids);
 		}
+		else
+			for (uint32 b = 0; b < list.view.nblocks; b++)
+			{
+				int			n = pl_decode_block(&list.view, b, buf);
+
+				if (n < 0)
+					gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, "list does not decode");
+				for (int j = 0; j < n; j++)
+				{
+					rows[buf[j]].hash += hash;
+					rows[buf[j]].nterms++;
+				}
+			}
 		postings += list.df;
 		gpx_list_free(&list);
 	}
@@ -235,6 +292,7 @@ check_pending(VerifyState *vs, RowSig *rows)
 	GpxPendingReader r;
 	uint64		entries = 0;
 	uint64		bytes = 0;
+	uint64		pend_dl = 0;
 	BlockNumber last = InvalidBlockNumber;
 
 	gpx_pending_begin(&r, vs->index, &vs->meta, InvalidBlockNumber, 0);
@@ -248,6 +306,7 @@ check_pending(VerifyState *vs, RowSig *rows)
 		const uint8 *p = r.lex;
 		const char *lex;
 		int			len;
+		uint32		tf;
 		const char *prev = NULL;
 		int			prev_len = 0;
 		RowSig	   *row = &rows[entries];
@@ -257,11 +316,13 @@ check_pending(VerifyState *vs, RowSig *rows)
 		row->hash = 0;
 		row->nterms = 0;
 		row->matched = 0;
-		while (gpx_pending_lexeme(&p, r.end, &lex, &len))
+		row->dl = r.dl;
+		pend_dl += r.dl;
+		while (gpx_pending_lexeme(&p, r.end, r.freqs, &lex, &len, &tf))
 		{
 			if (prev && gpx_lexeme_cmp(prev, prev_len, lex, len) >= 0)
 				gpx_report_corrupt(vs->index, r.blk, "A pending entry's lexemes are out of order");
-			row->hash += term_hash(lex, len);
+			row->hash += term_hash(lex, len) * tf;
 			row->nterms++;
 			prev = lex;
 			prev_len = len;
@@ -282,6 +343,8 @@ check_pending(VerifyState *vs, RowSig *rows)
 		gpx_report_corrupt(vs->index, GPX_META_BLKNO, "The pending area has %u pages, the metapage says %u",
 						   r.pages_read, vs->meta.pend_pages);
 	gpx_pending_end(&r);
+	if (pend_dl != vs->meta.pend_dl)
+		gpx_report_corrupt(vs->index, GPX_META_BLKNO, "The pending entries' lengths sum to another total than the metapage's");
 	if (entries != vs->meta.pend_entries || bytes != vs->meta.pend_bytes)
 		gpx_report_corrupt(vs->index, GPX_META_BLKNO,
 						   "The pending area holds %llu entries of %llu bytes, the metapage says %llu of %llu",
@@ -316,11 +379,9 @@ typedef struct HeapSig
 } HeapSig;
 
 static void
-heap_lexeme(void *arg, const char *lex, int len)
+heap_lexeme(HeapSig *s, const char *lex, int len, uint32 tf)
 {
-	HeapSig    *s = arg;
-
-	s->hash += term_hash(lex, len);
+	s->hash += term_hash(lex, len) * tf;
 	s->n++;
 }
 
@@ -352,8 +413,8 @@ heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				 errhint("Rebuild the index with REINDEX.")));
 	gpx_document_lexemes(vs->kind, vs->config, values[0], &lex);
 	for (int i = 0; i < lex.n; i++)
-		heap_lexeme(&sig, lex.lex[i], lex.len[i]);
-	if (sig.n != row->nterms || sig.hash != row->hash)
+		heap_lexeme(&sig, lex.lex[i], lex.len[i], vs->freqs ? lex.tf[i] : 1);
+	if (sig.n != row->nterms || sig.hash != row->hash || (vs->freqs && lex.dl != row->dl))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" does not match table \"%s\"",
@@ -397,6 +458,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	check_all_pages(&vs);
 	gpx_meta_read(vs.index, &vs.meta);
 	vs.kind = vs.meta.kind;
+	vs.freqs = (vs.meta.flags & GPX_META_FREQS) != 0;
 	vs.config = vs.kind == GPX_KIND_TEXT ? gpx_index_config(vs.index) : InvalidOid;
 	if (vs.kind != gpx_kind_of(vs.index))
 		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "Metapage's document kind does not match the operator class");

@@ -310,10 +310,11 @@ entry_matches(const GpxPendingReader *r, const GpxLexemes *terms)
 	int			t = 0;
 	const char *lex;
 	int			len;
+	uint32		tf;
 
 	if (r->nlex < (uint32) terms->n)
 		return false;
-	while (t < terms->n && gpx_pending_lexeme(&p, r->end, &lex, &len))
+	while (t < terms->n && gpx_pending_lexeme(&p, r->end, r->freqs, &lex, &len, &tf))
 	{
 		int			c = gpx_lexeme_cmp(lex, len, terms->lex[t], terms->len[t]);
 

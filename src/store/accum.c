@@ -10,6 +10,10 @@
  *
  *	 varint len (0 ends the run), term, varint df, varint first, varint last,
  *	 varint nbytes, nbytes of varints: each later posting's gap minus one
+ *
+ * With freqs, the nbytes are the first posting's tf (a byte), then for
+ * each later posting its gap minus one and its tf: the same bytes whether
+ * a list is whole or the concatenation of the runs' pieces.
  */
 #include "postgres.h"
 
@@ -51,6 +55,7 @@ struct GpxAccum
 	MemoryContext ctx;			/* entries, arena, table: reset at each spill */
 	MemoryContext parent;
 	Size		budget;
+	bool		freqs;			/* keep each posting's tf */
 	Size		used;
 	Size		peak;
 	char	   *arena;
@@ -110,10 +115,11 @@ reset_table(GpxAccum *a)
 }
 
 GpxAccum *
-gpx_accum_create(Size budget)
+gpx_accum_create(Size budget, bool freqs)
 {
 	GpxAccum   *a = palloc0(sizeof(GpxAccum));
 
+	a->freqs = freqs;
 	a->parent = CurrentMemoryContext;
 	a->budget = Max(budget, 64 * 1024);
 	/* small blocks: the context grows in steps far below the budget */
@@ -179,10 +185,11 @@ grow_table(GpxAccum *a)
 	a->table_base = size;
 }
 
+/* a gap (gap >= 0), a tf (tf > 0), or both */
 static void
-append_gap(GpxAccum *a, AccEntry *e, uint32 gap)
+append_gap(GpxAccum *a, AccEntry *e, int64 gap, uint32 tf)
 {
-	int			n = gpx_varint_size(gap);
+	int			n = (gap >= 0 ? gpx_varint_size((uint64) gap) : 0) + (tf > 0 ? 1 : 0);
 
 	if (e->nbytes + n > e->cap)
 	{
@@ -203,11 +210,14 @@ append_gap(GpxAccum *a, AccEntry *e, uint32 gap)
 		e->gaps = g;
 		e->cap = cap;
 	}
-	e->nbytes += gpx_varint_put(e->gaps + e->nbytes, gap);
+	if (gap >= 0)
+		e->nbytes += gpx_varint_put(e->gaps + e->nbytes, (uint64) gap);
+	if (tf > 0)
+		e->gaps[e->nbytes++] = (uint8) tf;
 }
 
 void
-gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc)
+gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc, uint32 tf)
 {
 	uint32		hash = hash_bytes((const unsigned char *) term, len);
 	Size		slot = hash & (a->table_size - 1);
@@ -231,6 +241,8 @@ gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc)
 		e->gaps = e->inl;
 		memcpy(e->term, term, len);
 		a->table[slot] = e;
+		if (a->freqs)
+			append_gap(a, e, -1, tf);
 		if (++a->nentries * (Size) 2 > a->table_size)
 		{
 			/*
@@ -247,9 +259,14 @@ gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc)
 	else
 	{
 		if (doc == e->last)
+		{
+			/* with freqs a document's lexemes come once each, with their tf */
+			if (a->freqs)
+				elog(ERROR, "gpuidx: a lexeme was added twice for one document");
 			return;
+		}
 		Assert(doc > e->last);
-		append_gap(a, e, doc - e->last - 1);
+		append_gap(a, e, doc - e->last - 1, a->freqs ? tf : 0);
 		e->df++;
 		e->last = doc;
 	}
@@ -552,54 +569,68 @@ src_gap_bytes(Source *s, uint8 *dst, uint32 n)
  * out of order is damage.
  */
 static bool
-join_repeats(Source **same, int i)
+join_repeats(Source **same, int i, bool freqs)
 {
 	if (i == 0 || same[i]->first > same[i - 1]->last)
 		return false;
-	if (same[i]->first == same[i - 1]->last)
+	if (same[i]->first == same[i - 1]->last && !freqs)
 		return true;
 	elog(ERROR, "gpuidx: sorted runs of postings overlap");
 	return false;
 }
 
-/* decode the current term's postings into the writer, without the first if it repeats */
+/*
+ * decode the current term's postings (and tfs, with freqs) into the
+ * writer, without the first if it repeats
+ */
 static void
-src_emit(Source *s, GpxSegWriter *w, uint32 *ids, uint8 *bytes, bool skip_first)
+src_emit(Source *s, GpxSegWriter *w, bool freqs, uint32 *ids, uint8 *tfs, uint8 *bytes,
+		 bool skip_first)
 {
 	uint32		n = 0;
 	uint32		v = s->first;
 	uint32		have = 0;
 	uint32		pos = 0;
+	bool		first = true;
 
-	if (!skip_first)
-		ids[n++] = v;
 	for (;;)
 	{
-		uint64		gap;
+		uint64		gap = 0;
 		const uint8 *p;
 
-		if (have - pos < GPX_VARINT_MAX && s->left > 0)
+		if (have - pos < GPX_VARINT_MAX + 1 && s->left > 0)
 		{
 			memmove(bytes, bytes + pos, have - pos);
 			have -= pos;
 			pos = 0;
 			have += src_gap_bytes(s, bytes + have, RUN_BUFFER - have);
 		}
-		if (pos == have)
-			break;
-		p = bytes + pos;
-		if (!gpx_varint_get(&p, bytes + have, &gap))
-			elog(ERROR, "gpuidx: a sorted run is damaged");
-		pos = p - bytes;
-		v = v + (uint32) gap + 1;
-		ids[n++] = v;
+		if (!first)
+		{
+			if (pos == have)
+				break;
+			p = bytes + pos;
+			if (!gpx_varint_get(&p, bytes + have, &gap))
+				elog(ERROR, "gpuidx: a sorted run is damaged");
+			pos = p - bytes;
+			v = v + (uint32) gap + 1;
+		}
+		if (freqs)
+		{
+			if (pos == have || bytes[pos] == 0)
+				elog(ERROR, "gpuidx: a sorted run is damaged");
+			tfs[n] = bytes[pos++];
+		}
+		if (!first || !skip_first)
+			ids[n++] = v;
+		first = false;
 		if (n == EMIT_BATCH)
 		{
-			gpx_segw_term_add(w, ids, n);
+			gpx_segw_term_add(w, ids, tfs, n);
 			n = 0;
 		}
 	}
-	gpx_segw_term_add(w, ids, n);
+	gpx_segw_term_add(w, ids, tfs, n);
 }
 
 /*
@@ -643,6 +674,7 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 	Source	  **same = palloc(nsrc * sizeof(Source *));
 	bool	   *repeats = palloc(nsrc * sizeof(bool));
 	uint32	   *ids = palloc(EMIT_BATCH * sizeof(uint32));
+	uint8	   *tfs = palloc(EMIT_BATCH);
 	uint8	   *bytes = palloc(RUN_BUFFER);
 
 	for (int i = 0; i < nsrc; i++)
@@ -667,7 +699,7 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 		}
 		for (int i = 0; i < nsame; i++)
 		{
-			repeats[i] = join_repeats(same, i);
+			repeats[i] = join_repeats(same, i, a->freqs);
 			df += same[i]->df - repeats[i];
 		}
 		if (out)
@@ -686,7 +718,7 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 		{
 			gpx_segw_term_begin(w, top->term, top->len, df);
 			for (int i = 0; i < nsame; i++)
-				src_emit(same[i], w, ids, bytes, repeats[i]);
+				src_emit(same[i], w, a->freqs, ids, tfs, bytes, repeats[i]);
 			gpx_segw_term_end(w);
 		}
 		for (int i = 0; i < nsame; i++)
@@ -698,6 +730,7 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 	pfree(same);
 	pfree(repeats);
 	pfree(ids);
+	pfree(tfs);
 	pfree(bytes);
 }
 

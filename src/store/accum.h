@@ -16,9 +16,10 @@
 
 typedef struct GpxAccum GpxAccum;
 
-/* budget: bytes the accumulator and its merge may use */
-extern GpxAccum *gpx_accum_create(Size budget);
-extern void gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc);
+/* budget: bytes the accumulator and its merge may use; freqs: keep tfs */
+extern GpxAccum *gpx_accum_create(Size budget, bool freqs);
+/* tf: the term's frequency in doc (with freqs: each term once per doc) */
+extern void gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc, uint32 tf);
 /* between documents: spill a run if over budget */
 extern void gpx_accum_end_doc(GpxAccum *a);
 /* every term, in order, into the writer */

@@ -25,7 +25,7 @@
 
 #define GPX_META_BLKNO		0
 #define GPX_MAGIC			0x58495047	/* "GPIX" */
-#define GPX_INDEX_VERSION	2		/* version 1 is read too: see meta.c */
+#define GPX_INDEX_VERSION	3		/* versions 1 and 2 are read too: see meta.c */
 #define GPX_PAGE_ID			0xFF91		/* last bytes of every page, for tools */
 
 /* page types */
@@ -77,7 +77,12 @@ typedef GpxPageOpaqueData *GpxPageOpaque;
 #define GPX_STREAM_DOCDIR	3	/* where each doc map chunk starts */
 #define GPX_STREAM_DOCMAP	4	/* doc id -> heap TID, chunks of 128 docs */
 #define GPX_STREAM_DEAD		5	/* bitmap of docs VACUUM found dead */
-#define GPX_NSTREAMS		6
+#define GPX_STREAM_FREQS	6	/* term frequencies of the LISTS stream's lists,
+								 * with their blocks' maxima (ranking only) */
+#define GPX_STREAM_LENDIR	7	/* where each doc length chunk starts */
+#define GPX_STREAM_LENS		8	/* each doc's length, chunks of 128 docs */
+#define GPX_NSTREAMS		9
+#define GPX_NSTREAMS_V1		6	/* segments written before format version 3 */
 
 typedef struct GpxStreamInfo
 {
@@ -100,13 +105,19 @@ typedef struct GpxSegHeaderData
 	uint64		inline_bytes;
 	uint32		nlists[GPUIDX_NUM_CODECS];	/* lists in the LISTS stream, by
 											 * codec */
-	uint32		flags;			/* reserved, 0 */
-	GpxStreamInfo streams[GPX_NSTREAMS];
+	uint32		flags;			/* GPX_SEG_*; 0 before format version 3 */
+	GpxStreamInfo streams[GPX_NSTREAMS];	/* GPX_NSTREAMS_V1 when flags is 0 */
 	uint32		npages;			/* entries of the page table */
 	uint32		ntables;		/* 0: the table follows here; else the blocks
 								 * of its table pages follow */
 	BlockNumber table[FLEXIBLE_ARRAY_MEMBER];
 } GpxSegHeaderData;
+
+/* the header has GPX_NSTREAMS streams (else GPX_NSTREAMS_V1: read as if empty) */
+#define GPX_SEG_STREAMS		0x1
+/* each posting's tf and each doc's length are stored: the segment can rank */
+#define GPX_SEG_FREQS		0x2
+#define GPX_SEG_FLAGS		(GPX_SEG_STREAMS | GPX_SEG_FREQS)
 
 #define GPX_SEGHEAD_SLOTS \
 	((GPX_PAGE_CAPACITY - offsetof(GpxSegHeaderData, table)) / sizeof(BlockNumber))
@@ -150,7 +161,13 @@ typedef struct GpxSegRef
 	uint32		nterms;
 	uint32		npages;			/* every page of the segment */
 	uint64		npostings;
+	/* version 3 on */
+	uint64		sum_dl;			/* the sum of its docs' lengths (0 without freqs) */
+	uint64		dead_dl;		/* the part of it of the docs marked dead */
 } GpxSegRef;
+
+/* a segment's entry in metapages of versions 1 and 2 */
+#define GPX_SEGREF_SIZE_V2	offsetof(GpxSegRef, sum_dl)
 
 #define GPX_RETIRED_SEGMENT 1
 #define GPX_RETIRED_PENDING 2
@@ -198,6 +215,11 @@ typedef struct GpxMetaPageData
 								 * InvalidBlockNumber */
 	uint32		nretired_more;	/* retired sets listed there */
 
+	/* version 3 on */
+	uint32		flags;			/* GPX_META_* */
+	uint32		pad3;
+	uint64		pend_dl;		/* the sum of the pending entries' doc lengths */
+
 	GpxSegRef	segments[GPX_MAX_SEGMENTS];
 	GpxRetired	retired[GPX_MAX_RETIRED];
 } GpxMetaPageData;
@@ -206,10 +228,19 @@ typedef struct GpxMetaPageData
  * On the page the arrays are packed: the fields before segments, then
  * nsegments segments, then nretired retired sets.  The metapage changes at
  * every insert, so its bytes (WAL deltas, CRC) stay few.  Version 1 had no
- * fields from retired_more on.
+ * fields from retired_more on, version 2 none from flags on, and both
+ * stored segments without sum_dl and dead_dl.
  */
 #define GPX_META_FIXED		offsetof(GpxMetaPageData, segments)
 #define GPX_META_FIXED_V1	offsetof(GpxMetaPageData, retired_more)
+#define GPX_META_FIXED_V2	offsetof(GpxMetaPageData, flags)
+
+/*
+ * The index stores term frequencies and doc lengths (option freqs, from
+ * version 3 on): its segments have GPX_SEG_FREQS, its pending entries
+ * carry them, and it can rank.  Fixed when the index is built.
+ */
+#define GPX_META_FREQS		0x1
 
 /*
  * Retired sets past the metapage's room: a chain of GPX_PAGE_RETIRED pages,

@@ -75,9 +75,11 @@ gpx_meta_pack(Page page, const GpxMetaPageData *meta)
 }
 
 /*
- * Version 1 metapages lack the fields from retired_more on; they read as
- * version 2 with none of them in use, and are written back as version 2
- * (nothing else in the index differs).
+ * Version 1 metapages lack the fields from retired_more on, version 2
+ * metapages those from flags on and their segments' sum_dl and dead_dl.
+ * They read as version 3 with none of those in use (no freqs: such an
+ * index answers @@& and cannot rank until REINDEX), and are written back
+ * as version 3 (nothing else in the index differs).
  */
 void
 gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta)
@@ -85,29 +87,41 @@ gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta)
 	const char *p = PageGetContents(page);
 	uint32		used = gpx_page_used(page);
 	Size		fixed = GPX_META_FIXED;
-	Size		segs;
+	Size		segsize = sizeof(GpxSegRef);
+	uint32		version;
 
 	if (used < GPX_META_FIXED_V1)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has %u bytes of contents", used);
+	memset(meta, 0, GPX_META_FIXED);
 	memcpy(meta, p, GPX_META_FIXED_V1);
-	if (meta->version != 1)
+	version = meta->version;
+	if (version != 1 && version != 2)
 		gpx_meta_check_version(index, meta);
-	if (meta->version == 1)
-	{
+	if (version == 1)
 		fixed = GPX_META_FIXED_V1;
-		meta->version = GPX_INDEX_VERSION;
+	else if (version == 2)
+		fixed = GPX_META_FIXED_V2;
+	if (version < 3)
+		segsize = GPX_SEGREF_SIZE_V2;
+	if (used < fixed)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has %u bytes of contents", used);
+	memcpy(meta, p, fixed);
+	if (version == 1)
+	{
 		meta->retired_more = InvalidBlockNumber;
 		meta->nretired_more = 0;
 	}
-	else if (used >= GPX_META_FIXED)
-		memcpy(meta, p, GPX_META_FIXED);
+	meta->version = GPX_INDEX_VERSION;
 	if (meta->nsegments > GPX_MAX_SEGMENTS || meta->nretired > GPX_MAX_RETIRED ||
-		used != fixed + meta->nsegments * sizeof(GpxSegRef) + meta->nretired * sizeof(GpxRetired))
+		used != fixed + meta->nsegments * segsize + meta->nretired * sizeof(GpxRetired))
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage lists %u segments and %u retired page sets in %u bytes",
 						   meta->nsegments, meta->nretired, used);
-	segs = meta->nsegments * sizeof(GpxSegRef);
-	memcpy(meta->segments, p + fixed, segs);
-	memcpy(meta->retired, p + fixed + segs, meta->nretired * sizeof(GpxRetired));
+	for (uint32 i = 0; i < meta->nsegments; i++)
+	{
+		memset(&meta->segments[i], 0, sizeof(GpxSegRef));
+		memcpy(&meta->segments[i], p + fixed + i * segsize, segsize);
+	}
+	memcpy(meta->retired, p + fixed + meta->nsegments * segsize, meta->nretired * sizeof(GpxRetired));
 	gpx_meta_check(index, meta);
 }
 
@@ -117,11 +131,13 @@ gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 	gpx_meta_check_version(index, meta);
 	if (meta->kind != GPX_KIND_TEXT && meta->kind != GPX_KIND_TSVECTOR)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has an unknown document kind %u", meta->kind);
+	if (meta->flags & ~GPX_META_FREQS)
+		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has unknown flags %x", meta->flags);
 	for (uint32 i = 0; i < meta->nsegments; i++)
 	{
 		const GpxSegRef *s = &meta->segments[i];
 
-		if (s->id == 0 || s->id >= meta->next_segment_id || s->ndead > s->ndocs ||
+		if (s->id == 0 || s->id >= meta->next_segment_id || s->ndead > s->ndocs || s->dead_dl > s->sum_dl ||
 			s->head == GPX_META_BLKNO || s->head == InvalidBlockNumber)
 			gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage entry of segment %u is inconsistent", s->id);
 	}

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "codec/codec.h"
 #include "store/parse.h"
 #include "store/varint.h"
 
@@ -70,15 +71,91 @@ gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *
 	e->external = (tag & 1) != 0;
 	e->len = (uint32_t) (tag >> 1);
 	e->payload = NULL;
+	e->tfs = NULL;
 	if (e->external)
-		return gpx_varint_get32(p, end, &e->page) && gpx_varint_get32(p, end, &e->offset) &&
-			e->page < limits->list_pages && e->offset < limits->page_capacity &&
-			e->offset % 4 == 0 && e->len >= 16;
+	{
+		if (!(gpx_varint_get32(p, end, &e->page) && gpx_varint_get32(p, end, &e->offset) &&
+			  e->page < limits->list_pages && e->offset < limits->page_capacity &&
+			  e->offset % 4 == 0 && e->len >= 16))
+			return false;
+		if (!limits->freqs)
+			return true;
+		return gpx_varint_get32(p, end, &e->freq_page) && gpx_varint_get32(p, end, &e->freq_offset) &&
+			e->freq_page < limits->freq_pages && e->freq_offset < limits->page_capacity &&
+			e->freq_offset % 4 == 0;
+	}
 	if (e->len > (uint32_t) (end - *p) || e->len < e->df)
 		return false;
 	e->payload = *p;
 	*p += e->len;
+	if (limits->freqs)
+	{
+		if (e->df > (uint32_t) (end - *p))
+			return false;
+		for (uint32_t i = 0; i < e->df; i++)
+			if ((*p)[i] == 0)
+				return false;
+		e->tfs = *p;
+		*p += e->df;
+	}
 	return true;
+}
+
+const char *
+gpx_parse_freq_record(const uint8_t *rec, uint32_t len, uint32_t df, uint32_t ndocs)
+{
+	GpxFreqHeader h;
+	uint32_t	nb = gpx_freq_nblocks(df);
+	uint64_t	data_start = sizeof(GpxFreqHeader) + (uint64_t) nb * sizeof(GpxFreqBlock);
+	uint32_t	crc;
+	uint32_t	zero = 0;
+	int64_t		prev = -1;
+	uint32_t	max_tf = 0;
+	uint32_t	min_code = 255;
+
+	if (len < sizeof(h))
+		return "frequency record is too short";
+	memcpy(&h, rec, sizeof(h));
+	if (h.nbytes != len || h.df != df || h.flags != 0 || data_start > len)
+		return "frequency record header is inconsistent";
+	crc = pl_crc32c(0, &zero, sizeof(zero));
+	crc = pl_crc32c(crc, rec + sizeof(zero), len - sizeof(zero));
+	if (crc != h.crc)
+		return "frequency record checksum mismatch";
+	for (uint32_t b = 0; b < nb; b++)
+	{
+		GpxFreqBlock fb;
+		uint32_t	n = b + 1 < nb ? 128 : df - 128 * b;
+		uint64_t	bytes;
+
+		memcpy(&fb, rec + sizeof(h) + (size_t) b * sizeof(fb), sizeof(fb));
+		bytes = ((uint64_t) n * fb.width + 7) / 8;
+		if ((int64_t) fb.last_doc <= prev || fb.last_doc >= ndocs || fb.width > 8 || fb.pad != 0 ||
+			fb.max_tf == 0 || (fb.max_tf > 1) != (fb.width > 0) ||
+			(fb.width > 0 && (uint32_t) (fb.max_tf - 1) >> (fb.width - 1) != 1) ||
+			data_start + fb.offset + bytes > len)
+			return "frequency record block is inconsistent";
+		prev = fb.last_doc;
+		max_tf = max_tf > fb.max_tf ? max_tf : fb.max_tf;
+		min_code = min_code < fb.min_dlcode ? min_code : fb.min_dlcode;
+	}
+	if (nb > 0 && (h.max_tf != max_tf || h.min_dlcode != min_code))
+		return "frequency record maxima are inconsistent";
+	return NULL;
+}
+
+void
+gpx_freq_block_tfs(const uint8_t *rec, uint32_t df, uint32_t b, uint8_t *tfs)
+{
+	uint32_t	nb = gpx_freq_nblocks(df);
+	uint32_t	n = b + 1 < nb ? 128 : df - 128 * b;
+	uint32_t	vals[128];
+	GpxFreqBlock fb;
+
+	memcpy(&fb, rec + sizeof(GpxFreqHeader) + (size_t) b * sizeof(fb), sizeof(fb));
+	gpx_unpack_bits(rec + sizeof(GpxFreqHeader) + (size_t) nb * sizeof(fb) + fb.offset, vals, n, fb.width);
+	for (uint32_t i = 0; i < n; i++)
+		tfs[i] = (uint8_t) (vals[i] + 1);
 }
 
 const char *
@@ -260,7 +337,8 @@ gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, uint32_t n, uint16_
 }
 
 const char *
-gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, GpxPendingEntry *entry)
+gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, bool freqs,
+						GpxPendingEntry *entry)
 {
 	const uint8_t *p = body + GPX_PENDING_TID_BYTES;
 	const uint8_t *end = body + len;
@@ -272,6 +350,9 @@ gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, 
 	if (entry->block >= GPX_MAX_BLOCK || entry->offset == 0 || entry->offset > max_offset ||
 		!gpx_varint_get32(&p, end, &entry->nlex))
 		return "A pending entry holds an impossible TID";
+	entry->dl = 0;
+	if (freqs && !gpx_varint_get32(&p, end, &entry->dl))
+		return "A pending entry's length is malformed";
 	entry->lex = p;
 	entry->end = end;
 
@@ -283,6 +364,8 @@ gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, 
 		if (!gpx_varint_get32(&p, end, &n) || n == 0 || n > (uint32_t) (end - p))
 			return "A pending entry's lexemes are malformed";
 		p += n;
+		if (freqs && (p == end || *p++ == 0))
+			return "A pending entry's frequencies are malformed";
 	}
 	return p == end ? NULL : "A pending entry has bytes after its lexemes";
 }

@@ -28,7 +28,9 @@
  * varint (len << 1 | external), then either len bytes of inline postings
  * (the first doc id, then each gap minus one, as varints) or, for an
  * external list of len bytes, varint page and varint offset of its start
- * in the LISTS stream.
+ * in the LISTS stream.  In a segment with freqs, an inline list is followed
+ * by df bytes, each posting's tf (1..255), and an external reference by
+ * varint page and varint offset of its frequency record in the FREQS stream.
  */
 typedef struct GpxLeafHeader
 {
@@ -69,7 +71,116 @@ typedef struct GpxSegLimits
 	uint32_t	ndocs;			/* doc ids below it */
 	uint32_t	list_pages;		/* pages of the LISTS stream */
 	uint32_t	page_capacity;	/* bytes of contents a page holds */
+	bool		freqs;			/* entries carry tfs (GPX_SEG_FREQS) */
+	uint32_t	freq_pages;		/* pages of the FREQS stream */
 } GpxSegLimits;
+
+/*
+ * A list's frequency record in the FREQS stream (4-byte aligned, may span
+ * pages):
+ *
+ *	 GpxFreqHeader | GpxFreqBlock blocks[ceil(df / 128)] | data
+ *
+ * Block b covers postings 128 b .. 128 b + 127 of the list; its data, at
+ * byte offset `offset` of the data area, is each posting's tf - 1 in width
+ * bits (little-endian bit order, gpx_pack_bits), so a block of tfs all 1
+ * takes no byte.  max_tf and min_dlcode (gpx_dl_code of the block's
+ * shortest document) bound the block's BM25 contributions (block-max
+ * WAND).  The CRC-32C covers the whole record with crc taken as 0.
+ */
+typedef struct GpxFreqHeader
+{
+	uint32_t	crc;
+	uint32_t	df;				/* postings: the list's */
+	uint32_t	nbytes;			/* the whole record */
+	uint8_t		max_tf;			/* over the list */
+	uint8_t		min_dlcode;
+	uint16_t	flags;			/* 0 */
+} GpxFreqHeader;
+
+typedef struct GpxFreqBlock
+{
+	uint32_t	last_doc;		/* the block's last posting */
+	uint32_t	offset;			/* of its data in the data area */
+	uint8_t		width;			/* bits per tf - 1, 0..8 */
+	uint8_t		max_tf;
+	uint8_t		min_dlcode;
+	uint8_t		pad;			/* 0 */
+} GpxFreqBlock;
+
+/* the blocks of a record of df postings */
+static inline uint32_t
+gpx_freq_nblocks(uint32_t df)
+{
+	return (df + 127) / 128;
+}
+
+/*
+ * A record's bytes checked against the list it goes with (df postings,
+ * docs below ndocs): CRC, sizes, block entries in order and in bounds.
+ * NULL or what is wrong.
+ */
+extern const char *gpx_parse_freq_record(const uint8_t *rec, uint32_t len, uint32_t df, uint32_t ndocs);
+
+/* the tfs of block b of a checked record (n postings) into tfs */
+extern void gpx_freq_block_tfs(const uint8_t *rec, uint32_t df, uint32_t b, uint8_t *tfs);
+
+/*
+ * n values of width bits (0..32) packed little-endian into out; returns the
+ * bytes written, ceil(n * width / 8).
+ */
+static inline uint32_t
+gpx_pack_bits(uint8_t *out, const uint32_t *v, uint32_t n, uint32_t width)
+{
+	uint64_t	acc = 0;
+	uint32_t	nbits = 0;
+	uint32_t	len = 0;
+
+	if (width == 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+	{
+		acc |= (uint64_t) v[i] << nbits;
+		nbits += width;
+		while (nbits >= 8)
+		{
+			out[len++] = (uint8_t) acc;
+			acc >>= 8;
+			nbits -= 8;
+		}
+	}
+	if (nbits > 0)
+		out[len++] = (uint8_t) acc;
+	return len;
+}
+
+/* the inverse: reads exactly ceil(n * width / 8) bytes */
+static inline void
+gpx_unpack_bits(const uint8_t *in, uint32_t *v, uint32_t n, uint32_t width)
+{
+	uint64_t	acc = 0;
+	uint32_t	nbits = 0;
+	uint64_t	mask = width == 32 ? 0xFFFFFFFFu : (((uint64_t) 1 << width) - 1);
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		while (nbits < width)
+		{
+			acc |= (uint64_t) *in++ << nbits;
+			nbits += 8;
+		}
+		v[i] = (uint32_t) (acc & mask);
+		acc >>= width;
+		nbits -= width;
+	}
+}
+
+/*
+ * Doc lengths: LENDIR holds one uint32 per doc map chunk, (page << 13) |
+ * offset of the chunk in the LENS stream; chunks never straddle pages.  A
+ * chunk is a byte, the width (0..32), then the chunk's docs' lengths in
+ * that many bits each (gpx_pack_bits).
+ */
 
 typedef struct GpxLeafLayout
 {
@@ -88,8 +199,11 @@ typedef struct GpxLeafEntry
 	bool		external;
 	uint32_t	len;
 	const uint8_t *payload;		/* inline list */
+	const uint8_t *tfs;			/* inline list with freqs: df tfs */
 	uint32_t	page;			/* external list */
 	uint32_t	offset;
+	uint32_t	freq_page;		/* external list with freqs: its record */
+	uint32_t	freq_offset;
 } GpxLeafEntry;
 
 /* a leaf page's header and restart array; NULL or what is wrong */
@@ -150,7 +264,9 @@ extern const char *gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, 
 /*
  * The pending area's entries: uint32 length of the body, then the body:
  * 6 bytes TID (uint32 block, uint16 offset), varint nlexemes, then each
- * lexeme as varint length and bytes.
+ * lexeme as varint length and bytes.  In an index with freqs, nlexemes is
+ * followed by varint dl (the doc's length) and each lexeme by one byte, its
+ * tf (1..255).
  */
 #define GPX_PENDING_HEAD		sizeof(uint32_t)
 #define GPX_PENDING_TID_BYTES	6
@@ -160,17 +276,22 @@ typedef struct GpxPendingEntry
 	uint32_t	block;
 	uint16_t	offset;
 	uint32_t	nlex;
+	uint32_t	dl;				/* with freqs: the doc's length */
 	const uint8_t *lex;			/* its lexemes */
 	const uint8_t *end;
 } GpxPendingEntry;
 
 /* an entry's body of len bytes, its lexemes checked once; NULL or what is wrong */
 extern const char *gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset,
-										   GpxPendingEntry *entry);
+										   bool freqs, GpxPendingEntry *entry);
 
-/* next lexeme of a checked entry; false after the last */
+/*
+ * next lexeme of a checked entry; false after the last.  tf is the
+ * lexeme's frequency with freqs, else 1.
+ */
 static inline bool
-gpx_pending_lexeme(const uint8_t **p, const uint8_t *end, const char **lex, int *len)
+gpx_pending_lexeme(const uint8_t **p, const uint8_t *end, bool freqs, const char **lex, int *len,
+				   uint32_t *tf)
 {
 	uint64_t	n = 0;
 	const uint8_t *q = *p;
@@ -186,6 +307,9 @@ gpx_pending_lexeme(const uint8_t **p, const uint8_t *end, const char **lex, int 
 	*lex = (const char *) q;
 	*len = (int) n;
 	*p = q + n;
+	*tf = 1;
+	if (freqs)
+		*tf = *(*p)++;
 	return true;
 }
 

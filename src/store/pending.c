@@ -38,9 +38,10 @@
 #define PENDING_WRITERS_LOCK	InvalidBlockNumber
 
 static char *
-encode_entry(ItemPointer tid, const char *const *lex, const int *len, int n, uint32 *size)
+encode_entry(ItemPointer tid, const char *const *lex, const int *len, const uint8 *tf, int n,
+			 uint32 dl, uint32 *size)
 {
-	Size		body = TID_BYTES + gpx_varint_size(n);
+	Size		body = TID_BYTES + gpx_varint_size(n) + (tf ? gpx_varint_size(dl) + n : 0);
 	char	   *buf;
 	uint8	   *p;
 	uint32		blen;
@@ -61,11 +62,15 @@ encode_entry(ItemPointer tid, const char *const *lex, const int *len, int n, uin
 	memcpy(p + sizeof(blk), &off, sizeof(off));
 	p += TID_BYTES;
 	p += gpx_varint_put(p, n);
+	if (tf)
+		p += gpx_varint_put(p, dl);
 	for (int i = 0; i < n; i++)
 	{
 		p += gpx_varint_put(p, len[i]);
 		memcpy(p, lex[i], len[i]);
 		p += len[i];
+		if (tf)
+			*p++ = tf[i];
 	}
 	*size = ENTRY_HEAD + body;
 	return buf;
@@ -155,20 +160,25 @@ write_entry_pages(Relation index, const char *entry, uint32 size, uint32 first_s
 }
 
 uint64
-gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, const int *len, int n)
+gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, const int *len,
+				   const uint8 *tf, int n, uint32 dl)
 {
 	uint32		size;
-	char	   *entry = encode_entry(tid, lex, len, n, &size);
+	char	   *entry;
 	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
 	GpxPageTag	tag = {GPX_PAGE_PENDING, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
 	Buffer		metabuf = gpx_meta_lock(index, meta);
 	Buffer		tailbuf = InvalidBuffer;
+	bool		freqs = (meta->flags & GPX_META_FREQS) != 0;
 	uint32		npages;
 	uint32		first_seq;
 	BlockNumber first;
 	BlockNumber last = InvalidBlockNumber;
 	GenericXLogState *state;
 	uint64		pending_bytes;
+
+	/* the index's flags decide the entry's form; they never change */
+	entry = encode_entry(tid, lex, len, freqs ? tf : NULL, n, dl, &size);
 
 	/* the common case: the entry fits the tail page */
 	if (meta->pend_tail != InvalidBlockNumber)
@@ -187,6 +197,8 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 			gpx_page_seal(tailpage);
 			meta->pend_entries++;
 			meta->pend_bytes += size;
+			if (freqs)
+				meta->pend_dl += dl;
 			pending_bytes = meta->pend_bytes;
 			gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
 			GenericXLogFinish(state);
@@ -243,6 +255,8 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 	meta->pend_pages += npages;
 	meta->pend_entries++;
 	meta->pend_bytes += size;
+	if (freqs)
+		meta->pend_dl += dl;
 	pending_bytes = meta->pend_bytes;
 	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), meta);
 	GenericXLogFinish(state);
@@ -289,6 +303,7 @@ gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *me
 	r->page = palloc(GPX_PAGE_CAPACITY);
 	r->stop_blk = stop_blk;
 	r->stop_off = stop_off;
+	r->freqs = (meta->flags & GPX_META_FREQS) != 0;
 	initStringInfo(&r->assembly);
 	r->blk = InvalidBlockNumber;
 	if (meta->pend_head == InvalidBlockNumber)
@@ -372,11 +387,12 @@ gpx_pending_next(GpxPendingReader *r)
 	p = read_bytes(r, body, &eof);
 	if (eof)
 		gpx_report_corrupt(r->index, r->blk, "A pending entry is cut short");
-	problem = gpx_parse_pending_entry(p, body, MaxOffsetNumber, &entry);
+	problem = gpx_parse_pending_entry(p, body, MaxOffsetNumber, r->freqs, &entry);
 	if (problem != NULL)
 		gpx_report_corrupt(r->index, r->blk, "%s", problem);
 	ItemPointerSet(&r->tid, entry.block, entry.offset);
 	r->nlex = entry.nlex;
+	r->dl = entry.dl;
 	r->lex = entry.lex;
 	r->end = entry.end;
 	r->entry_bytes = ENTRY_HEAD + body;

@@ -13,11 +13,12 @@
 #include "store/meta.h"
 
 /*
- * Append one document (its distinct lexemes, sorted bytewise) at the tail.
+ * Append one document (its distinct lexemes, sorted bytewise, with their
+ * tfs and the doc's length, kept when the index has freqs) at the tail.
  * Returns the pending area's size in bytes afterwards.
  */
 extern uint64 gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex,
-								 const int *len, int n);
+								 const int *len, const uint8 *tf, int n, uint32 dl);
 
 /* the sequence number of the page a pending page links to */
 extern uint32 gpx_pending_next_seq(Page page);
@@ -46,9 +47,11 @@ typedef struct GpxPendingReader
 	uint32		stop_off;
 	StringInfoData assembly;	/* an entry straddling pages */
 	uint32		pages_read;
+	bool		freqs;			/* entries carry tfs and lengths */
 	/* the current entry */
 	ItemPointerData tid;
 	uint32		nlex;
+	uint32		dl;				/* its doc's length (with freqs) */
 	const uint8 *lex;			/* its lexemes */
 	const uint8 *end;
 	uint32		entry_bytes;	/* as counted in pend_bytes */

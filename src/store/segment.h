@@ -21,12 +21,16 @@
  */
 typedef struct GpxSegWriter GpxSegWriter;
 
-/* codec: GPUIDX_CODEC_* for long lists, or -1 (PL_CODEC_AUTO) for the smallest */
-extern GpxSegWriter *gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec);
-extern void gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid);
+/*
+ * codec: GPUIDX_CODEC_* for long lists, or -1 (PL_CODEC_AUTO) for the
+ * smallest; freqs: store each doc's length and each posting's tf (then
+ * tfs may not be NULL below)
+ */
+extern GpxSegWriter *gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs);
+extern void gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid, uint32 dl);
 extern uint32 gpx_segw_ndocs(GpxSegWriter *w);
 extern void gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint);
-extern void gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n);
+extern void gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, uint32 n);
 extern void gpx_segw_term_end(GpxSegWriter *w);
 
 /* write what is left and the header; fills ref (ndead 0) */
@@ -59,6 +63,10 @@ typedef struct GpxSegment
 	uint32		chunk;			/* doc map chunk held in chunk_tids, or UINT32_MAX */
 	uint32		chunk_len;
 	ItemPointerData chunk_tids[GPX_DOCMAP_CHUNK];
+	GpxPageCopy lendir;			/* doc length pages last read */
+	GpxPageCopy lens;
+	uint32		dl_chunk;		/* doc length chunk held in chunk_dls, or UINT32_MAX */
+	uint32		chunk_dls[GPX_DOCMAP_CHUNK];
 } GpxSegment;
 
 /* one term's postings in one segment, opened for the CPU set operations */
@@ -82,7 +90,10 @@ typedef struct GpxTermRef
 	uint32		len;			/* bytes of the list */
 	uint32		page;			/* external: where it starts in the LISTS stream */
 	uint32		offset;
-	uint8	   *payload;		/* inline: a palloc'd copy of the list */
+	uint32		freq_page;		/* external, with freqs: its frequency record */
+	uint32		freq_offset;
+	uint8	   *payload;		/* inline: a palloc'd copy of the list (then
+								 * its df tfs, with freqs) */
 } GpxTermRef;
 
 /* a term's dictionary entry; false if the segment does not have the term */
@@ -133,6 +144,9 @@ typedef struct GpxDictIter
 	uint32		list_page;
 	uint32		list_off;
 	const uint8 *inline_data;	/* points into page */
+	const uint8 *inline_tfs;	/* with freqs */
+	uint32		freq_page;
+	uint32		freq_off;
 } GpxDictIter;
 
 extern void gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg);
@@ -152,6 +166,36 @@ typedef struct GpxListReader GpxListReader;
 extern GpxListReader *gpx_list_reader_begin(GpxDictIter *it);
 extern uint32 gpx_list_reader_next(GpxListReader *r, uint32 *out);
 extern void gpx_list_reader_end(GpxListReader *r);
+
+/*
+ * Term frequencies (segments with GPX_SEG_FREQS).  Before gpx_seg_list
+ * (which frees an inline ref's payload): a list's tfs, either its checked
+ * frequency record (external lists: blocks, maxima, packed tfs) or an
+ * array of df tfs (inline lists).
+ */
+typedef struct GpxFreqs
+{
+	uint32		df;
+	uint8	   *record;
+	uint32		record_len;
+	uint8	   *tfs;
+} GpxFreqs;
+
+extern void gpx_seg_freqs(GpxSegment *seg, GpxTermRef *ref, GpxFreqs *out);
+extern void gpx_dict_iter_freqs(GpxDictIter *it, GpxFreqs *out);
+/* the tfs of postings 128 block .. 128 block + 127 */
+extern void gpx_freqs_tfs(const GpxFreqs *f, uint32 block, uint8 *tfs);
+extern void gpx_freqs_free(GpxFreqs *f);
+
+/* the current term's tfs, read in order alongside gpx_list_reader (merges) */
+typedef struct GpxFreqReader GpxFreqReader;
+extern GpxFreqReader *gpx_freq_reader_begin(GpxDictIter *it);
+extern void gpx_freq_reader_next(GpxFreqReader *r, uint8 *tfs, uint32 n);
+extern void gpx_freq_reader_end(GpxFreqReader *r);
+
+/* doc lengths: of one chunk (returns its docs), or of one doc */
+extern uint32 gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls);
+extern uint32 gpx_seg_doclen(GpxSegment *seg, uint32 doc);
 
 /* decoded leaf entries and inner nodes, shared by lookup and iteration */
 extern void gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what)

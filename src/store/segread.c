@@ -15,12 +15,13 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "rank/bm25.h"
 #include "store/segment.h"
 #include "store/varint.h"
 
 static const char *const stream_names[GPX_NSTREAMS] = {
 	"dictionary leaf", "dictionary inner node", "posting list", "doc map directory",
-	"doc map", "dead-doc bitmap"
+	"doc map", "dead-doc bitmap", "term frequencies", "doc length directory", "doc lengths"
 };
 
 void
@@ -42,6 +43,39 @@ gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what)
 	pg_unreachable();
 }
 
+/*
+ * A copy of a header page's contents in the current layout: headers
+ * written before format version 3 (flags 0) have GPX_NSTREAMS_V1 streams,
+ * so what follows them moves up and the new streams read as empty.  *used
+ * becomes the size the copy would have in the current layout.
+ */
+static GpxSegHeaderData *
+header_copy(const char *contents, uint32 *used)
+{
+	const Size	old_streams = offsetof(GpxSegHeaderData, streams) + GPX_NSTREAMS_V1 * sizeof(GpxStreamInfo);
+	const Size	shift = (GPX_NSTREAMS - GPX_NSTREAMS_V1) * sizeof(GpxStreamInfo);
+	GpxSegHeaderData *h = palloc0(Max(*used, sizeof(GpxSegHeaderData)) + shift);
+	uint32		flags;
+
+	if (*used < offsetof(GpxSegHeaderData, streams))
+	{
+		memcpy(h, contents, *used);
+		return h;
+	}
+	memcpy(&flags, contents + offsetof(GpxSegHeaderData, flags), sizeof(flags));
+	if ((flags & GPX_SEG_STREAMS) || *used < old_streams)
+	{
+		memcpy(h, contents, *used);
+		return h;
+	}
+	memcpy(h, contents, old_streams);
+	memcpy((char *) h + offsetof(GpxSegHeaderData, npages), contents + old_streams, *used - old_streams);
+	for (int i = GPX_NSTREAMS_V1; i < GPX_NSTREAMS; i++)
+		h->streams[i].first = h->streams[GPX_NSTREAMS_V1 - 1].first + h->streams[GPX_NSTREAMS_V1 - 1].npages;
+	*used += shift;
+	return h;
+}
+
 static void
 check_header(GpxSegment *seg, uint32 used)
 {
@@ -53,6 +87,13 @@ check_header(GpxSegment *seg, uint32 used)
 		gpx_seg_corrupt(seg, -1, 0, "header is not this segment's");
 	if (h->ndocs != seg->ref.ndocs || h->nterms != seg->ref.nterms || h->npostings != seg->ref.npostings)
 		gpx_seg_corrupt(seg, -1, 0, "counts differ from the metapage's");
+	if ((h->flags & ~GPX_SEG_FLAGS) || (h->flags & GPX_SEG_FREQS && !(h->flags & GPX_SEG_STREAMS)))
+		gpx_seg_corrupt(seg, -1, 0, "header has unknown flags");
+	if (h->flags & GPX_SEG_FREQS ?
+		(h->streams[GPX_STREAM_LENDIR].bytes != (uint64) h->docmap_chunks * sizeof(uint32)) :
+		(h->streams[GPX_STREAM_FREQS].npages | h->streams[GPX_STREAM_LENDIR].npages |
+		 h->streams[GPX_STREAM_LENS].npages) != 0)
+		gpx_seg_corrupt(seg, -1, 0, "doc length streams are inconsistent");
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 	{
 		if (h->streams[i].first != npages)
@@ -92,8 +133,7 @@ gpx_seg_open(Relation index, const GpxSegRef *ref)
 	buf = gpx_read_page(index, ref->head, BUFFER_LOCK_SHARE, &tag);
 	page = BufferGetPage(buf);
 	used = gpx_page_used(page);
-	seg->hdr = palloc(Max(used, sizeof(GpxSegHeaderData)));
-	memcpy(seg->hdr, PageGetContents(page), used);
+	seg->hdr = header_copy(PageGetContents(page), &used);
 	UnlockReleaseBuffer(buf);
 	check_header(seg, used);
 	if (seg->hdr->ntables > 0)
@@ -102,6 +142,9 @@ gpx_seg_open(Relation index, const GpxSegRef *ref)
 	seg->chunk = PG_UINT32_MAX;
 	seg->docdir.pageno = PG_UINT32_MAX;
 	seg->docmap.pageno = PG_UINT32_MAX;
+	seg->lendir.pageno = PG_UINT32_MAX;
+	seg->lens.pageno = PG_UINT32_MAX;
+	seg->dl_chunk = PG_UINT32_MAX;
 	return seg;
 }
 
@@ -175,6 +218,8 @@ seg_limits(GpxSegment *seg)
 	l.ndocs = seg->hdr->ndocs;
 	l.list_pages = seg->hdr->streams[GPX_STREAM_LISTS].npages;
 	l.page_capacity = GPX_PAGE_CAPACITY;
+	l.freqs = (seg->hdr->flags & GPX_SEG_FREQS) != 0;
+	l.freq_pages = seg->hdr->streams[GPX_STREAM_FREQS].npages;
 	return l;
 }
 
@@ -240,8 +285,13 @@ leaf_find(GpxSegment *seg, uint32 pageno, const char *term, int len, GpxLeafEntr
 		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, problem);
 	if (found && !out->external && payload)
 	{
-		*payload = palloc(out->len);
+		/* the inline postings, then their tfs (with freqs) */
+		uint32		tf_bytes = out->tfs ? out->df : 0;
+
+		*payload = palloc(out->len + tf_bytes);
 		memcpy(*payload, out->payload, out->len);
+		if (tf_bytes)
+			memcpy(*payload + out->len, out->tfs, tf_bytes);
 	}
 	UnlockReleaseBuffer(buf);
 	return found;
@@ -447,6 +497,8 @@ gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
 	ref->len = e.len;
 	ref->page = e.external ? e.page : 0;
 	ref->offset = e.external ? e.offset : 0;
+	ref->freq_page = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_page : 0;
+	ref->freq_offset = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_offset : 0;
 	return true;
 }
 
@@ -534,6 +586,9 @@ gpx_dict_iter_next(GpxDictIter *it)
 	it->list_page = e.page;
 	it->list_off = e.offset;
 	it->inline_data = e.external ? NULL : e.payload;
+	it->inline_tfs = e.external ? NULL : e.tfs;
+	it->freq_page = e.external ? e.freq_page : 0;
+	it->freq_off = e.external ? e.freq_offset : 0;
 	it->pos = p - (const uint8 *) it->page;
 	it->left--;
 	it->ordinal++;
@@ -573,6 +628,7 @@ gpx_dict_iter_end(GpxDictIter *it)
 typedef struct ListBytes
 {
 	GpxSegment *seg;
+	int			stream;			/* LISTS or FREQS */
 	uint32		page;			/* where the list starts in the LISTS stream */
 	uint32		offset;
 	uint32		len;			/* its bytes */
@@ -582,9 +638,10 @@ typedef struct ListBytes
 } ListBytes;
 
 static void
-list_bytes_init(ListBytes *lb, GpxSegment *seg, uint32 page, uint32 offset, uint32 len)
+list_bytes_init(ListBytes *lb, GpxSegment *seg, int stream, uint32 page, uint32 offset, uint32 len)
 {
 	lb->seg = seg;
+	lb->stream = stream;
 	lb->page = page;
 	lb->offset = offset;
 	lb->len = len;
@@ -599,7 +656,7 @@ list_bytes_read(ListBytes *lb, uint32 from, uint32 n, void *dst)
 	char	   *out = dst;
 
 	if (from > lb->len || n > lb->len - from)
-		gpx_seg_corrupt(lb->seg, GPX_STREAM_LISTS, lb->page, "list is shorter than its structure");
+		gpx_seg_corrupt(lb->seg, lb->stream, lb->page, "list is shorter than its structure");
 	while (n > 0)
 	{
 		uint32		pageno = (uint32) (pos / GPX_PAGE_CAPACITY);
@@ -608,12 +665,12 @@ list_bytes_read(ListBytes *lb, uint32 from, uint32 n, void *dst)
 
 		if (lb->held != pageno)
 		{
-			Buffer		buf = gpx_seg_read(lb->seg, GPX_STREAM_LISTS, pageno);
+			Buffer		buf = gpx_seg_read(lb->seg, lb->stream, pageno);
 			Page		page = BufferGetPage(buf);
 			const char *problem = gpx_page_problem(page);
 
 			if (problem != NULL)
-				gpx_seg_corrupt(lb->seg, GPX_STREAM_LISTS, pageno, problem);
+				gpx_seg_corrupt(lb->seg, lb->stream, pageno, problem);
 			lb->used = gpx_page_used(page);
 			memcpy(lb->data, PageGetContents(page), lb->used);
 			UnlockReleaseBuffer(buf);
@@ -621,7 +678,7 @@ list_bytes_read(ListBytes *lb, uint32 from, uint32 n, void *dst)
 		}
 		take = off < lb->used ? Min(n, lb->used - off) : 0;
 		if (take < n && off + take != GPX_PAGE_CAPACITY)
-			gpx_seg_corrupt(lb->seg, GPX_STREAM_LISTS, pageno, "a list runs past the page's contents");
+			gpx_seg_corrupt(lb->seg, lb->stream, pageno, "a list runs past the page's contents");
 		memcpy(out, lb->data + off, take);
 		out += take;
 		pos += take;
@@ -682,9 +739,9 @@ gpx_list_reader_begin(GpxDictIter *it)
 	r->list_page = it->list_page;
 	r->list_offset = it->list_off;
 	r->len = it->list_len;
-	list_bytes_init(&r->skip, seg, r->list_page, r->list_offset, r->len);
-	list_bytes_init(&r->skip2, seg, r->list_page, r->list_offset, r->len);
-	list_bytes_init(&r->words, seg, r->list_page, r->list_offset, r->len);
+	list_bytes_init(&r->skip, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
+	list_bytes_init(&r->skip2, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
+	list_bytes_init(&r->words, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
 	list_bytes_read(&r->skip, 0, GPUIDX_HEADER_SIZE, &r->hdr);
 	if (r->hdr.version != GPUIDX_FORMAT_VERSION || r->hdr.codec >= GPUIDX_NUM_CODECS ||
 		r->hdr.flags != 0 || r->hdr.count != r->df || r->hdr.last >= seg->hdr->ndocs)
@@ -968,4 +1025,248 @@ gpx_seg_map(GpxSegment *seg, const uint32 *docs, uint32 n, ItemPointerData *tids
 		tids[k++] = seg->chunk_tids[doc % GPX_DOCMAP_CHUNK];
 	}
 	return k;
+}
+
+/* ---------------------------------------------------------------------------
+ * Term frequencies and doc lengths (segments with freqs)
+ */
+static void
+require_freqs(GpxSegment *seg)
+{
+	if (!(seg->hdr->flags & GPX_SEG_FREQS))
+		elog(ERROR, "gpuidx: segment %u has no term frequencies", seg->ref.id);
+}
+
+/* a record's header, then all of it, read and checked */
+static uint8 *
+read_freq_record(GpxSegment *seg, uint32 df, uint32 page, uint32 offset, uint32 *len)
+{
+	ListBytes	lb;
+	GpxFreqHeader h;
+	uint8	   *rec;
+	const char *problem;
+	uint64		most = sizeof(GpxFreqHeader) + (uint64) gpx_freq_nblocks(df) * (sizeof(GpxFreqBlock) + 128);
+
+	list_bytes_init(&lb, seg, GPX_STREAM_FREQS, page, offset, sizeof(h));
+	list_bytes_read(&lb, 0, sizeof(h), &h);
+	if (h.nbytes < sizeof(h) || h.nbytes > most)
+		gpx_seg_corrupt(seg, GPX_STREAM_FREQS, page, "frequency record has an impossible length");
+	lb.len = h.nbytes;
+	rec = palloc_extended(h.nbytes, MCXT_ALLOC_HUGE);
+	list_bytes_read(&lb, 0, h.nbytes, rec);
+	pfree(lb.data);
+	problem = gpx_parse_freq_record(rec, h.nbytes, df, seg->hdr->ndocs);
+	if (problem != NULL)
+		gpx_seg_corrupt(seg, GPX_STREAM_FREQS, page, problem);
+	*len = h.nbytes;
+	return rec;
+}
+
+void
+gpx_seg_freqs(GpxSegment *seg, GpxTermRef *ref, GpxFreqs *out)
+{
+	require_freqs(seg);
+	out->df = ref->df;
+	out->record = NULL;
+	out->tfs = NULL;
+	if (ref->external)
+		out->record = read_freq_record(seg, ref->df, ref->freq_page, ref->freq_offset, &out->record_len);
+	else
+	{
+		if (ref->payload == NULL)
+			elog(ERROR, "gpuidx: inline list already opened");
+		out->tfs = palloc(ref->df);
+		memcpy(out->tfs, ref->payload + ref->len, ref->df);
+	}
+}
+
+void
+gpx_dict_iter_freqs(GpxDictIter *it, GpxFreqs *out)
+{
+	require_freqs(it->seg);
+	out->df = it->df;
+	out->record = NULL;
+	out->tfs = NULL;
+	if (it->external)
+		out->record = read_freq_record(it->seg, it->df, it->freq_page, it->freq_off, &out->record_len);
+	else
+	{
+		out->tfs = palloc(it->df);
+		memcpy(out->tfs, it->inline_tfs, it->df);
+	}
+}
+
+void
+gpx_freqs_tfs(const GpxFreqs *f, uint32 block, uint8 *tfs)
+{
+	if (f->record)
+		gpx_freq_block_tfs(f->record, f->df, block, tfs);
+	else
+		memcpy(tfs, f->tfs + (Size) block * GPX_RANK_BLOCK,
+			   Min(GPX_RANK_BLOCK, f->df - block * GPX_RANK_BLOCK));
+}
+
+void
+gpx_freqs_free(GpxFreqs *f)
+{
+	if (f->record)
+		pfree(f->record);
+	if (f->tfs)
+		pfree(f->tfs);
+	f->record = NULL;
+	f->tfs = NULL;
+}
+
+/*
+ * Merges read the tfs of the list being merged a block at a time through
+ * two one-page byte streams (block entries, data), as they read its
+ * postings: memory stays the same whatever its length.  Page checksums and
+ * each block's bounds are checked; the record's CRC is not (see above).
+ */
+struct GpxFreqReader
+{
+	GpxSegment *seg;
+	uint32		df;
+	uint32		nb;
+	uint32		next_block;
+	const uint8 *inl;			/* inline tfs */
+	ListBytes	entries;
+	ListBytes	data;
+	uint32		data_start;
+	uint8		buf[GPX_RANK_BLOCK];
+	uint32		have;
+	uint32		pos;
+	uint32		done;
+};
+
+GpxFreqReader *
+gpx_freq_reader_begin(GpxDictIter *it)
+{
+	GpxFreqReader *r = palloc0(sizeof(GpxFreqReader));
+	GpxFreqHeader h;
+
+	require_freqs(it->seg);
+	r->seg = it->seg;
+	r->df = it->df;
+	if (!it->external)
+	{
+		r->inl = it->inline_tfs;
+		return r;
+	}
+	r->nb = gpx_freq_nblocks(it->df);
+	list_bytes_init(&r->entries, it->seg, GPX_STREAM_FREQS, it->freq_page, it->freq_off, sizeof(h));
+	list_bytes_read(&r->entries, 0, sizeof(h), &h);
+	r->data_start = sizeof(h) + r->nb * sizeof(GpxFreqBlock);
+	if (h.df != it->df || h.flags != 0 || h.nbytes < r->data_start)
+		gpx_seg_corrupt(it->seg, GPX_STREAM_FREQS, it->freq_page, "frequency record does not match its list");
+	r->entries.len = h.nbytes;
+	list_bytes_init(&r->data, it->seg, GPX_STREAM_FREQS, it->freq_page, it->freq_off, h.nbytes);
+	return r;
+}
+
+void
+gpx_freq_reader_next(GpxFreqReader *r, uint8 *tfs, uint32 n)
+{
+	if (n > r->df - r->done)
+		gpx_seg_corrupt(r->seg, GPX_STREAM_FREQS, PG_UINT32_MAX, "frequency record is shorter than its list");
+	if (r->inl)
+	{
+		memcpy(tfs, r->inl + r->done, n);
+		r->done += n;
+		return;
+	}
+	while (n > 0)
+	{
+		uint32		take;
+
+		if (r->pos == r->have)
+		{
+			GpxFreqBlock fb;
+			uint32		len = r->next_block + 1 < r->nb ? GPX_RANK_BLOCK : r->df - GPX_RANK_BLOCK * r->next_block;
+			uint32		bytes;
+			uint32		vals[GPX_RANK_BLOCK];
+			uint8		packed[GPX_RANK_BLOCK];
+
+			list_bytes_read(&r->entries, sizeof(GpxFreqHeader) + r->next_block * sizeof(fb), sizeof(fb), &fb);
+			if (fb.width > 8 || fb.max_tf == 0)
+				gpx_seg_corrupt(r->seg, GPX_STREAM_FREQS, r->entries.page, "frequency record block is inconsistent");
+			bytes = (len * fb.width + 7) / 8;
+			list_bytes_read(&r->data, r->data_start + fb.offset, bytes, packed);
+			gpx_unpack_bits(packed, vals, len, fb.width);
+			for (uint32 i = 0; i < len; i++)
+			{
+				if (vals[i] + 1 > fb.max_tf)
+					gpx_seg_corrupt(r->seg, GPX_STREAM_FREQS, r->entries.page, "a tf exceeds its block's maximum");
+				r->buf[i] = (uint8) (vals[i] + 1);
+			}
+			r->have = len;
+			r->pos = 0;
+			r->next_block++;
+		}
+		take = Min(n, r->have - r->pos);
+		memcpy(tfs, r->buf + r->pos, take);
+		r->pos += take;
+		r->done += take;
+		tfs += take;
+		n -= take;
+	}
+}
+
+void
+gpx_freq_reader_end(GpxFreqReader *r)
+{
+	if (r->inl == NULL)
+	{
+		pfree(r->entries.data);
+		pfree(r->data.data);
+	}
+	pfree(r);
+}
+
+uint32
+gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls)
+{
+	GpxSegHeaderData *h = seg->hdr;
+	const uint32 per_page = GPX_PAGE_CAPACITY / sizeof(uint32);
+	uint32		dpage = chunk / per_page;
+	uint32		n;
+	uint32		dir;
+	uint32		lpage;
+	uint32		loff;
+	uint32		width;
+	const char *page;
+
+	require_freqs(seg);
+	if (chunk >= h->docmap_chunks)
+		gpx_seg_corrupt(seg, GPX_STREAM_LENDIR, dpage, "doc id past the segment's doc lengths");
+	n = chunk + 1 < h->docmap_chunks ? GPX_DOCMAP_CHUNK : h->ndocs - chunk * GPX_DOCMAP_CHUNK;
+	page = cached_page(seg, GPX_STREAM_LENDIR, dpage, &seg->lendir);
+	if (seg->lendir.used < ((chunk % per_page) + 1) * sizeof(uint32))
+		gpx_seg_corrupt(seg, GPX_STREAM_LENDIR, dpage, "directory page is too short");
+	memcpy(&dir, page + (chunk % per_page) * sizeof(uint32), sizeof(uint32));
+	lpage = dir >> GPX_DOCDIR_SHIFT;
+	loff = dir & ((1u << GPX_DOCDIR_SHIFT) - 1);
+	page = cached_page(seg, GPX_STREAM_LENS, lpage, &seg->lens);
+	if (loff >= seg->lens.used)
+		gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, "chunk starts past the page's contents");
+	width = (uint8) page[loff];
+	if (width > 32 || loff + 1 + ((uint64) n * width + 7) / 8 > seg->lens.used)
+		gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, "doc length chunk is malformed");
+	gpx_unpack_bits((const uint8 *) page + loff + 1, dls, n, width);
+	return n;
+}
+
+uint32
+gpx_seg_doclen(GpxSegment *seg, uint32 doc)
+{
+	uint32		chunk = doc / GPX_DOCMAP_CHUNK;
+
+	if (doc >= seg->hdr->ndocs)
+		gpx_seg_corrupt(seg, GPX_STREAM_LENS, PG_UINT32_MAX, "doc id past the segment");
+	if (seg->dl_chunk != chunk)
+	{
+		gpx_seg_chunk_lengths(seg, chunk, seg->chunk_dls);
+		seg->dl_chunk = chunk;
+	}
+	return seg->chunk_dls[doc % GPX_DOCMAP_CHUNK];
 }

@@ -16,6 +16,11 @@
  * (docs/FORMAT.md) into the LISTS stream.  Long lists are encoded a block at
  * a time as their postings come, in memory of the same size whatever their
  * length (past 16 kB, through temporary files).
+ *
+ * With freqs (format version 3), each doc's length goes to the LENS stream
+ * in chunks of 128 docs, an inline list's tfs follow its postings in the
+ * dictionary entry, and an external list's tfs go to the FREQS stream as a
+ * record of their own (store/parse.h), so that @@& never reads them.
  */
 #include "postgres.h"
 
@@ -23,6 +28,7 @@
 #include "miscadmin.h"
 #include "storage/buffile.h"
 
+#include "rank/bm25.h"
 #include "store/segment.h"
 #include "store/varint.h"
 
@@ -83,7 +89,26 @@ typedef struct GpxListStream
 	SpillBuf	data;
 } GpxListStream;
 
+/*
+ * A list's frequency record (store/parse.h), built 128 postings at a time
+ * as they come: block entries and packed tfs go to spill buffers.
+ */
+typedef struct GpxFreqStream
+{
+	uint32		docs[GPX_RANK_BLOCK];	/* the block being filled */
+	uint8		tfs[GPX_RANK_BLOCK];
+	uint32		n;
+	uint32		count;
+	uint32		nb;
+	uint8		max_tf;
+	uint8		min_dlcode;
+	SpillBuf	blocks;
+	SpillBuf	data;
+} GpxFreqStream;
+
 static void spill_reset(SpillBuf *sb);
+static void freq_reset(GpxFreqStream *fs);
+static void freq_add(GpxSegWriter *w, GpxFreqStream *fs, const uint32 *ids, const uint8 *tfs, uint32 n);
 
 struct GpxSegWriter
 {
@@ -92,6 +117,7 @@ struct GpxSegWriter
 	uint32		segid;
 	bool		use_wal;
 	int			codec;
+	bool		freqs;			/* store tfs and doc lengths */
 	GpxStreamW	streams[GPX_NSTREAMS];
 
 	/* doc map */
@@ -99,6 +125,12 @@ struct GpxSegWriter
 	uint32		nchunks;
 	uint32		nchunk;
 	ItemPointerData chunk[GPX_DOCMAP_CHUNK];
+	uint32		chunk_dl[GPX_DOCMAP_CHUNK];
+
+	/* doc lengths: their sum, and each doc's gpx_dl_code for block maxima */
+	uint64		sum_dl;
+	uint8	   *dlcodes;
+	Size		dlcap;
 
 	/* the leaf being filled */
 	uint8		leaf[GPX_PAGE_CAPACITY];
@@ -121,9 +153,11 @@ struct GpxSegWriter
 	bool		streaming;
 	int64		last_id;		/* the term's last doc id so far; -1 before the first */
 	uint32	   *ids;
+	uint8	   *tfs;			/* with freqs: each id's tf */
 	uint32		nids;
 	uint32		idcap;
 	GpxListStream ls;
+	GpxFreqStream fs;
 
 	/* what the header reports */
 	uint32		nterms;
@@ -223,7 +257,7 @@ stream_reserve(GpxSegWriter *w, int id, Size len)
 }
 
 GpxSegWriter *
-gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec)
+gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs)
 {
 	GpxSegWriter *w = palloc0(sizeof(GpxSegWriter));
 
@@ -232,6 +266,7 @@ gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec)
 	w->segid = segid;
 	w->use_wal = use_wal;
 	w->codec = codec;
+	w->freqs = freqs;
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 		stream_reset_page(w, i);
 	initStringInfo(&w->seps);
@@ -241,7 +276,7 @@ gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec)
 Size
 gpx_segw_memory(GpxSegWriter *w)
 {
-	Size		size = sizeof(GpxSegWriter) + w->seps.maxlen;
+	Size		size = sizeof(GpxSegWriter) + w->seps.maxlen + w->dlcap;
 
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 		size += w->streams[i].cap * sizeof(BlockNumber);
@@ -255,8 +290,35 @@ gpx_segw_ndocs(GpxSegWriter *w)
 }
 
 /* ---------------------------------------------------------------------------
- * Doc map
+ * Doc map and doc lengths
  */
+
+/* the chunk's lengths into LENS (never across pages), its place into LENDIR */
+static void
+flush_lengths(GpxSegWriter *w)
+{
+	uint8		buf[1 + GPX_DOCMAP_CHUNK * 4 + 8];
+	uint32		maxdl = 0;
+	uint32		width;
+	uint32		len;
+	uint32		dir;
+	GpxStreamW *lens = &w->streams[GPX_STREAM_LENS];
+
+	for (uint32 i = 0; i < w->nchunk; i++)
+		maxdl = Max(maxdl, w->chunk_dl[i]);
+	width = maxdl == 0 ? 0 : 32 - __builtin_clz(maxdl);
+	buf[0] = (uint8) width;
+	len = 1 + gpx_pack_bits(buf + 1, w->chunk_dl, w->nchunk, width);
+	stream_reserve(w, GPX_STREAM_LENS, len);
+	if (lens->npages >= (1u << (32 - GPX_DOCDIR_SHIFT)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuidx segment doc lengths are too large")));
+	dir = (lens->npages << GPX_DOCDIR_SHIFT) | lens->used;
+	stream_write(w, GPX_STREAM_LENS, buf, len);
+	stream_write(w, GPX_STREAM_LENDIR, &dir, sizeof(dir));
+}
+
 static void
 flush_chunk(GpxSegWriter *w)
 {
@@ -290,17 +352,31 @@ flush_chunk(GpxSegWriter *w)
 	dir = (map->npages << GPX_DOCDIR_SHIFT) | map->used;
 	stream_write(w, GPX_STREAM_DOCMAP, buf, len);
 	stream_write(w, GPX_STREAM_DOCDIR, &dir, sizeof(dir));
+	if (w->freqs)
+		flush_lengths(w);
 	w->nchunks++;
 	w->nchunk = 0;
 }
 
 void
-gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid)
+gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid, uint32 dl)
 {
 	if (w->ndocs == PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a gpuidx segment holds at most %u documents", PG_UINT32_MAX - 1)));
+	if (w->freqs)
+	{
+		if (w->ndocs >= w->dlcap)
+		{
+			w->dlcap = Max(w->dlcap * 2, 4096);
+			w->dlcodes = w->dlcodes ? repalloc_huge(w->dlcodes, w->dlcap)
+				: MemoryContextAllocHuge(w->cxt, w->dlcap);
+		}
+		w->dlcodes[w->ndocs] = (uint8) gpx_dl_code(dl);
+		w->chunk_dl[w->nchunk] = dl;
+		w->sum_dl += dl;
+	}
 	w->chunk[w->nchunk++] = *tid;
 	w->ndocs++;
 	if (w->nchunk == GPX_DOCMAP_CHUNK)
@@ -376,7 +452,7 @@ static void
 add_entry(GpxSegWriter *w, uint32 df, bool external, uint32 list_len,
 		  const uint8 *payload, uint32 payload_len)
 {
-	uint8		entry[GPX_MAX_TERM_LEN + GPX_INLINE_MAX + 8 * GPX_VARINT_MAX];
+	uint8		entry[GPX_MAX_TERM_LEN + 2 * GPX_INLINE_MAX + 8 * GPX_VARINT_MAX];
 	bool		restart = w->leaf_entries % GPX_RESTART_INTERVAL == 0;
 	int			shared = restart ? 0 : common_prefix(w->prev, w->prev_len, w->term, w->term_len);
 	uint32		len = encode_entry(w, entry, shared, df, external, list_len, payload, payload_len);
@@ -419,6 +495,8 @@ gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint)
 	}
 	w->nids = 0;
 	w->last_id = -1;
+	if (w->freqs)
+		freq_reset(&w->fs);
 	/* long lists are encoded as they come: EF unless a codec is asked for */
 	w->streaming = df_hint > GPX_STREAM_MIN_POSTINGS;
 	if (w->streaming)
@@ -472,16 +550,16 @@ spill_append(SpillBuf *sb, MemoryContext cxt, const void *data, Size n)
 	sb->total += n;
 }
 
-/* read every byte back, in order: into the CRC, or into the LISTS stream */
+/* read every byte back, in order: into the CRC, or into a stream (copy >= 0) */
 static uint32
-spill_drain(SpillBuf *sb, GpxSegWriter *w, uint32 crc, bool copy)
+spill_drain(SpillBuf *sb, GpxSegWriter *w, uint32 crc, int copy)
 {
 	char		buf[BLCKSZ];
 
 	if (sb->file == NULL)
 	{
-		if (copy)
-			stream_write(w, GPX_STREAM_LISTS, sb->mem, sb->len);
+		if (copy >= 0)
+			stream_write(w, copy, sb->mem, sb->len);
 		return pl_crc32c(crc, sb->mem, sb->len);
 	}
 	if (BufFileSeek(sb->file, 0, 0, SEEK_SET) != 0)
@@ -496,8 +574,8 @@ spill_drain(SpillBuf *sb, GpxSegWriter *w, uint32 crc, bool copy)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not read a temporary file of a gpuidx posting list: %m")));
-		if (copy)
-			stream_write(w, GPX_STREAM_LISTS, buf, n);
+		if (copy >= 0)
+			stream_write(w, copy, buf, n);
 		crc = pl_crc32c(crc, buf, n);
 		done += n;
 	}
@@ -553,7 +631,7 @@ stream_block(GpxSegWriter *w, GpxListStream *ls, uint64 universe)
 }
 
 void
-gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n)
+gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, uint32 n)
 {
 	/*
 	 * Every writer hands over ids it decoded and checked itself; this is the
@@ -568,6 +646,15 @@ gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n)
 					 errmsg("gpuidx: doc id %u of term \"%.*s\" is out of order or past the segment's %u docs",
 							ids[i], w->term_len, w->term, w->ndocs)));
 		w->last_id = ids[i];
+	}
+	if (w->freqs)
+	{
+		for (uint32 i = 0; i < n; i++)
+			if (tfs[i] == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("gpuidx: doc id %u of term \"%.*s\" has a frequency of 0",
+								ids[i], w->term_len, w->term)));
 	}
 	if (w->streaming)
 	{
@@ -584,6 +671,8 @@ gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n)
 		ls->count += n;
 		if (n > 0)
 			ls->last = ids[n - 1];
+		if (w->freqs)
+			freq_add(w, &w->fs, ids, tfs, n);
 		if (ls->count > GPUIDX_MAX_POSTINGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -601,32 +690,136 @@ gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, uint32 n)
 							GPUIDX_MAX_POSTINGS)));
 		w->ids = w->ids ? repalloc_huge(w->ids, (Size) w->idcap * sizeof(uint32))
 			: MemoryContextAllocHuge(w->cxt, (Size) w->idcap * sizeof(uint32));
+		if (w->freqs)
+			w->tfs = w->tfs ? repalloc_huge(w->tfs, (Size) w->idcap)
+				: MemoryContextAllocHuge(w->cxt, (Size) w->idcap);
 	}
 	memcpy(w->ids + w->nids, ids, (Size) n * sizeof(uint32));
+	if (w->freqs)
+		memcpy(w->tfs + w->nids, tfs, n);
 	w->nids += n;
 }
 
-/* start a list in the LISTS stream: 4-byte aligned; returns its place */
+/* start a list or a frequency record: 4-byte aligned; returns its place */
 static void
-lists_start(GpxSegWriter *w, uint32 *page, uint32 *offset)
+stream_align(GpxSegWriter *w, int id, uint32 *page, uint32 *offset)
 {
-	GpxStreamW *s = &w->streams[GPX_STREAM_LISTS];
+	GpxStreamW *s = &w->streams[id];
 	static const uint8 zeros[4] = {0};
 
 	if (s->used % 4 != 0)
-		stream_write(w, GPX_STREAM_LISTS, zeros, 4 - s->used % 4);
+		stream_write(w, id, zeros, 4 - s->used % 4);
 	*page = s->npages;
 	*offset = s->used;
+}
+
+/* ---------------------------------------------------------------------------
+ * Frequency records
+ */
+static void
+freq_reset(GpxFreqStream *fs)
+{
+	spill_reset(&fs->blocks);
+	spill_reset(&fs->data);
+	fs->n = 0;
+	fs->count = 0;
+	fs->nb = 0;
+	fs->max_tf = 0;
+	fs->min_dlcode = 255;
+}
+
+/* the buffered block's entry and packed tfs (tf - 1 each) */
+static void
+freq_block(GpxSegWriter *w, GpxFreqStream *fs)
+{
+	GpxFreqBlock b;
+	uint32		vals[GPX_RANK_BLOCK];
+	uint8		packed[GPX_RANK_BLOCK];
+	uint32		max_tf = 0;
+	uint32		min_code = 255;
+	uint32		len;
+
+	for (uint32 i = 0; i < fs->n; i++)
+	{
+		vals[i] = fs->tfs[i] - 1;
+		max_tf = Max(max_tf, fs->tfs[i]);
+		min_code = Min(min_code, w->dlcodes[fs->docs[i]]);
+	}
+	memset(&b, 0, sizeof(b));
+	b.last_doc = fs->docs[fs->n - 1];
+	b.offset = (uint32) fs->data.total;
+	b.width = max_tf <= 1 ? 0 : 32 - __builtin_clz(max_tf - 1);
+	b.max_tf = (uint8) max_tf;
+	b.min_dlcode = (uint8) min_code;
+	len = gpx_pack_bits(packed, vals, fs->n, b.width);
+	spill_append(&fs->blocks, w->cxt, &b, sizeof(b));
+	spill_append(&fs->data, w->cxt, packed, len);
+	fs->max_tf = Max(fs->max_tf, b.max_tf);
+	fs->min_dlcode = Min(fs->min_dlcode, b.min_dlcode);
+	fs->nb++;
+	fs->n = 0;
+}
+
+static void
+freq_add(GpxSegWriter *w, GpxFreqStream *fs, const uint32 *ids, const uint8 *tfs, uint32 n)
+{
+	for (uint32 i = 0; i < n; i++)
+	{
+		fs->docs[fs->n] = ids[i];
+		fs->tfs[fs->n] = tfs[i];
+		fs->count++;
+		if (++fs->n == GPX_RANK_BLOCK)
+			freq_block(w, fs);
+	}
+}
+
+/* the record into the FREQS stream; returns its place */
+static void
+freq_finish(GpxSegWriter *w, GpxFreqStream *fs, uint32 *page, uint32 *offset)
+{
+	GpxFreqHeader hdr;
+	uint64		len;
+	uint32		crc;
+
+	if (fs->n > 0)
+		freq_block(w, fs);
+	len = sizeof(hdr) + fs->blocks.total + fs->data.total;
+	if (len > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the term frequencies of a gpuidx posting list would exceed 4 GB")));
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.df = fs->count;
+	hdr.nbytes = (uint32) len;
+	hdr.max_tf = fs->max_tf;
+	hdr.min_dlcode = fs->min_dlcode;
+	crc = pl_crc32c(0, &hdr, sizeof(hdr));
+	crc = spill_drain(&fs->blocks, w, crc, -1);
+	hdr.crc = spill_drain(&fs->data, w, crc, -1);
+	stream_align(w, GPX_STREAM_FREQS, page, offset);
+	stream_write(w, GPX_STREAM_FREQS, &hdr, sizeof(hdr));
+	spill_drain(&fs->blocks, w, 0, GPX_STREAM_FREQS);
+	spill_drain(&fs->data, w, 0, GPX_STREAM_FREQS);
+	freq_reset(fs);
 }
 
 static void
 add_external(GpxSegWriter *w, uint32 df, uint32 page, uint32 offset, uint32 len, int codec)
 {
-	uint8		ref[2 * GPX_VARINT_MAX];
+	uint8		ref[4 * GPX_VARINT_MAX];
 	uint32		n = 0;
 
 	n += gpx_varint_put(ref + n, page);
 	n += gpx_varint_put(ref + n, offset);
+	if (w->freqs)
+	{
+		uint32		fpage;
+		uint32		foffset;
+
+		freq_finish(w, &w->fs, &fpage, &foffset);
+		n += gpx_varint_put(ref + n, fpage);
+		n += gpx_varint_put(ref + n, foffset);
+	}
 	add_entry(w, df, true, len, ref, n);
 	w->nlists[codec]++;
 }
@@ -664,14 +857,14 @@ end_streamed(GpxSegWriter *w)
 
 	/* the checksum needs every byte before the header can be written */
 	crc = pl_crc32c(0, &hdr, sizeof(hdr));
-	crc = spill_drain(&ls->skip1, w, crc, false);
-	crc = spill_drain(&ls->skip2, w, crc, false);
-	hdr.checksum = spill_drain(&ls->data, w, crc, false);
-	lists_start(w, &page, &offset);
+	crc = spill_drain(&ls->skip1, w, crc, -1);
+	crc = spill_drain(&ls->skip2, w, crc, -1);
+	hdr.checksum = spill_drain(&ls->data, w, crc, -1);
+	stream_align(w, GPX_STREAM_LISTS, &page, &offset);
 	stream_write(w, GPX_STREAM_LISTS, &hdr, sizeof(hdr));
-	spill_drain(&ls->skip1, w, 0, true);
-	spill_drain(&ls->skip2, w, 0, true);
-	spill_drain(&ls->data, w, 0, true);
+	spill_drain(&ls->skip1, w, 0, GPX_STREAM_LISTS);
+	spill_drain(&ls->skip2, w, 0, GPX_STREAM_LISTS);
+	spill_drain(&ls->data, w, 0, GPX_STREAM_LISTS);
 	add_external(w, ls->count, page, offset, (uint32) len, ls->codec);
 	w->npostings += ls->count;
 	spill_reset(&ls->skip1);
@@ -700,12 +893,15 @@ end_buffered(GpxSegWriter *w)
 
 	if (isize <= GPX_INLINE_MAX && isize <= esize + GPX_EXTERNAL_COST)
 	{
-		uint8		buf[GPX_INLINE_MAX + GPX_VARINT_MAX];
+		/* the postings, then with freqs a byte per posting: its tf */
+		uint8		buf[2 * GPX_INLINE_MAX + GPX_VARINT_MAX];
 		uint32		len = 0;
 
 		for (uint32 i = 0; i < n; i++)
 			len += gpx_varint_put(buf + len, i == 0 ? w->ids[0] : w->ids[i] - w->ids[i - 1] - 1);
-		add_entry(w, n, false, len, buf, len);
+		if (w->freqs)
+			memcpy(buf + len, w->tfs, n);
+		add_entry(w, n, false, len, buf, len + (w->freqs ? n : 0));
 		w->ninline++;
 		w->inline_bytes += len;
 	}
@@ -720,7 +916,9 @@ end_buffered(GpxSegWriter *w)
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("a gpuidx posting list would exceed 4 GB")));
 		pl_encode(codec, w->ids, n, enc);
-		lists_start(w, &page, &offset);
+		if (w->freqs)
+			freq_add(w, &w->fs, w->ids, w->tfs, n);
+		stream_align(w, GPX_STREAM_LISTS, &page, &offset);
 		stream_write(w, GPX_STREAM_LISTS, enc, esize);
 		pfree(enc);
 		add_external(w, n, page, offset, (uint32) esize, codec);
@@ -915,6 +1113,7 @@ gpx_segw_finish(GpxSegWriter *w, GpxSegRef *ref)
 	}
 
 	hdr->magic = GPX_MAGIC;
+	hdr->flags = GPX_SEG_STREAMS | (w->freqs ? GPX_SEG_FREQS : 0);
 	hdr->id = w->segid;
 	hdr->ndocs = w->ndocs;
 	hdr->nterms = w->nterms;
@@ -940,5 +1139,6 @@ gpx_segw_finish(GpxSegWriter *w, GpxSegRef *ref)
 	ref->nterms = w->nterms;
 	ref->npostings = w->npostings;
 	ref->npages = npages + ntables + 1;
+	ref->sum_dl = w->sum_dl;
 	pfree(all);
 }

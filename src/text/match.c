@@ -170,7 +170,7 @@ typedef struct Marks
 } Marks;
 
 static void
-mark_lexeme(void *arg, const char *lex, int len)
+mark_lexeme(void *arg, const char *lex, int len, uint32 pos)
 {
 	Marks	   *m = arg;
 	int			lo = 0;

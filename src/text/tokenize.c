@@ -152,6 +152,7 @@ gpx_tokenize(Oid cfg, const char *text, int len, gpx_lexeme_fn fn, void *arg)
 {
 	static MemoryContext parse_cxt = NULL;
 	int			pos = 0;
+	int64		base = 0;		/* words of the pieces before */
 
 	if (parse_cxt == NULL)
 		parse_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx parse", ALLOCSET_DEFAULT_SIZES);
@@ -177,7 +178,9 @@ gpx_tokenize(Oid cfg, const char *text, int len, gpx_lexeme_fn fn, void *arg)
 		parsetext(cfg, &prs, (char *) text + pos, n);
 		MemoryContextSwitchTo(old);
 		for (int i = 0; i < prs.curwords; i++)
-			fn(arg, prs.words[i].word, prs.words[i].len);
+			fn(arg, prs.words[i].word, prs.words[i].len,
+			   (uint32) Min(base + prs.words[i].pos.pos, MAXENTRYPOS - 1));
+		base += prs.pos;
 		MemoryContextReset(parse_cxt);
 		pos += n;
 		CHECK_FOR_INTERRUPTS();
@@ -203,6 +206,8 @@ typedef struct Collect
 	uint32	   *hash;
 	const char **lex;
 	int		   *len;
+	uint8	   *tf;				/* positions counted as to_tsvector keeps them */
+	uint16	   *last_pos;		/* the last position counted */
 	char	   *chunk;			/* where the next lexeme's bytes go */
 	Size		chunk_left;
 } Collect;
@@ -218,6 +223,8 @@ collect_grow(Collect *c)
 	c->hash = repalloc_huge_or_new(c->hash, cap * sizeof(uint32));
 	c->lex = repalloc_huge_or_new(c->lex, cap * sizeof(char *));
 	c->len = repalloc_huge_or_new(c->len, cap * sizeof(int));
+	c->tf = repalloc_huge_or_new(c->tf, cap * sizeof(uint8));
+	c->last_pos = repalloc_huge_or_new(c->last_pos, cap * sizeof(uint16));
 	for (int i = 0; i < c->n; i++)
 	{
 		uint32		slot = c->hash[i] & (nslots - 1);
@@ -229,8 +236,14 @@ collect_grow(Collect *c)
 	c->nslots = nslots;
 }
 
+/*
+ * A lexeme's tf is its number of positions in to_tsvector's result: the
+ * distinct positions it occurs at (all past MAXENTRYPOS - 1 count as that
+ * one), at most MAXNUMPOS - 1 of them (to_tsany.c, uniqueWORD).  Positions
+ * come in order, so distinct means different from the last one counted.
+ */
 static void
-collect_lexeme(void *arg, const char *lex, int len)
+collect_lexeme(void *arg, const char *lex, int len, uint32 pos)
 {
 	Collect    *c = arg;
 	uint32		hash = hash_bytes((const unsigned char *) lex, len);
@@ -244,7 +257,14 @@ collect_lexeme(void *arg, const char *lex, int len)
 		int			i = c->slots[slot];
 
 		if (c->hash[i] == hash && c->len[i] == len && memcmp(c->lex[i], lex, len) == 0)
+		{
+			if (c->tf[i] < MAXNUMPOS - 1 && c->last_pos[i] != MAXENTRYPOS - 1 && c->last_pos[i] != pos)
+			{
+				c->tf[i]++;
+				c->last_pos[i] = (uint16) pos;
+			}
 			return;
+		}
 	}
 	if ((Size) len > c->chunk_left)
 	{
@@ -259,6 +279,8 @@ collect_lexeme(void *arg, const char *lex, int len)
 	c->hash[c->n] = hash;
 	c->lex[c->n] = copy;
 	c->len[c->n] = len;
+	c->tf[c->n] = 1;
+	c->last_pos[c->n] = (uint16) pos;
 	c->n++;
 }
 
@@ -266,6 +288,7 @@ typedef struct LexRef
 {
 	const char *lex;
 	int			len;
+	uint8		tf;
 } LexRef;
 
 static int
@@ -287,6 +310,8 @@ gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out)
 	out->n = 0;
 	out->lex = NULL;
 	out->len = NULL;
+	out->tf = NULL;
+	out->dl = 0;
 	if (c.n == 0)
 		return;
 	refs = palloc_extended(c.n * sizeof(LexRef), MCXT_ALLOC_HUGE);
@@ -294,19 +319,24 @@ gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out)
 	{
 		refs[i].lex = c.lex[i];
 		refs[i].len = c.len[i];
+		refs[i].tf = c.tf[i];
 	}
 	qsort(refs, c.n, sizeof(LexRef), lexref_cmp);
 	for (int i = 0; i < c.n; i++)
 	{
 		c.lex[i] = refs[i].lex;
 		c.len[i] = refs[i].len;
+		c.tf[i] = refs[i].tf;
+		out->dl += refs[i].tf;
 	}
 	pfree(refs);
 	pfree(c.slots);
 	pfree(c.hash);
+	pfree(c.last_pos);
 	out->n = c.n;
 	out->lex = c.lex;
 	out->len = c.len;
+	out->tf = c.tf;
 }
 
 void
@@ -318,10 +348,17 @@ gpx_lexemes_of_tsvector(TSVector tsv, GpxLexemes *out)
 	out->n = tsv->size;
 	out->lex = palloc(Max(tsv->size, 1) * sizeof(char *));
 	out->len = palloc(Max(tsv->size, 1) * sizeof(int));
+	out->tf = palloc(Max(tsv->size, 1) * sizeof(uint8));
+	out->dl = 0;
 	for (int i = 0; i < tsv->size; i++)
 	{
+		/* a lexeme stored without positions counts once; more than 255 as 255 */
+		int			npos = we[i].haspos ? POSDATALEN(tsv, &we[i]) : 1;
+
 		out->lex[i] = str + we[i].pos;
 		out->len[i] = we[i].len;
+		out->tf[i] = (uint8) Min(Max(npos, 1), MAXNUMPOS - 1);
+		out->dl += out->tf[i];
 	}
 }
 
@@ -334,6 +371,8 @@ gpx_lexemes_union(const GpxLexemes *a, const GpxLexemes *b, GpxLexemes *out)
 
 	out->lex = palloc(Max(a->n + b->n, 1) * sizeof(char *));
 	out->len = palloc(Max(a->n + b->n, 1) * sizeof(int));
+	out->tf = NULL;
+	out->dl = 0;
 	while (i < a->n || j < b->n)
 	{
 		int			c = i == a->n ? 1 : j == b->n ? -1 :

@@ -22,8 +22,8 @@ extern Oid	gpx_current_config(void);
 /* is name a possibly qualified name (one or two identifiers)? */
 extern bool gpx_is_config_name(const char *name);
 
-/* called for every lexeme of a text, repeats included */
-typedef void (*gpx_lexeme_fn) (void *arg, const char *lex, int len);
+/* called for every lexeme of a text, repeats included, with its position */
+typedef void (*gpx_lexeme_fn) (void *arg, const char *lex, int len, uint32 pos);
 
 /*
  * Every lexeme of text under cfg.  Text over a megabyte is parsed in pieces
@@ -31,12 +31,19 @@ typedef void (*gpx_lexeme_fn) (void *arg, const char *lex, int len);
  */
 extern void gpx_tokenize(Oid cfg, const char *text, int len, gpx_lexeme_fn fn, void *arg);
 
-/* a set of distinct lexemes, sorted bytewise (as in a tsvector) */
+/*
+ * A set of distinct lexemes, sorted bytewise (as in a tsvector).  A
+ * document's also has each lexeme's tf (its number of positions in the
+ * document's tsvector, 1..255) and their sum, the document's length; a
+ * query's has tf NULL.
+ */
 typedef struct GpxLexemes
 {
 	int			n;
 	const char **lex;
 	int		   *len;
+	uint8	   *tf;
+	uint32		dl;
 } GpxLexemes;
 
 extern void gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out);
