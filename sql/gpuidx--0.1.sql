@@ -226,18 +226,55 @@ CREATE OPERATOR @@& (
 COMMENT ON OPERATOR @@& (tsvector, text) IS 'document contains every term of the query';
 
 -- ---------------------------------------------------------------------------
+-- Ranking: Okapi BM25 with the statistics of a gpuidx index (docs/RANKING.md)
+
+CREATE FUNCTION gpuidx_rank_query(query text, index regclass) RETURNS text
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuidx_rank_query(text, regclass) IS 'a ranked query bound to the gpuidx index whose statistics score it';
+
+CREATE FUNCTION gpuidx_rank_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+
+CREATE FUNCTION gpuidx_bm25(doc text, query text) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25_text' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 1000
+	SUPPORT gpuidx_rank_support;
+CREATE FUNCTION gpuidx_bm25(doc tsvector, query text) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25_tsvector' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 100
+	SUPPORT gpuidx_rank_support;
+CREATE FUNCTION gpuidx_bm25(doc text, query text, index regclass) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25_text' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 1000;
+CREATE FUNCTION gpuidx_bm25(doc tsvector, query text, index regclass) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25_tsvector' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 100;
+COMMENT ON FUNCTION gpuidx_bm25(text, text) IS 'BM25 score of the document for the query, with the statistics of the gpuidx index on it';
+COMMENT ON FUNCTION gpuidx_bm25(text, text, regclass) IS 'BM25 score of the document for the query, with the statistics of the index';
+
+CREATE FUNCTION gpuidx_rank_distance(doc text, query text) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_rank_distance_text' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 1000
+	SUPPORT gpuidx_rank_support;
+CREATE FUNCTION gpuidx_rank_distance(doc tsvector, query text) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_rank_distance_tsvector' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 100
+	SUPPORT gpuidx_rank_support;
+
+CREATE OPERATOR <=> (LEFTARG = text, RIGHTARG = text, FUNCTION = gpuidx_rank_distance);
+COMMENT ON OPERATOR <=> (text, text) IS 'minus the BM25 score: ORDER BY doc <=> query ranks best first';
+CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = text, FUNCTION = gpuidx_rank_distance);
+COMMENT ON OPERATOR <=> (tsvector, text) IS 'minus the BM25 score: ORDER BY doc <=> query ranks best first';
+
+-- ---------------------------------------------------------------------------
 -- The index access method
 
 CREATE FUNCTION gpuidx_handler(internal) RETURNS index_am_handler
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 
 CREATE ACCESS METHOD gpuidx TYPE INDEX HANDLER gpuidx_handler;
-COMMENT ON ACCESS METHOD gpuidx IS 'compressed inverted index for full-text AND search (@@&)';
+COMMENT ON ACCESS METHOD gpuidx IS 'compressed inverted index for full-text AND search (@@&) and BM25 ranking (<=>)';
 
 CREATE OPERATOR CLASS gpuidx_text_ops DEFAULT FOR TYPE text USING gpuidx AS
-	OPERATOR 1 @@& (text, text);
+	OPERATOR 1 @@& (text, text),
+	OPERATOR 2 <=> (text, text) FOR ORDER BY float_ops;
 CREATE OPERATOR CLASS gpuidx_tsvector_ops DEFAULT FOR TYPE tsvector USING gpuidx AS
-	OPERATOR 1 @@& (tsvector, text);
+	OPERATOR 1 @@& (tsvector, text),
+	OPERATOR 2 <=> (tsvector, text) FOR ORDER BY float_ops;
 
 CREATE FUNCTION gpuidx_merge_pending(index regclass) RETURNS bigint
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;

@@ -244,7 +244,7 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		est.postings = DEFAULT_MATCH_SEL * est.docs * 2;
 	}
 	else if (terms.n == 0)
-		est.selectivity = 0;
+		est.selectivity = path->indexorderbys != NIL ? 1.0 : 0;
 	get_tablespace_page_costs(info->reltablespace, &spc_random_page_cost, NULL);
 	*selectivity = est.selectivity;
 	*pages = est.pages;
@@ -253,6 +253,16 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		est.pending_entries * cpu_operator_cost +
 		est.selectivity * est.docs * cpu_index_tuple_cost;
 	*total = *startup;
+	if (path->indexorderbys != NIL)
+	{
+		/*
+		 * Ranked: the top k comes first (block-max WAND reads a part of the
+		 * lists, taken as a tenth of the postings of all the documents),
+		 * then rows one by one, all of them if the query takes them all.
+		 */
+		*startup += 0.1 * est.docs * POSTING_COST * cpu_operator_cost;
+		*total = *startup + est.selectivity * est.docs * cpu_index_tuple_cost;
+	}
 	index_close(index, NoLock);
 }
 

@@ -83,6 +83,7 @@ extern bool gpx_insert(Relation index, Datum *values, bool *isnull, ItemPointer 
 extern IndexScanDesc gpx_beginscan(Relation index, int nkeys, int norderbys);
 extern void gpx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 extern int64 gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern bool gpx_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern void gpx_endscan(IndexScanDesc scan);
 /* the terms of a query string under cfg */
 extern void gpx_query_terms(Oid cfg, text *query, GpxLexemes *out);

@@ -184,8 +184,10 @@ gpx_validate(Oid opclassoid)
 	{
 		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&oprs->members[i]->tuple);
 
-		if (amop->amopstrategy != 1 || amop->amoppurpose != AMOP_SEARCH ||
-			amop->amoprighttype != TEXTOID)
+		bool		search = amop->amopstrategy == 1 && amop->amoppurpose == AMOP_SEARCH;
+		bool		order = amop->amopstrategy == 2 && amop->amoppurpose == AMOP_ORDER;
+
+		if (!(search || order) || amop->amoprighttype != TEXTOID)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -204,15 +206,15 @@ gpuidx_handler(PG_FUNCTION_ARGS)
 {
 	IndexAmRoutine *am = makeNode(IndexAmRoutine);
 
-	am->amstrategies = 1;
+	am->amstrategies = 2;
 	am->amsupport = 0;
 	am->amoptsprocnum = 0;
 	am->amcanorder = false;
-	am->amcanorderbyop = false;
+	am->amcanorderbyop = true;
 	am->amcanbackward = false;
 	am->amcanunique = false;
 	am->amcanmulticol = false;
-	am->amoptionalkey = false;
+	am->amoptionalkey = true;	/* an ORDER BY alone can use the index */
 	am->amsearcharray = false;
 	am->amsearchnulls = false;
 	am->amstorage = false;
@@ -238,7 +240,7 @@ gpuidx_handler(PG_FUNCTION_ARGS)
 	am->amadjustmembers = NULL;
 	am->ambeginscan = gpx_beginscan;
 	am->amrescan = gpx_rescan;
-	am->amgettuple = NULL;
+	am->amgettuple = gpx_gettuple;
 	am->amgetbitmap = gpx_getbitmap;
 	am->amendscan = gpx_endscan;
 	am->ammarkpos = NULL;

@@ -185,7 +185,7 @@ gpx_rank_score(const gpx_rank_query *q, const uint32_t *tf, uint32_t dl)
 static inline bool
 rank_prunable(double ub, double thr)
 {
-	return ub * (1.0 + RANK_BOUND_SLACK) <= thr;
+	return ub * (1.0 + RANK_BOUND_SLACK) < thr;
 }
 
 /* the bound of block b of c's list, and the norm it was scored with */

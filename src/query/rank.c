@@ -1,0 +1,516 @@
+/*
+ * rank.c
+ *	  Ranked queries: statistics, scores and top k over every segment
+ *	  (block-max WAND, rank/wand.c) and the pending area (every entry
+ *	  scored).  Scores are computed by gpx_rank_score alone, so the index,
+ *	  the row-by-row functions and the GPU agree to the last bit.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/rel.h"
+
+#include "query/rank.h"
+#include "store/pending.h"
+
+void
+gq_rank_require(GqIndex *gq)
+{
+	if (!(gq->meta.flags & GPX_META_FREQS))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" stores no term frequencies, which ranking needs",
+						RelationGetRelationName(gq->index)),
+				 errhint("Rebuild it with REINDEX (an index of an earlier gpuidx version), "
+						 "or with ALTER INDEX ... SET (freqs = on) and REINDEX.")));
+}
+
+void
+gq_rank_totals(GqIndex *gq, double *ndocs, double *avgdl)
+{
+	uint64		docs = gq->meta.pend_entries;
+	uint64		sum = gq->meta.pend_dl;
+
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		const GpxSegRef *ref = &gq->meta.segments[s];
+
+		docs += ref->ndocs - ref->ndead;
+		sum += ref->sum_dl - ref->dead_dl;
+	}
+	*ndocs = (double) docs;
+	*avgdl = docs > 0 ? (double) sum / (double) docs : 0.0;
+}
+
+/* tf of each of terms in sorted lexemes (a merge walk); 0 where absent */
+static void
+tfs_of(const GpxLexemes *terms, const GpxLexemes *doc, uint32 *tf)
+{
+	int			i = 0;
+	int			j = 0;
+
+	while (i < terms->n)
+	{
+		int			c = j < doc->n ? gpx_lexeme_cmp(doc->lex[j], doc->len[j], terms->lex[i], terms->len[i]) : 1;
+
+		if (c < 0)
+			j++;
+		else
+		{
+			tf[i] = c == 0 ? (doc->tf ? doc->tf[j] : 1) : 0;
+			i++;
+			if (c == 0)
+				j++;
+		}
+	}
+}
+
+/* does an entry (sorted lexemes) have every filter term? tf for the ranked ones */
+static bool
+pending_entry_tfs(const GpxPendingReader *pr, const GpxLexemes *terms, const GpxLexemes *filter,
+				  uint32 *tf)
+{
+	const uint8 *p = pr->lex;
+	const char *lex;
+	int			len;
+	uint32		t;
+	int			i = 0;
+	int			f = 0;
+
+	memset(tf, 0, terms->n * sizeof(uint32));
+	while (gpx_pending_lexeme(&p, pr->end, pr->freqs, &lex, &len, &t))
+	{
+		while (i < terms->n && gpx_lexeme_cmp(terms->lex[i], terms->len[i], lex, len) < 0)
+			i++;
+		if (i < terms->n && gpx_lexeme_cmp(terms->lex[i], terms->len[i], lex, len) == 0)
+			tf[i] = t;
+		while (f < filter->n && gpx_lexeme_cmp(filter->lex[f], filter->len[f], lex, len) < 0)
+			return false;		/* a filter term the entry lacks */
+		if (f < filter->n && gpx_lexeme_cmp(filter->lex[f], filter->len[f], lex, len) == 0)
+			f++;
+	}
+	return f == filter->n;
+}
+
+/* postings of a list whose docs VACUUM marked dead */
+static uint64
+dead_postings(GpxSegment *seg, GpxTermRef *ref)
+{
+	GpxTermRef	copy = *ref;
+	GpxList		list;
+	uint32		buf[GPUIDX_LRC_SEGMENT];
+	uint64		dead = 0;
+
+	if (seg->ref.ndead == 0)
+		return 0;
+	if (!ref->external)
+	{
+		/* gpx_seg_list frees an inline payload: work on a copy */
+		copy.payload = palloc(ref->len);
+		memcpy(copy.payload, ref->payload, ref->len);
+	}
+	gpx_seg_list(seg, &copy, &list);
+	for (uint32 b = 0; b < list.view.nblocks; b++)
+	{
+		int			n = pl_decode_block(&list.view, b, buf);
+
+		if (n < 0)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not decode");
+		for (int i = 0; i < n; i++)
+			dead += gpx_seg_is_dead(seg, buf[i]);
+	}
+	gpx_list_free(&list);
+	return dead;
+}
+
+GqRank *
+gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, double k1, double b)
+{
+	GqRank	   *r = palloc0(sizeof(GqRank));
+	GpxPendingReader pr;
+	uint32	   *tf;
+	int			pend_cap = 0;
+	uint32	  **pend_tfs = NULL;
+	uint32	   *pend_dl = NULL;
+
+	gq_rank_require(gq);
+	r->gq = gq;
+	r->terms = *terms;
+	if (filter)
+		r->filter = *filter;
+	r->conjunctive = filter && filter->n == terms->n;
+	for (int i = 0; r->conjunctive && i < terms->n; i++)
+		r->conjunctive = gpx_lexeme_cmp(terms->lex[i], terms->len[i], filter->lex[i], filter->len[i]) == 0;
+	r->k1 = k1;
+	r->b = b;
+	gq_rank_totals(gq, &r->ndocs, &r->avgdl);
+	r->df = palloc0(Max(terms->n, 1) * sizeof(uint64));
+	r->idf = palloc0(Max(terms->n, 1) * sizeof(double));
+
+	/* document frequencies: each segment's live postings */
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+
+		for (int i = 0; i < terms->n; i++)
+		{
+			GpxTermRef ref;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!gpx_seg_find(seg, terms->lex[i], terms->len[i], &ref))
+				continue;
+			r->df[i] += ref.df - dead_postings(seg, &ref);
+			if (ref.payload)
+				pfree(ref.payload);
+		}
+	}
+
+	/* and the pending area's entries, kept to be scored once idf is known */
+	tf = palloc(Max(terms->n, 1) * sizeof(uint32));
+	gpx_pending_begin(&pr, gq->index, &gq->meta, InvalidBlockNumber, 0);
+	while (gpx_pending_next(&pr))
+	{
+		bool		any = false;
+		bool		pass = pending_entry_tfs(&pr, terms, &r->filter, tf);
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < terms->n; i++)
+			if (tf[i] > 0)
+			{
+				r->df[i]++;
+				any = true;
+			}
+		if (!any || !pass)
+			continue;
+		if (r->npend == pend_cap)
+		{
+			pend_cap = Max(pend_cap * 2, 64);
+			r->pend_tids = r->pend_tids ? repalloc(r->pend_tids, pend_cap * sizeof(ItemPointerData))
+				: palloc(pend_cap * sizeof(ItemPointerData));
+			pend_tfs = pend_tfs ? repalloc(pend_tfs, pend_cap * sizeof(uint32 *))
+				: palloc(pend_cap * sizeof(uint32 *));
+			pend_dl = pend_dl ? repalloc(pend_dl, pend_cap * sizeof(uint32))
+				: palloc(pend_cap * sizeof(uint32));
+		}
+		r->pend_tids[r->npend] = pr.tid;
+		pend_tfs[r->npend] = palloc(Max(terms->n, 1) * sizeof(uint32));
+		memcpy(pend_tfs[r->npend], tf, terms->n * sizeof(uint32));
+		pend_dl[r->npend] = pr.dl;
+		r->npend++;
+	}
+	gpx_pending_end(&pr);
+
+	for (int i = 0; i < terms->n; i++)
+		r->idf[i] = gpx_bm25_idf(r->ndocs, (double) r->df[i]);
+	r->q.nterms = terms->n;
+	r->q.idf = r->idf;
+	r->q.k1 = k1;
+	r->q.b = b;
+	r->q.avgdl = r->avgdl;
+	r->q.conjunctive = r->conjunctive;
+
+	r->pend_scores = palloc(Max(r->npend, 1) * sizeof(double));
+	for (int e = 0; e < r->npend; e++)
+	{
+		r->pend_scores[e] = gpx_rank_score(&r->q, pend_tfs[e], pend_dl[e]);
+		pfree(pend_tfs[e]);
+	}
+	pfree(tf);
+	return r;
+}
+
+double
+gq_rank_score(GqRank *r, const GpxLexemes *doc)
+{
+	uint32	   *tf = palloc(Max(r->terms.n, 1) * sizeof(uint32));
+	double		score;
+
+	tfs_of(&r->terms, doc, tf);
+	score = gpx_rank_score(&r->q, tf, doc->dl);
+	pfree(tf);
+	return score;
+}
+
+/* ---------------------------------------------------------------------------
+ * One segment's lists for rank/wand.c
+ */
+typedef struct SegTerm
+{
+	GpxSegment *seg;
+	GpxList		list;
+	GpxFreqs	freqs;
+	uint32	   *block_last;
+	uint8	   *block_max_tf;
+	uint8	   *block_min_dlcode;
+	uint32		held;			/* the codec block decoded in buf, or UINT32_MAX */
+	uint32		buf[GPUIDX_LRC_SEGMENT];
+	gpx_rank_list rl;
+} SegTerm;
+
+static uint32
+load_block(void *arg, uint32 block, uint32 *docs, uint8 *tfs)
+{
+	SegTerm    *st = arg;
+	uint32		cap = pl_block_capacity(&st->list.view);
+	uint32		start = block * GPX_RANK_BLOCK;
+	uint32		n = Min(GPX_RANK_BLOCK, st->list.df - start);
+	uint32		pb = start / cap;
+
+	if (st->held != pb)
+	{
+		if (pl_decode_block(&st->list.view, pb, st->buf) < 0)
+			gpx_seg_corrupt(st->seg, GPX_STREAM_LISTS, PG_UINT32_MAX, "list does not decode");
+		st->held = pb;
+	}
+	memcpy(docs, st->buf + start % cap, n * sizeof(uint32));
+	gpx_freqs_tfs(&st->freqs, block, tfs);
+	return n;
+}
+
+static void
+open_term(GpxSegment *seg, GpxTermRef *ref, SegTerm *st)
+{
+	uint32		nb = gpx_freq_nblocks(ref->df);
+
+	st->seg = seg;
+	st->held = PG_UINT32_MAX;
+	gpx_seg_freqs(seg, ref, &st->freqs);
+	gpx_seg_list(seg, ref, &st->list);
+	if (st->list.df != ref->df)
+		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list length differs from its dictionary entry");
+	st->block_last = palloc(nb * sizeof(uint32));
+	st->block_max_tf = palloc(nb);
+	st->block_min_dlcode = palloc(nb);
+	if (st->freqs.record)
+	{
+		for (uint32 b = 0; b < nb; b++)
+		{
+			GpxFreqBlock fb;
+
+			memcpy(&fb, st->freqs.record + sizeof(GpxFreqHeader) + b * sizeof(fb), sizeof(fb));
+			st->block_last[b] = fb.last_doc;
+			st->block_max_tf[b] = fb.max_tf;
+			st->block_min_dlcode[b] = fb.min_dlcode;
+		}
+	}
+	else
+	{
+		/* an inline list: short, its blocks' maxima are worked out here */
+		const uint32 *ids = st->list.view.values;
+
+		for (uint32 b = 0; b < nb; b++)
+		{
+			uint32		from = b * GPX_RANK_BLOCK;
+			uint32		n = Min(GPX_RANK_BLOCK, ref->df - from);
+			uint32		max_tf = 0;
+			uint32		min_code = 255;
+
+			for (uint32 j = from; j < from + n; j++)
+			{
+				max_tf = Max(max_tf, st->freqs.tfs[j]);
+				min_code = Min(min_code, gpx_dl_code(gpx_seg_doclen(seg, ids[j])));
+			}
+			st->block_last[b] = ids[from + n - 1];
+			st->block_max_tf[b] = (uint8) max_tf;
+			st->block_min_dlcode[b] = (uint8) min_code;
+		}
+	}
+	st->rl.n = ref->df;
+	st->rl.nblocks = nb;
+	st->rl.block_last = st->block_last;
+	st->rl.block_max_tf = st->block_max_tf;
+	st->rl.block_min_dlcode = st->block_min_dlcode;
+	st->rl.load = load_block;
+	st->rl.arg = st;
+}
+
+static void
+close_term(SegTerm *st)
+{
+	gpx_list_free(&st->list);
+	gpx_freqs_free(&st->freqs);
+	pfree(st->block_last);
+	pfree(st->block_max_tf);
+	pfree(st->block_min_dlcode);
+}
+
+static uint32
+seg_doclen(void *arg, uint32 doc)
+{
+	return gpx_seg_doclen((GpxSegment *) arg, doc);
+}
+
+static bool
+seg_is_live(void *arg, uint32 doc)
+{
+	return gpx_seg_is_live((GpxSegment *) arg, doc);
+}
+
+static uint64
+tid_key(ItemPointer tid)
+{
+	return ((uint64) ItemPointerGetBlockNumber(tid) << 16) | ItemPointerGetOffsetNumber(tid);
+}
+
+static uint64
+seg_key(void *arg, uint32 doc)
+{
+	ItemPointerData tid;
+
+	if (gpx_seg_map((GpxSegment *) arg, &doc, 1, &tid) != 1)
+		return PG_UINT64_MAX;	/* dead: is_live keeps it from here */
+	return tid_key(&tid);
+}
+
+/* docs of the segment with every filter term; false if there are none */
+static bool
+filter_docs(GpxSegment *seg, const GpxLexemes *filter, uint32 **docs, uint32 *ndocs)
+{
+	GpxList    *lists = palloc(filter->n * sizeof(GpxList));
+	const pl_view **views = palloc(filter->n * sizeof(pl_view *));
+	uint32		shortest = PG_UINT32_MAX;
+	int			opened = 0;
+	bool		found = true;
+
+	for (int i = 0; i < filter->n && found; i++)
+	{
+		GpxTermRef	ref;
+
+		if (!gpx_seg_find(seg, filter->lex[i], filter->len[i], &ref))
+			found = false;
+		else
+		{
+			gpx_seg_list(seg, &ref, &lists[opened]);
+			views[opened] = &lists[opened].view;
+			shortest = Min(shortest, lists[opened].df);
+			opened++;
+		}
+	}
+	if (found)
+	{
+		*docs = palloc_extended((Size) Max(shortest, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+		*ndocs = cpu_intersect_k(views, opened, *docs, CPU_METHOD_AUTO, NULL);
+	}
+	for (int i = 0; i < opened; i++)
+		gpx_list_free(&lists[i]);
+	pfree(lists);
+	pfree(views);
+	return found && *ndocs > 0;
+}
+
+static void
+rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
+{
+	int			n = r->terms.n;
+	SegTerm    *st = palloc0(n * sizeof(SegTerm));
+	const gpx_rank_list **lists = palloc0(n * sizeof(gpx_rank_list *));
+	bool	   *opened = palloc0(n * sizeof(bool));
+	gpx_rank_query q = r->q;
+	uint32	   *filter = NULL;
+	uint32		nfilter = 0;
+	bool		any = false;
+
+	if (r->filter.n > 0 && !r->conjunctive &&
+		!filter_docs(seg, &r->filter, &filter, &nfilter))
+		goto done;
+	for (int i = 0; i < n; i++)
+	{
+		GpxTermRef	ref;
+
+		if (!gpx_seg_find(seg, r->terms.lex[i], r->terms.len[i], &ref))
+		{
+			if (r->conjunctive)
+				goto done;
+			continue;
+		}
+		open_term(seg, &ref, &st[i]);
+		opened[i] = true;
+		lists[i] = &st[i].rl;
+		any = true;
+	}
+	if (!any)
+		goto done;
+	q.lists = lists;
+	q.filter = filter;
+	q.nfilter = nfilter;
+	q.doclen = seg_doclen;
+	q.is_live = seg->ref.ndead > 0 ? seg_is_live : NULL;
+	q.key = seg_key;
+	q.arg = seg;
+	gpx_rank_run(&q, h, scratch, &r->stats);
+done:
+	for (int i = 0; i < n; i++)
+		if (opened[i])
+			close_term(&st[i]);
+	if (filter)
+		pfree(filter);
+	pfree(st);
+	pfree(lists);
+	pfree(opened);
+}
+
+uint32
+gq_rank_topk(GqRank *r, uint32 k, ItemPointerData *tids, double *scores)
+{
+	gpx_topk	h;
+	uint64	   *keys = palloc_extended((Size) Max(k, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+	void	   *scratch = palloc(gpx_rank_scratch_size(Max(r->terms.n, 1)));
+
+	gpx_topk_init(&h, k, scores, keys);
+	if (r->terms.n > 0)
+	{
+		for (uint32 s = 0; s < r->gq->meta.nsegments; s++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			rank_segment(r, gq_segment(r->gq, s), &h, scratch);
+		}
+		for (int e = 0; e < r->npend; e++)
+			if (r->pend_scores[e] > 0.0)
+				gpx_topk_offer(&h, r->pend_scores[e], tid_key(&r->pend_tids[e]));
+	}
+	gpx_topk_sort(&h);
+	for (uint32 i = 0; i < h.n; i++)
+		ItemPointerSet(&tids[i], (BlockNumber) (keys[i] >> 16), (OffsetNumber) (keys[i] & 0xFFFF));
+	pfree(keys);
+	pfree(scratch);
+	return h.n;
+}
+
+void
+gq_rank_end(GqRank *r)
+{
+	pfree(r->df);
+	pfree(r->idf);
+	pfree(r->pend_scores);
+	if (r->pend_tids)
+		pfree(r->pend_tids);
+	pfree(r);
+}
+
+void
+gq_all_tids(GqIndex *gq, gq_tids_fn fn, void *arg)
+{
+	ItemPointerData tids[GPX_DOCMAP_CHUNK];
+	GpxPendingReader pr;
+
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+
+		for (uint32 c = 0; c < seg->hdr->docmap_chunks; c++)
+		{
+			uint32		n = gpx_seg_chunk(seg, c, tids);
+			int			k = 0;
+
+			CHECK_FOR_INTERRUPTS();
+			for (uint32 j = 0; j < n; j++)
+				if (!gpx_seg_is_dead(seg, c * GPX_DOCMAP_CHUNK + j))
+					tids[k++] = tids[j];
+			fn(arg, tids, k);
+		}
+	}
+	gpx_pending_begin(&pr, gq->index, &gq->meta, InvalidBlockNumber, 0);
+	while (gpx_pending_next(&pr))
+		fn(arg, &pr.tid, 1);
+	gpx_pending_end(&pr);
+}

@@ -1,0 +1,63 @@
+/*
+ * rank.h
+ *	  Ranked queries over a gpuidx index: the index-wide statistics BM25
+ *	  needs (documents, their average length, each term's document
+ *	  frequency), one document's score, and the top k documents by
+ *	  block-max WAND (rank/wand.c) over every segment and the pending area.
+ *
+ * What counts: every document the index holds that VACUUM has not marked
+ * dead, pending entries included.  A row deleted (or updated away) counts
+ * until VACUUM removes it from the index, as it does for GIN's and
+ * Lucene's statistics; see docs/RANKING.md.
+ */
+#ifndef GPUIDX_QUERY_RANK_H
+#define GPUIDX_QUERY_RANK_H
+
+#include "query/query.h"
+#include "rank/wand.h"
+
+typedef struct GqRank
+{
+	GqIndex    *gq;
+	GpxLexemes	terms;			/* ranked terms: distinct, sorted */
+	GpxLexemes	filter;			/* docs must have all of these (n 0: none) */
+	bool		conjunctive;	/* filter == terms */
+	double		k1;
+	double		b;
+	double		ndocs;			/* N */
+	double		avgdl;
+	uint64	   *df;				/* [terms.n] */
+	double	   *idf;
+	gpx_rank_query q;			/* the parts of it every segment shares */
+	/* pending entries with a ranked term that pass the filter */
+	int			npend;
+	ItemPointerData *pend_tids;
+	double	   *pend_scores;
+	gpx_rank_stats stats;
+} GqRank;
+
+/*
+ * Statistics for ranking terms (and filtering by filter, NULL for none).
+ * ERROR if the index stores no frequencies.
+ */
+extern GqRank *gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter,
+							 double k1, double b);
+/* a document's score from its lexemes (with tfs and length) */
+extern double gq_rank_score(GqRank *r, const GpxLexemes *doc);
+/*
+ * The k best documents with a score above 0, best first, ties by TID:
+ * returns how many (fewer than k: that is all of them).
+ */
+extern uint32 gq_rank_topk(GqRank *r, uint32 k, ItemPointerData *tids, double *scores);
+extern void gq_rank_end(GqRank *r);
+
+/* every document the index holds that is not dead */
+extern void gq_all_tids(GqIndex *gq, gq_tids_fn fn, void *arg);
+
+/* the index's statistics alone (gpuidx_rank_stats) */
+extern void gq_rank_totals(GqIndex *gq, double *ndocs, double *avgdl);
+
+/* ERROR unless the index stores frequencies */
+extern void gq_rank_require(GqIndex *gq);
+
+#endif							/* GPUIDX_QUERY_RANK_H */

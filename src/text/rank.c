@@ -1,0 +1,363 @@
+/*
+ * rank.c
+ *	  BM25 row by row: gpuidx_bm25(doc, query[, index]) and the ordering
+ *	  operator doc <=> query (minus the score, so ascending is best first),
+ *	  with the statistics of a gpuidx index.  A query names its index by
+ *	  gpuidx_rank_query(query, index), which the planner writes for you
+ *	  (gpuidx_rank_support) when the document is a column, or an indexed
+ *	  expression, of a table with a gpuidx index: the same statistics, the
+ *	  same operations, so the score of a row is the same bits whether the
+ *	  index ranks it or the function does.
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "parser/parse_oper.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "am/gpuidx_am.h"
+#include "query/rank.h"
+#include "text/rank.h"
+
+/* a query bound to an index: GPX_BOUND_MARK, the index's OID, GPX_BOUND_MARK, the query */
+#define GPX_BOUND_MARK '\x01'
+
+bool
+gpx_rank_query_parse(text *bound, Oid *index, const char **query, int *len)
+{
+	const char *p = VARDATA_ANY(bound);
+	int			n = VARSIZE_ANY_EXHDR(bound);
+	int			i = 1;
+	uint64		oid = 0;
+
+	*index = InvalidOid;
+	*query = p;
+	*len = n;
+	if (n < 3 || p[0] != GPX_BOUND_MARK)
+		return false;
+	while (i < n && p[i] >= '0' && p[i] <= '9' && oid <= PG_UINT32_MAX)
+		oid = oid * 10 + (p[i++] - '0');
+	if (i >= n || p[i] != GPX_BOUND_MARK || i == 1 || oid > PG_UINT32_MAX)
+		return false;
+	*index = (Oid) oid;
+	*query = p + i + 1;
+	*len = n - i - 1;
+	return true;
+}
+
+GPUIDX_FUNCTION(gpuidx_rank_query);
+Datum
+gpuidx_rank_query(PG_FUNCTION_ARGS)
+{
+	text	   *query = PG_GETARG_TEXT_PP(0);
+	Oid			index = PG_GETARG_OID(1);
+	StringInfoData s;
+	const char *q;
+	int			qlen;
+	Oid			already;
+
+	gpx_check_index_oid(index);
+	/* binding twice keeps the first */
+	if (gpx_rank_query_parse(query, &already, &q, &qlen))
+		PG_RETURN_TEXT_P(query);
+	initStringInfo(&s);
+	appendStringInfo(&s, "%c%u%c", GPX_BOUND_MARK, index, GPX_BOUND_MARK);
+	appendBinaryStringInfo(&s, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query));
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(s.data, s.len));
+}
+
+/* ---------------------------------------------------------------------------
+ * Scoring rows: the index's statistics for the query, read once per
+ * statement (the function's cache lives as long as its expression)
+ */
+typedef struct RankFnCache
+{
+	text	   *query;			/* as given, bound */
+	Oid			index;
+	uint32		kind;			/* the index's documents */
+	Oid			doc_config;		/* a text document's configuration */
+	GpxLexemes	terms;
+	double	   *idf;
+	gpx_rank_query q;
+} RankFnCache;
+
+void
+gpx_rank_query_terms(Relation index, const char *query, int len, GpxLexemes *terms)
+{
+	const GpxIndexInfo *info = gpx_index_info(index);
+	Oid			cfg = info->kind == GPX_KIND_TEXT ? gpx_index_config(index) : gpx_current_config();
+
+	gpx_lexemes_of_text(cfg, query, len, terms);
+}
+
+static RankFnCache *
+rank_cache(FunctionCallInfo fcinfo, text *query, Oid index_arg)
+{
+	RankFnCache *c = fcinfo->flinfo->fn_extra;
+	MemoryContext old;
+	Oid			index;
+	const char *q;
+	int			qlen;
+	Relation	rel;
+	GqIndex    *gq;
+	GqRank	   *r;
+	double		k1;
+	double		b;
+
+	if (c != NULL && VARSIZE_ANY(c->query) == VARSIZE_ANY(query) &&
+		memcmp(c->query, query, VARSIZE_ANY(query)) == 0)
+		return c;
+	if (!gpx_rank_query_parse(query, &index, &q, &qlen))
+		index = index_arg;
+	if (!OidIsValid(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("ranking needs the statistics of a gpuidx index"),
+				 errhint("Rank a column (or indexed expression) that has a gpuidx index, or name the index: "
+						 "gpuidx_bm25(doc, query, index) or doc <=> gpuidx_rank_query(query, index).")));
+	gpx_check_index_oid(index);
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	if (c == NULL)
+		c = palloc0(sizeof(RankFnCache));
+	c->query = (text *) pg_detoast_datum_copy((struct varlena *) query);
+	c->index = index;
+	rel = index_open(index, AccessShareLock);
+	gpx_check_index(rel);
+	c->kind = gpx_index_info(rel)->kind;
+	c->doc_config = c->kind == GPX_KIND_TEXT ? gpx_index_config(rel) : gpx_current_config();
+	gpx_rank_query_terms(rel, q, qlen, &c->terms);
+	gpx_index_bm25_params(rel, &k1, &b);
+	gq = gq_open(rel);
+	r = gq_rank_begin(gq, &c->terms, NULL, k1, b);
+	c->idf = palloc(Max(c->terms.n, 1) * sizeof(double));
+	memcpy(c->idf, r->idf, c->terms.n * sizeof(double));
+	c->q = r->q;
+	c->q.idf = c->idf;
+	gq_rank_end(r);
+	gq_close(gq);
+	index_close(rel, AccessShareLock);
+	MemoryContextSwitchTo(old);
+	fcinfo->flinfo->fn_extra = c;
+	return c;
+}
+
+static double
+score_doc(RankFnCache *c, GpxLexemes *doc)
+{
+	uint32	   *tf = palloc(Max(c->terms.n, 1) * sizeof(uint32));
+	double		score;
+	int			i = 0;
+	int			j = 0;
+
+	while (i < c->terms.n)
+	{
+		int			cmp = j < doc->n ? gpx_lexeme_cmp(doc->lex[j], doc->len[j], c->terms.lex[i], c->terms.len[i]) : 1;
+
+		if (cmp < 0)
+			j++;
+		else
+		{
+			tf[i++] = cmp == 0 ? doc->tf[j] : 0;
+			if (cmp == 0)
+				j++;
+		}
+	}
+	score = gpx_rank_score(&c->q, tf, doc->dl);
+	pfree(tf);
+	return score;
+}
+
+static double
+text_score(FunctionCallInfo fcinfo, Oid index)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	RankFnCache *c = rank_cache(fcinfo, PG_GETARG_TEXT_PP(1), index);
+	GpxLexemes	lex;
+
+	gpx_lexemes_of_text(c->doc_config, VARDATA_ANY(doc), VARSIZE_ANY_EXHDR(doc), &lex);
+	return score_doc(c, &lex);
+}
+
+static double
+tsvector_score(FunctionCallInfo fcinfo, Oid index)
+{
+	TSVector	doc = PG_GETARG_TSVECTOR(0);
+	RankFnCache *c = rank_cache(fcinfo, PG_GETARG_TEXT_PP(1), index);
+	GpxLexemes	lex;
+
+	gpx_lexemes_of_tsvector(doc, &lex);
+	return score_doc(c, &lex);
+}
+
+/* the operator's value: best first when ascending (0, not -0, for no term) */
+static Datum
+distance(double score)
+{
+	return Float8GetDatum(score > 0.0 ? -score : 0.0);
+}
+
+GPUIDX_FUNCTION(gpuidx_bm25_text);
+Datum
+gpuidx_bm25_text(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(text_score(fcinfo, PG_NARGS() > 2 ? PG_GETARG_OID(2) : InvalidOid));
+}
+
+GPUIDX_FUNCTION(gpuidx_bm25_tsvector);
+Datum
+gpuidx_bm25_tsvector(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FLOAT8(tsvector_score(fcinfo, PG_NARGS() > 2 ? PG_GETARG_OID(2) : InvalidOid));
+}
+
+GPUIDX_FUNCTION(gpuidx_rank_distance_text);
+Datum
+gpuidx_rank_distance_text(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_DATUM(distance(text_score(fcinfo, InvalidOid)));
+}
+
+GPUIDX_FUNCTION(gpuidx_rank_distance_tsvector);
+Datum
+gpuidx_rank_distance_tsvector(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_DATUM(distance(tsvector_score(fcinfo, InvalidOid)));
+}
+
+/* ---------------------------------------------------------------------------
+ * Planning: bind the query to the index of the ranked column
+ */
+
+/* a gpuidx index on the relation whose key is doc (varno's), preferring the current configuration */
+static Oid
+index_for(Oid relid, Index varno, Node *doc)
+{
+	Relation	heap = table_open(relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(heap);
+	Oid			found = InvalidOid;
+	Oid			cfg = gpx_current_config();
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		bool		same = false;
+
+		if (index->rd_indam->ambuild == gpx_build &&
+			index->rd_index->indnatts == 1 && index->rd_index->indisvalid &&
+			RelationGetIndexPredicate(index) == NIL)
+		{
+			if (index->rd_index->indkey.values[0] != 0)
+				same = IsA(doc, Var) && ((Var *) doc)->varattno == index->rd_index->indkey.values[0];
+			else
+			{
+				Node	   *expr = copyObject(linitial(RelationGetIndexExpressions(index)));
+
+				ChangeVarNodes(expr, 1, varno, 0);
+				same = equal(expr, doc);
+			}
+		}
+		if (same && (!OidIsValid(found) || gpx_index_answers(index, cfg)))
+			found = RelationGetRelid(index);
+		index_close(index, AccessShareLock);
+	}
+	table_close(heap, AccessShareLock);
+	return found;
+}
+
+GPUIDX_FUNCTION(gpuidx_rank_support);
+Datum
+gpuidx_rank_support(PG_FUNCTION_ARGS)
+{
+	Node	   *req = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestSimplify *simp;
+	FuncExpr   *fc;
+	Node	   *doc;
+	Node	   *query;
+	List	   *vars;
+	Var		   *var;
+	RangeTblEntry *rte;
+	Oid			index;
+	Oid			bind;
+	List	   *args;
+	char	   *fname;
+
+	if (!IsA(req, SupportRequestSimplify))
+		PG_RETURN_POINTER(NULL);
+	simp = (SupportRequestSimplify *) req;
+	fc = simp->fcall;
+	if (simp->root == NULL || list_length(fc->args) != 2)
+		PG_RETURN_POINTER(NULL);
+	doc = linitial(fc->args);
+	query = lsecond(fc->args);
+	{
+		Oid			argtypes[2] = {TEXTOID, REGCLASSOID};
+		char	   *nsp = get_namespace_name(get_func_namespace(fc->funcid));
+
+		bind = LookupFuncName(list_make2(makeString(nsp), makeString("gpuidx_rank_query")), 2, argtypes, true);
+	}
+	if (!OidIsValid(bind) || (IsA(query, FuncExpr) && ((FuncExpr *) query)->funcid == bind))
+		PG_RETURN_POINTER(NULL);
+
+	/* the document's table: one relation of this query level */
+	vars = pull_var_clause(doc, 0);
+	if (vars == NIL)
+		PG_RETURN_POINTER(NULL);
+	var = linitial(vars);
+	if (var->varlevelsup != 0)
+		PG_RETURN_POINTER(NULL);
+	{
+		ListCell   *lc;
+
+		foreach(lc, vars)
+			if (((Var *) lfirst(lc))->varno != var->varno || ((Var *) lfirst(lc))->varlevelsup != 0)
+				PG_RETURN_POINTER(NULL);
+	}
+	if (var->varno < 1 || var->varno > list_length(simp->root->parse->rtable))
+		PG_RETURN_POINTER(NULL);
+	rte = rt_fetch(var->varno, simp->root->parse->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		PG_RETURN_POINTER(NULL);
+	index = index_for(rte->relid, var->varno, doc);
+	if (!OidIsValid(index))
+		PG_RETURN_POINTER(NULL);
+
+	args = list_make2(doc, makeFuncExpr(bind, TEXTOID,
+										list_make2(query, makeConst(REGCLASSOID, -1, InvalidOid, sizeof(Oid),
+																	ObjectIdGetDatum(index), false, true)),
+										InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+	fname = get_func_name(fc->funcid);
+	if (strncmp(fname, "gpuidx_rank_distance", 20) == 0)
+	{
+		/* the operator stays an operator: the index's ORDER BY matches it */
+		Oid			opno = OpernameGetOprid(list_make2(makeString(get_namespace_name(get_func_namespace(fc->funcid))),
+													   makeString("<=>")),
+											exprType(doc), TEXTOID);
+		OpExpr	   *op;
+
+		if (!OidIsValid(opno))
+			PG_RETURN_POINTER(NULL);
+		op = (OpExpr *) make_opclause(opno, FLOAT8OID, false, (Expr *) doc, (Expr *) lsecond(args),
+									  InvalidOid, fc->inputcollid);
+		op->opfuncid = fc->funcid;
+		op->location = fc->location;
+		PG_RETURN_POINTER(op);
+	}
+	fc = (FuncExpr *) copyObject(fc);
+	fc->args = args;
+	PG_RETURN_POINTER(fc);
+}
