@@ -202,7 +202,8 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	ListCell   *lc;
 
 	*correlation = 0;
-	if (!gpx_index_answers(index, cfg))
+	/* no key and no ORDER BY: every row, and NULLs are not indexed */
+	if (!gpx_index_answers(index, cfg) || (path->indexclauses == NIL && path->indexorderbys == NIL))
 	{
 		*startup = *total = disable_cost;
 		*selectivity = 1.0;

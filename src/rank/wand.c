@@ -427,6 +427,37 @@ rank_consider(rank_run_state *st, uint32_t doc, rank_cursor **at, int nat)
 		gpx_topk_offer(st->h, score, q->key(q->arg, doc));
 }
 
+/*
+ * Moves cursors[0..n) to doc, loading nothing, and sums the bounds of the
+ * blocks they are then in: no doc from doc to *block_end (the first of
+ * those blocks' ends) scores above it in these lists.  *ndone: how many
+ * lists end before doc.
+ */
+static double
+blocks_bound_at(rank_run_state *st, rank_cursor **cursors, int n, uint32_t doc,
+				uint32_t *block_end, int *ndone)
+{
+	double		sum = 0.0;
+
+	*block_end = RANK_END;
+	*ndone = 0;
+	for (int i = 0; i < n; i++)
+	{
+		rank_cursor *c = cursors[i];
+
+		cursor_skip_to(st, c, doc);
+		if (c->doc == RANK_END)
+		{
+			(*ndone)++;
+			continue;
+		}
+		sum += cursor_block_bound(st->q, c);
+		if (c->list->block_last[c->block] < *block_end)
+			*block_end = c->list->block_last[c->block];
+	}
+	return sum;
+}
+
 /* insertion sort by current doc: few terms, nearly sorted between steps */
 static void
 sort_by_doc(rank_cursor **order, int n)
@@ -460,9 +491,10 @@ rank_disjunctive(rank_run_state *st)
 	{
 		double		thr = gpx_topk_threshold(st->h);
 		double		acc = 0.0;
-		double		block_sum = 0.0;
+		double		block_sum;
 		uint32_t	pivot_doc;
 		uint32_t	next;
+		int			ndone;
 		int			p = -1;
 		int			i;
 
@@ -494,25 +526,14 @@ rank_disjunctive(rank_run_state *st)
 			}
 		}
 
-		next = RANK_END;
-		for (i = 0; i <= p; i++)
-		{
-			rank_cursor *c = order[i];
-
-			cursor_skip_to(st, c, pivot_doc);
-			if (c->doc == RANK_END)
-				continue;
-			block_sum += cursor_block_bound(q, c);
-			if (c->list->block_last[c->block] < next)
-				next = c->list->block_last[c->block];
-		}
+		block_sum = blocks_bound_at(st, order, p + 1, pivot_doc, &next, &ndone);
 		if (rank_prunable(block_sum, thr))
 		{
 			/*
-			 * Up to the first block end, and before the next list's doc, a doc
-			 * is only in these blocks.
+			 * A doc up to the first of these blocks' ends, and before the next
+			 * list's doc, can only be in these blocks.
 			 */
-			next = next > pivot_doc && next != RANK_END ? next + 1 : pivot_doc + 1;
+			next = next + 2;
 			if (p + 1 < n && order[p + 1]->doc < next)
 				next = order[p + 1]->doc;
 			for (i = 0; i <= p; i++)
@@ -561,8 +582,9 @@ rank_conjunctive(rank_run_state *st)
 	while (doc != RANK_END)
 	{
 		double		thr = gpx_topk_threshold(st->h);
-		double		block_sum = 0.0;
-		uint32_t	next = RANK_END;
+		double		block_sum;
+		uint32_t	next;
+		int			ndone;
 		int			i;
 
 		if (q->filter != NULL)
@@ -571,17 +593,9 @@ rank_conjunctive(rank_run_state *st)
 			if (doc == RANK_END)
 				break;
 		}
-		for (i = 0; i < n; i++)
-		{
-			rank_cursor *c = order[i];
-
-			cursor_skip_to(st, c, doc);
-			if (c->doc == RANK_END)
-				return;
-			block_sum += cursor_block_bound(q, c);
-			if (c->list->block_last[c->block] < next)
-				next = c->list->block_last[c->block];
-		}
+		block_sum = blocks_bound_at(st, order, n, doc, &next, &ndone);
+		if (ndone > 0)
+			break;
 		if (rank_prunable(block_sum, thr))
 		{
 			/* every doc up to the first block end is in these blocks */

@@ -41,8 +41,9 @@ typedef struct gpx_rank_list
 
 /*
  * A query against one segment.  idf belongs to the term across the whole
- * index (gpx_bm25_idf, >= 0, computed once by the caller); lists to the
- * segment.
+ * index (gpx_bm25_idf, computed once by the caller); lists to the segment.
+ * The bounds hold for idf >= 0, k1 > 0 and 0 <= b <= 1: a term's score then
+ * grows with tf and shrinks with dl.
  */
 typedef struct gpx_rank_query
 {

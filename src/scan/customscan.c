@@ -53,6 +53,7 @@ bool		gpx_enable_customscan = true;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
+static void replace_plain_index_paths(PlannerInfo *root, RelOptInfo *rel);
 static Plan *plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							  List *tlist, List *clauses, List *custom_plans);
 static Node *create_scan_state(CustomScan *cscan);
@@ -321,11 +322,52 @@ set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *r
 {
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+	replace_plain_index_paths(root, rel);
 	if (!gpx_enable_customscan || rte->rtekind != RTE_RELATION || rte->inh ||
 		rte->relkind != RELKIND_RELATION || rel->reloptkind != RELOPT_BASEREL ||
 		rel->baserestrictinfo == NIL || rel->indexlist == NIL || !bms_is_empty(rel->lateral_relids))
 		return;
 	add_custom_path(root, rel, rti, rte);
+}
+
+/*
+ * The index scans a gpuidx index offers are for ranked queries (ORDER BY
+ * doc <=> query); an unordered plain index scan of @@& would only fetch in
+ * TID order what a bitmap heap scan (or the custom scan) fetches better,
+ * and would take their place in plans.  Such paths become bitmap heap
+ * scans of the same index path.
+ */
+static void
+replace_plain_index_paths(PlannerInfo *root, RelOptInfo *rel)
+{
+	List	   *plain = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (IsA(p, IndexPath) && ((IndexPath *) p)->indexinfo->amcostestimate == gpx_costestimate &&
+			((IndexPath *) p)->indexorderbys == NIL)
+			plain = lappend(plain, p);
+	}
+	foreach(lc, plain)
+	{
+		IndexPath  *ipath = lfirst(lc);
+
+		rel->pathlist = list_delete_ptr(rel->pathlist, ipath);
+		/*
+		 * without a key it would be a scan of every indexed row: never; an
+		 * index that cannot answer (disable_cost) is left to the bitmap
+		 * paths the planner made already
+		 */
+		if (ipath->indexclauses != NIL && ipath->indextotalcost < disable_cost)
+			add_path(rel, (Path *) create_bitmap_heap_path(root, rel, (Path *) ipath, rel->lateral_relids, 1.0, 0));
+	}
+	/* what a removed path may have pushed out of the list */
+	if (plain != NIL && rel->rtekind == RTE_RELATION)
+		add_path(rel, create_seqscan_path(root, rel, rel->lateral_relids, 0));
+	list_free(plain);
 }
 
 static Plan *
