@@ -23,6 +23,7 @@
 #include "parser/parse_func.h"
 #include "parser/parse_oper.h"
 #include "parser/parsetree.h"
+#include "parser/parse_relation.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -279,6 +280,31 @@ index_for(Oid relid, Index varno, Node *doc)
 	return found;
 }
 
+/* the table column a subquery's output column is, through nested subqueries */
+static Var *
+base_column(Query *sub, AttrNumber attno, RangeTblEntry **rte)
+{
+	for (int depth = 0; depth < 16; depth++)
+	{
+		TargetEntry *tle = get_tle_by_resno(sub->targetList, attno);
+		Var		   *v;
+
+		if (tle == NULL || !IsA(tle->expr, Var))
+			return NULL;
+		v = (Var *) tle->expr;
+		if (v->varlevelsup != 0 || v->varno < 1 || v->varno > list_length(sub->rtable))
+			return NULL;
+		*rte = rt_fetch(v->varno, sub->rtable);
+		if ((*rte)->rtekind == RTE_RELATION)
+			return v;
+		if ((*rte)->rtekind != RTE_SUBQUERY)
+			return NULL;
+		sub = (*rte)->subquery;
+		attno = v->varattno;
+	}
+	return NULL;
+}
+
 GPUIDX_FUNCTION(gpuidx_rank_support);
 Datum
 gpuidx_rank_support(PG_FUNCTION_ARGS)
@@ -330,9 +356,19 @@ gpuidx_rank_support(PG_FUNCTION_ARGS)
 	if (var->varno < 1 || var->varno > list_length(simp->root->parse->rtable))
 		PG_RETURN_POINTER(NULL);
 	rte = rt_fetch(var->varno, simp->root->parse->rtable);
-	if (rte->rtekind != RTE_RELATION)
+	if (rte->rtekind == RTE_SUBQUERY && IsA(doc, Var))
+	{
+		/* a column of a subquery (one with a LIMIT, say): its table's */
+		Var		   *base = base_column(rte->subquery, var->varattno, &rte);
+
+		if (base == NULL)
+			PG_RETURN_POINTER(NULL);
+		index = index_for(rte->relid, base->varno, (Node *) base);
+	}
+	else if (rte->rtekind == RTE_RELATION)
+		index = index_for(rte->relid, var->varno, doc);
+	else
 		PG_RETURN_POINTER(NULL);
-	index = index_for(rte->relid, var->varno, doc);
 	if (!OidIsValid(index))
 		PG_RETURN_POINTER(NULL);
 

@@ -1,0 +1,76 @@
+-- Ranked search: gpuidx_bm25, the <=> ordering operator and its index scans
+SET client_min_messages = warning;
+SET extra_float_digits = 0;
+CREATE TABLE rk (id int PRIMARY KEY, body text) WITH (autovacuum_enabled = off);
+INSERT INTO rk VALUES
+	(1, 'gpu index database'), (2, 'gpu gpu gpu'), (3, 'database systems for the gpu era'),
+	(4, 'nothing here'), (5, NULL), (6, 'index index of the index'), (7, 'gpu'), (8, '');
+INSERT INTO rk SELECT g, 'filler text number ' || g || CASE WHEN g % 10 = 0 THEN ' gpu' ELSE '' END
+	FROM generate_series(9, 2000) g;
+CREATE INDEX rk_body ON rk USING gpuidx (body);
+ANALYZE rk;
+
+-- the index serves ORDER BY doc <=> query, bound to it by the planner
+EXPLAIN (COSTS OFF) SELECT id FROM rk ORDER BY body <=> 'gpu index' LIMIT 5;
+SELECT id, round((-(body <=> 'gpu index'))::numeric, 6) AS score FROM rk ORDER BY body <=> 'gpu index' LIMIT 6;
+-- the operator's value is minus the function's, to the last bit
+SELECT bool_and(-(body <=> 'gpu index') = gpuidx_bm25(body, 'gpu index')) AS same_bits
+	FROM (SELECT body FROM rk ORDER BY body <=> 'gpu index' LIMIT 50) s;
+-- the same rows, order and values without the index (ties by heap order: ctid)
+CREATE TEMP TABLE by_index AS
+	SELECT row_number() OVER () AS n, id, body <=> 'gpu index' AS d FROM (SELECT id, body FROM rk ORDER BY body <=> 'gpu index' LIMIT 300) s;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM rk ORDER BY body <=> 'gpu index', ctid LIMIT 5;
+CREATE TEMP TABLE by_seq AS
+	SELECT row_number() OVER () AS n, id, body <=> 'gpu index' AS d FROM (SELECT id, body FROM rk ORDER BY body <=> 'gpu index', ctid LIMIT 300) s;
+RESET enable_indexscan;
+SELECT count(*) AS rows, count(*) FILTER (WHERE i.id = s.id AND i.d = s.d) AS same FROM by_index i JOIN by_seq s USING (n);
+-- every non-NULL row comes back, those without a query term last (score 0)
+SELECT count(*), count(*) FILTER (WHERE d = 0) AS zero FROM (SELECT body <=> 'gpu index' AS d FROM rk ORDER BY body <=> 'gpu index') s;
+-- with @@&: only rows with every term, ranked
+EXPLAIN (COSTS OFF) SELECT id FROM rk WHERE body @@& 'gpu index' ORDER BY body <=> 'gpu index' LIMIT 5;
+SELECT id FROM rk WHERE body @@& 'gpu index' ORDER BY body <=> 'gpu index' LIMIT 5;
+SELECT id FROM rk WHERE body @@& 'gpu' ORDER BY body <=> 'database' LIMIT 3;
+-- a query without lexemes scores 0; NULLs are NULL
+SELECT gpuidx_bm25('gpu index', 'the of', 'rk_body'), gpuidx_bm25(NULL::text, 'gpu', 'rk_body') IS NULL AS null_doc;
+SELECT count(*) FROM (SELECT id FROM rk ORDER BY body <=> 'the of' LIMIT 10) s;
+
+-- new rows count at once (pending area), deleted ones until VACUUM
+INSERT INTO rk VALUES (3001, 'gpu index pending row');
+SELECT id FROM rk ORDER BY body <=> 'gpu index' LIMIT 3;
+SELECT gpuidx_bm25(body, 'gpu index') > 0 AS scored FROM rk WHERE id = 3001;
+CREATE TEMP TABLE before_delete AS SELECT gpuidx_bm25(body, 'gpu') AS s FROM rk WHERE id = 7;
+DELETE FROM rk WHERE id BETWEEN 100 AND 1500;
+SELECT (SELECT gpuidx_bm25(body, 'gpu') FROM rk WHERE id = 7) = s AS unchanged_before_vacuum FROM before_delete;
+VACUUM rk;
+SELECT (SELECT gpuidx_bm25(body, 'gpu') FROM rk WHERE id = 7) < s AS lower_after_vacuum FROM before_delete;
+SELECT gpuidx_verify('rk_body') LIKE '%is sound%' AS sound;
+
+-- k1 and b are index options, taken at the next query
+SELECT round(gpuidx_bm25(body, 'gpu')::numeric, 6) FROM rk WHERE id = 2;
+ALTER INDEX rk_body SET (k1 = 2.0, b = 0.0);
+SELECT round(gpuidx_bm25(body, 'gpu')::numeric, 6) FROM rk WHERE id = 2;
+ALTER INDEX rk_body RESET (k1, b);
+ALTER INDEX rk_body SET (b = 1.5);
+
+-- naming the index explicitly; ranking needs one
+SELECT round(gpuidx_bm25('gpu gpu', 'gpu', 'rk_body')::numeric, 6);
+SELECT gpuidx_bm25('gpu', 'gpu');
+-- an index without frequencies answers @@& but cannot rank
+CREATE TABLE rk2 (body text);
+INSERT INTO rk2 VALUES ('gpu index'), ('index');
+CREATE INDEX rk2_body ON rk2 USING gpuidx (body) WITH (freqs = off);
+SET enable_seqscan = off;
+SELECT count(*) FROM rk2 WHERE body @@& 'index';
+SELECT body FROM rk2 ORDER BY body <=> 'gpu' LIMIT 1;
+RESET enable_seqscan;
+ALTER INDEX rk2_body SET (freqs = on);
+REINDEX INDEX rk2_body;
+SELECT body FROM rk2 ORDER BY body <=> 'gpu' LIMIT 1;
+
+-- tsvector documents
+CREATE TABLE rkv (id int, doc tsvector);
+INSERT INTO rkv VALUES (1, to_tsvector('english', 'gpu gpu index')), (2, 'gpu index'::tsvector), (3, to_tsvector('english', 'database'));
+CREATE INDEX rkv_doc ON rkv USING gpuidx (doc);
+SELECT id, -(doc <=> 'gpu') = gpuidx_bm25(doc, 'gpu') AS same FROM rkv ORDER BY doc <=> 'gpu';
+DROP TABLE rk, rk2, rkv;
