@@ -9,11 +9,12 @@ DATA = $(wildcard sql/gpuidx--*.sql)
 
 CODEC_SRCS = $(wildcard src/codec/*.c)
 CPU_SRCS = $(wildcard src/cpu/*.c)
+RANK_SRCS = src/rank/wand.c
 ENGINE_SRCS = $(wildcard src/engine/*.c)
 PG_SRCS = $(wildcard src/type/*.c) $(wildcard src/store/*.c) $(wildcard src/text/*.c) $(wildcard src/am/*.c) $(wildcard src/query/*.c) \
 	$(wildcard src/sched/*.c) $(wildcard src/worker/*.c) $(wildcard src/scan/*.c) \
 	$(wildcard src/*.c)
-OBJS = $(patsubst %.c,%.o,$(CODEC_SRCS) $(CPU_SRCS) $(ENGINE_SRCS) $(PG_SRCS))
+OBJS = $(patsubst %.c,%.o,$(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) $(PG_SRCS))
 
 # pg_regress: every sql/NAME.sql but the extension scripts
 REGRESS = $(filter-out gpuidx--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))
@@ -22,7 +23,9 @@ TAP_TESTS = 1
 
 # Only the fmgr entry points and _PG_init leave the shared object.
 PG_CPPFLAGS = -Iinclude -Isrc -DPGDLLEXPORT='__attribute__((visibility("default")))'
-PG_CFLAGS = -fvisibility=hidden -std=gnu99 $(if $(WERROR),-Werror)
+# -ffp-contract=off: no fused multiply-add, so BM25 scores match bit for bit
+# everywhere (src/rank/bm25.h)
+PG_CFLAGS = -fvisibility=hidden -std=gnu99 -ffp-contract=off $(if $(WERROR),-Werror)
 
 EXTRA_CLEAN = test/unit/build test/gpu/build
 
@@ -46,11 +49,11 @@ EXTRA_CLEAN += cuda/build
 # C unit tests: codecs and CPU algorithms, built without PostgreSQL
 
 UNIT_CC ?= cc
-UNIT_CFLAGS ?= -std=gnu99 -O2 -g -Wall -Wextra -Wdeclaration-after-statement -Werror
+UNIT_CFLAGS ?= -std=gnu99 -O2 -g -ffp-contract=off -Wall -Wextra -Wdeclaration-after-statement -Werror
 UNIT_TESTS = $(patsubst test/unit/%.c,%,$(wildcard test/unit/test_*.c))
-UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(ENGINE_SRCS) src/store/parse.c src/sched/placement.c
+UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/sched/placement.c
 
-unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/engine/*.h src/store/parse.h src/store/varint.h src/sched/*.h include/*.h test/*.h test/unit/*.h)
+unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/varint.h src/sched/*.h include/*.h test/*.h test/unit/*.h)
 	@mkdir -p test/unit/build
 	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm -lpthread -ldl
 
@@ -60,7 +63,7 @@ unit: $(addprefix unit-build-,$(UNIT_TESTS))
 
 # the same tests under AddressSanitizer and UndefinedBehaviorSanitizer
 unit-asan:
-	$(MAKE) unit UNIT_SUFFIX=-asan UNIT_CFLAGS="-std=gnu99 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer" \
+	$(MAKE) unit UNIT_SUFFIX=-asan UNIT_CFLAGS="-std=gnu99 -O1 -g -ffp-contract=off -Wall -Wextra -Werror -fno-omit-frame-pointer" \
 		UNIT_EXTRA="-fsanitize=address,undefined -fno-sanitize-recover=all"
 
 # pgTAP: the API contract, against the server the environment points to
@@ -77,7 +80,7 @@ prove-tap:
 ENGINE_CHECK = test/gpu/build/engine_check
 $(ENGINE_CHECK): test/gpu/engine_check.c test/gpu/harness.c test/gpu/harness.h $(UNIT_LIB_SRCS) $(wildcard src/*/*.h include/*.h test/unit/unit.h)
 	@mkdir -p test/gpu/build
-	$(UNIT_CC) -std=gnu99 -O2 -g -Wall -Wextra -Werror $(UNIT_EXTRA) -Iinclude -Isrc -o $@ \
+	$(UNIT_CC) -std=gnu99 -O2 -g -ffp-contract=off -Wall -Wextra -Werror $(UNIT_EXTRA) -Iinclude -Isrc -o $@ \
 		test/gpu/engine_check.c test/gpu/harness.c $(UNIT_LIB_SRCS) -lm -lpthread -ldl
 
 # CI: the CPU engine against plain arrays; the CUDA engine where a GPU is,
@@ -113,7 +116,7 @@ FUZZ_BUILD = test/fuzz/build
 FUZZ_TARGETS = fuzz_list_open fuzz_list_ops fuzz_differential fuzz_index_pages
 FUZZ_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS)
 # the page readers alone: what the server runs on index pages
-FUZZ_SRCS_index_pages = src/store/parse.c
+FUZZ_SRCS_index_pages = src/store/parse.c src/codec/crc32c.c
 FUZZ_DEPS = $(FUZZ_LIB_SRCS) src/store/parse.c test/fuzz/fuzz_common.h test/page_build.h test/reference.h \
 	$(wildcard src/codec/*.h src/cpu/*.h src/store/parse.h src/store/varint.h src/sched/*.h include/*.h)
 GPUIDX_DATA ?= $(HOME)/.cache/gpuidx-data

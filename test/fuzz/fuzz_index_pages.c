@@ -101,7 +101,7 @@ check_docmap(const uint8_t *p, uint32_t len, uint32_t n, uint16_t max_offset)
 
 /* a run of entries as the pending area's stream holds them */
 static void
-walk_pending(const uint8_t *p, uint32_t len)
+walk_pending(const uint8_t *p, uint32_t len, bool freqs)
 {
 	const uint8_t *end = p + len;
 
@@ -112,17 +112,20 @@ walk_pending(const uint8_t *p, uint32_t len)
 		const uint8_t *q;
 		const char *lex;
 		int			n;
+		uint32_t	tf;
 		uint32_t	count = 0;
 
 		memcpy(&body, p, GPX_PENDING_HEAD);
 		p += GPX_PENDING_HEAD;
-		if (body > (uint32_t) (end - p) || gpx_parse_pending_entry(p, body, 291, &e) != NULL)
+		if (body > (uint32_t) (end - p) || gpx_parse_pending_entry(p, body, 291, freqs, &e) != NULL)
 			return;
 		q = e.lex;
-		while (gpx_pending_lexeme(&q, e.end, &lex, &n))
+		while (gpx_pending_lexeme(&q, e.end, freqs, &lex, &n, &tf))
 		{
 			if ((const uint8_t *) lex + n > e.end || n <= 0)
 				FAIL("a lexeme lies outside its entry");
+			if (freqs && (tf == 0 || q > e.end))
+				FAIL("a lexeme's frequency lies outside its entry or is 0");
 			count++;
 		}
 		if (count != e.nlex)
@@ -144,6 +147,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	limits.ndocs = 1 + (data[1] | (uint32_t) data[2] << 8);
 	limits.list_pages = data[3];
 	limits.page_capacity = CAPACITY;
+	/* the low bit of the kind byte: a segment or index with freqs */
+	limits.freqs = (data[0] & 0x80) != 0;
+	limits.freq_pages = data[3];
 	plen = data[4] % 16;
 	if (size < 8 + plen)
 		return 0;
@@ -166,7 +172,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				check_docmap(bytes, used, 1 + data[5] % GPX_DOCMAP_CHUNK, (uint16_t) (1 + data[6]));
 				break;
 			case 3:
-				walk_pending(bytes, used);
+				walk_pending(bytes, used, limits.freqs);
 				break;
 			default:
 				check_inline(bytes, used, data[5], limits.ndocs);

@@ -4,12 +4,13 @@
  *	  structures built by hand: sound ones read back exactly, and every kind
  *	  of damage found, among them values whose arithmetic would overflow.
  */
+#include "codec/codec.h"
 #include "unit.h"
 #include "../page_build.h"
 
 #define CAPACITY 8144
 
-static const GpxSegLimits limits = {1000, 4, CAPACITY};
+static const GpxSegLimits limits = {1000, 4, CAPACITY, false, 0};
 
 static void
 check_inline_lists(void)
@@ -189,6 +190,67 @@ check_inner_nodes(void)
 	CHECK(!gpx_parse_inner_entry(&inner, 2, &key, &klen, &child), "entry past the count");
 }
 
+/* tfs packed and unpacked at every width; a frequency record checked, then damaged */
+static void
+check_freqs(void)
+{
+	uint32_t	v[300];
+	uint32_t	w[300];
+	uint8_t		packed[300 * 4];
+	uint8_t		rec[sizeof(GpxFreqHeader) + 3 * sizeof(GpxFreqBlock) + 3 * 128];
+	GpxFreqHeader h = {0};
+	GpxFreqBlock b[3];
+	uint32_t	df = 300;
+	uint32_t	off = 0;
+	uint32_t	len;
+
+	for (uint32_t width = 0; width <= 32; width++)
+	{
+		for (uint32_t i = 0; i < 300; i++)
+			v[i] = width == 0 ? 0 : (uint32_t) ((i * 2654435761u) & (width == 32 ? 0xFFFFFFFFu : ((1u << width) - 1)));
+		len = gpx_pack_bits(packed, v, 300, width);
+		CHECK(len == (300 * width + 7) / 8, "packed length at width %u", width);
+		gpx_unpack_bits(packed, w, 300, width);
+		CHECK(memcmp(v, w, sizeof(v)) == 0, "bits round trip at width %u", width);
+	}
+	/* three blocks: tfs all 1, tfs up to 3, one tf of 200 */
+	memset(b, 0, sizeof(b));
+	for (uint32_t k = 0; k < 3; k++)
+	{
+		uint32_t	n = k < 2 ? 128 : df - 256;
+
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = k == 0 ? 0 : k == 1 ? i % 3 : (i == 5 ? 199 : 0);
+		b[k].last_doc = 1000 * (k + 1);
+		b[k].offset = off;
+		b[k].max_tf = k == 0 ? 1 : k == 1 ? 3 : 200;
+		b[k].width = k == 0 ? 0 : k == 1 ? 2 : 8;
+		b[k].min_dlcode = 4;
+		off += gpx_pack_bits(rec + sizeof(h) + sizeof(b) + off, v, n, b[k].width);
+	}
+	h.df = df;
+	h.nbytes = sizeof(h) + sizeof(b) + off;
+	h.max_tf = 200;
+	h.min_dlcode = 4;
+	memcpy(rec + sizeof(h), b, sizeof(b));
+	memcpy(rec, &h, sizeof(h));
+	h.crc = pl_crc32c(pl_crc32c(0, &(uint32_t){0}, 4), rec + 4, h.nbytes - 4);
+	memcpy(rec, &h, sizeof(h));
+	CHECK(gpx_parse_freq_record(rec, h.nbytes, df, 5000) == NULL, "a sound record");
+	{
+		uint8_t		tfs[128];
+
+		gpx_freq_block_tfs(rec, df, 1, tfs);
+		CHECK(tfs[0] == 1 && tfs[1] == 2 && tfs[2] == 3, "block 1's tfs");
+		gpx_freq_block_tfs(rec, df, 2, tfs);
+		CHECK(tfs[5] == 200 && tfs[4] == 1, "block 2's tfs");
+	}
+	CHECK(gpx_parse_freq_record(rec, h.nbytes, df + 1, 5000) != NULL, "another df");
+	CHECK(gpx_parse_freq_record(rec, h.nbytes, df, 2000) != NULL, "docs past the segment");
+	rec[sizeof(h) + sizeof(b) + 3] ^= 1;
+	CHECK(gpx_parse_freq_record(rec, h.nbytes, df, 5000) != NULL, "a flipped bit");
+}
+
 static void
 check_pending_entries(void)
 {
@@ -200,17 +262,18 @@ check_pending_entries(void)
 	const uint8_t *p;
 	const char *lex;
 	int			len;
+	uint32_t	tf;
 
-	CHECK(gpx_parse_pending_entry(body, n, 291, &e) == NULL && e.block == 12 && e.offset == 3 && e.nlex == 2,
+	CHECK(gpx_parse_pending_entry(body, n, 291, false, &e) == NULL && e.block == 12 && e.offset == 3 && e.nlex == 2,
 		  "pending entry");
 	p = e.lex;
-	CHECK(gpx_pending_lexeme(&p, e.end, &lex, &len) && len == 3 && memcmp(lex, "fox", 3) == 0, "lexeme 1");
-	CHECK(gpx_pending_lexeme(&p, e.end, &lex, &len) && len == 4 && !gpx_pending_lexeme(&p, e.end, &lex, &len),
+	CHECK(gpx_pending_lexeme(&p, e.end, false, &lex, &len, &tf) && len == 3 && memcmp(lex, "fox", 3) == 0, "lexeme 1");
+	CHECK(gpx_pending_lexeme(&p, e.end, false, &lex, &len, &tf) && len == 4 && !gpx_pending_lexeme(&p, e.end, false, &lex, &len, &tf),
 		  "lexeme 2, then none");
-	CHECK(gpx_parse_pending_entry(body, n - 1, 291, &e) != NULL, "lexeme cut short");
-	CHECK(gpx_parse_pending_entry(body, n + 1, 291, &e) != NULL, "bytes after the lexemes");
-	CHECK(gpx_parse_pending_entry(body, n, 2, &e) != NULL, "offset past the page");
-	CHECK(gpx_parse_pending_entry(body, 4, 291, &e) != NULL, "shorter than a TID");
+	CHECK(gpx_parse_pending_entry(body, n - 1, 291, false, &e) != NULL, "lexeme cut short");
+	CHECK(gpx_parse_pending_entry(body, n + 1, 291, false, &e) != NULL, "bytes after the lexemes");
+	CHECK(gpx_parse_pending_entry(body, n, 2, false, &e) != NULL, "offset past the page");
+	CHECK(gpx_parse_pending_entry(body, 4, 291, false, &e) != NULL, "shorter than a TID");
 }
 
 int
@@ -221,5 +284,6 @@ main(void)
 	check_leaves();
 	check_inner_nodes();
 	check_pending_entries();
+	check_freqs();
 	return unit_report("test_parse");
 }
