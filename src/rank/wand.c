@@ -533,7 +533,7 @@ rank_disjunctive(rank_run_state *st)
 			 * A doc up to the first of these blocks' ends, and before the next
 			 * list's doc, can only be in these blocks.
 			 */
-			next = next + 2;
+			next = next >= pivot_doc && next != RANK_END ? next + 1 : pivot_doc + 1;
 			if (p + 1 < n && order[p + 1]->doc < next)
 				next = order[p + 1]->doc;
 			for (i = 0; i <= p; i++)
