@@ -34,6 +34,8 @@ PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 # without PostgreSQL (the GPU machine) the engine, unit tests and checks still build
 ifneq ($(PGXS),)
 include $(PGXS)
+# the bitcode that JIT may inline (PG_CFLAGS does not reach it) must not fuse either
+BITCODE_CFLAGS += -ffp-contract=off
 endif
 
 # PGXS tracks no header dependencies: any header change rebuilds every object
