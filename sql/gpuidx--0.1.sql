@@ -233,7 +233,7 @@ CREATE FUNCTION gpuidx_rank_query(query text, index regclass) RETURNS text
 COMMENT ON FUNCTION gpuidx_rank_query(text, regclass) IS 'a ranked query bound to the gpuidx index whose statistics score it';
 
 CREATE FUNCTION gpuidx_rank_support(internal) RETURNS internal
-	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE FUNCTION gpuidx_bm25(doc text, query text) RETURNS float8
 	AS 'MODULE_PATHNAME', 'gpuidx_bm25_text' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 1000
@@ -291,7 +291,8 @@ CREATE FUNCTION gpuidx_index_stats(index regclass,
 		OUT total_bytes bigint, OUT dictionary_bytes bigint, OUT list_bytes bigint,
 		OUT docmap_bytes bigint, OUT deadmap_bytes bigint, OUT pending_bytes bigint,
 		OUT header_bytes bigint, OUT free_bytes bigint,
-		OUT build_runs integer, OUT build_peak_kb integer, OUT retired_sets bigint)
+		OUT build_runs integer, OUT build_peak_kb integer, OUT retired_sets bigint,
+		OUT freq_bytes bigint, OUT doclen_bytes bigint, OUT avg_doc_length float8)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_index_stats(regclass) IS 'what a gpuidx index holds and where its bytes go';
 

@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS gpuidx;
 LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(65);
+SELECT plan(68);
 
 -- the operator
 SELECT has_operator('text', '@@&', 'text', 'boolean');
@@ -35,7 +35,8 @@ SELECT has_opclass('gpuidx_tsvector_ops');
 SELECT ok(opcdefault, opcname || ' is the default for ' || opcintype::regtype)
 FROM pg_opclass WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'gpuidx') ORDER BY opcname;
 SELECT is(array_agg(amopstrategy || ':' || amopopr::regoperator ORDER BY amopopr::regoperator::text),
-		  ARRAY['1:@@&(text,text)', '1:@@&(tsvector,text)'], 'strategy 1 is @@& in both families')
+		  ARRAY['2:<=>(text,text)', '2:<=>(tsvector,text)', '1:@@&(text,text)', '1:@@&(tsvector,text)'],
+		  'strategy 1 is @@& and strategy 2 the ordering <=> in both families')
 FROM pg_amop WHERE amopmethod = (SELECT oid FROM pg_am WHERE amname = 'gpuidx');
 SELECT is(count(*)::int, 0, 'no support functions') FROM pg_amproc p
 JOIN pg_opfamily f ON f.oid = p.amprocfamily WHERE f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'gpuidx');
@@ -44,15 +45,20 @@ JOIN pg_opfamily f ON f.oid = p.amprocfamily WHERE f.opfmethod = (SELECT oid FRO
 SELECT is(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'gpuidx'), p), expected,
 		  'gpuidx ' || p || ' is ' || expected)
 FROM (VALUES ('can_order', false), ('can_unique', false), ('can_multi_col', false),
-			 ('can_exclude', false), ('can_include', false)) v(p, expected);
+			 ('can_exclude', true), ('can_include', false)) v(p, expected);
 CREATE TABLE ic (id int, body text, tsv tsvector);
 INSERT INTO ic SELECT g, 'contract row ' || g, to_tsvector('english', 'contract row ' || g)
 FROM generate_series(1, 200) g;
 CREATE INDEX ic_body ON ic USING gpuidx (body);
 CREATE INDEX ic_tsv ON ic USING gpuidx (tsv);
 SELECT is(pg_index_has_property('ic_body'::regclass, p), expected, 'index ' || p || ' is ' || expected)
-FROM (VALUES ('bitmap_scan', true), ('index_scan', false), ('backward_scan', false),
+FROM (VALUES ('bitmap_scan', true), ('index_scan', true), ('backward_scan', false),
 			 ('clusterable', false)) v(p, expected);
+-- its column is not sorted and not returned (ordering by distance, <=>,
+-- PostgreSQL reports as unknown for access methods without amproperty)
+SELECT is(pg_index_column_has_property('ic_body'::regclass, 1, p), expected, 'column ' || p || ' is ' || expected)
+FROM (VALUES ('orderable', false), ('returnable', false)) v(p, expected);
+SELECT function_returns('gpuidx_bm25', ARRAY['text', 'text', 'regclass'], 'double precision');
 
 -- the functions about an index
 SELECT function_returns('gpuidx_verify', ARRAY['regclass'], 'text');
@@ -67,7 +73,7 @@ SELECT results_eq($$SELECT config, kind, segments, docs, dead_docs, pending_entr
 				  $$VALUES ('pg_catalog.english', 'text', 1, 200::bigint, 0::bigint, 0::bigint)$$,
 				  'gpuidx_index_stats reports what the index holds');
 SELECT ok(total_bytes = dictionary_bytes + list_bytes + docmap_bytes + deadmap_bytes + pending_bytes
-		  + header_bytes + free_bytes, 'the parts of gpuidx_index_stats add up to the index size')
+		  + header_bytes + free_bytes + freq_bytes + doclen_bytes, 'the parts of gpuidx_index_stats add up to the index size')
 FROM gpuidx_index_stats('ic_body');
 SELECT is(total_bytes, pg_relation_size('ic_body'), 'total_bytes is the relation size')
 FROM gpuidx_index_stats('ic_body');

@@ -48,8 +48,8 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 	Relation	index = open_for_stats(PG_GETARG_OID(0));
 	GpxMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[20];
-	bool		nulls[20] = {0};
+	Datum		values[23];
+	bool		nulls[23] = {0};
 	int64		docs = 0;
 	int64		dead = 0;
 	int64		terms = 0;
@@ -100,6 +100,22 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(meta.build_runs);
 	values[i++] = Int32GetDatum(meta.build_peak_kb);
 	values[i++] = Int64GetDatum((int64) meta.nretired + meta.nretired_more);
+	values[i++] = Int64GetDatum(pages[GPX_STREAM_FREQS] * BLCKSZ);
+	values[i++] = Int64GetDatum((pages[GPX_STREAM_LENDIR] + pages[GPX_STREAM_LENS]) * BLCKSZ);
+	if (meta.flags & GPX_META_FREQS)
+	{
+		uint64		ndocs = meta.pend_entries;
+		uint64		sum = meta.pend_dl;
+
+		for (uint32 s = 0; s < meta.nsegments; s++)
+		{
+			ndocs += meta.segments[s].ndocs - meta.segments[s].ndead;
+			sum += meta.segments[s].sum_dl - meta.segments[s].dead_dl;
+		}
+		values[i++] = Float8GetDatum(ndocs > 0 ? (double) sum / (double) ndocs : 0.0);
+	}
+	else
+		nulls[i++] = true;
 	index_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
