@@ -41,6 +41,7 @@ typedef struct GpxScanOpaque
 	GqRank	   *rank;
 	uint32		k;				/* top k computed */
 	uint32		nres;
+	uint32		rescap;			/* room in res */
 	ItemPointerData *res;		/* best first (ranked) or in TID order */
 	double	   *scores;
 	uint32		pos;			/* next to return */
@@ -193,10 +194,13 @@ static void
 collect_tids(void *arg, ItemPointerData *tids, int n)
 {
 	GpxScanOpaque *so = arg;
-	uint32		cap = GetMemoryChunkSpace(so->res) / sizeof(ItemPointerData);
 
-	if (so->nres + n > cap)
-		so->res = repalloc_huge(so->res, (Size) Max(cap * 2, so->nres + n) * sizeof(ItemPointerData));
+	if ((uint64) so->nres + n > so->rescap)
+	{
+		so->rescap = (uint32) Min(Max((uint64) so->rescap * 2, (uint64) so->nres + n), (uint64) PG_UINT32_MAX);
+		so->res = so->res ? repalloc_huge(so->res, (Size) so->rescap * sizeof(ItemPointerData))
+			: palloc_extended((Size) so->rescap * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+	}
 	memcpy(so->res + so->nres, tids, n * sizeof(ItemPointerData));
 	so->nres += n;
 }
@@ -218,7 +222,8 @@ start_tuple_scan(IndexScanDesc scan)
 	so->empty = false;
 	so->filter.n = 0;
 	so->ranked = scan->numberOfOrderBys > 0;
-	so->res = palloc(1024 * sizeof(ItemPointerData));
+	so->res = NULL;
+	so->rescap = 0;
 	so->nres = 0;
 	so->pos = 0;
 	so->returned = 0;
@@ -366,6 +371,7 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 			if (so->scores)
 				pfree(so->scores);
 			so->res = palloc_extended((Size) so->k * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+			so->rescap = so->k;
 			so->scores = palloc_extended((Size) so->k * sizeof(double), MCXT_ALLOC_HUGE);
 			so->nres = gq_rank_topk(so->rank, so->k, so->res, so->scores);
 			so->complete = so->nres < so->k;
