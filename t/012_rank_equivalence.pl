@@ -415,6 +415,7 @@ like(sql(q{SELECT string_agg(DISTINCT split_part(problem, ':', 1), ',') FROM ran
 # 255 positions, words past position 16383), updates (one to NULL, one from
 # NULL), deletes.  The reference sees each statement that adds rows, as the
 # index does: a row added and then removed before VACUUM still counts.
+my @write_errors;
 for my $write (
 	"INSERT INTO docs (id, body) SELECT id, body FROM src WHERE id > $maxid ORDER BY id LIMIT 300",
 	'INSERT INTO docs (id, body) SELECT 1000000 + id, body FROM docs WHERE id % 2011 = 7',
@@ -426,9 +427,11 @@ for my $write (
 	qq{UPDATE docs SET body = 'once NULL: $f[0]' WHERE id = 2000001},
 	'DELETE FROM docs WHERE id % 673 = 5 OR (id > 1000000 AND id < 2000000 AND id % 3 = 0)')
 {
-	sql($write);
+	my ($rc, $out, $err) = $node->psql('postgres', $write, on_error_stop => 1);
+	push @write_errors, "$write: $err" if $rc != 0;
 	sql('SELECT bm25_ref.sync()');
 }
+is(scalar(@write_errors), 0, 'the writes succeed') or diag(join("\n", @write_errors));
 my $ref_n = sql('SELECT n FROM bm25_ref.stats()');
 my $live = sql('SELECT count(*) FROM docs WHERE body IS NOT NULL');
 cmp_ok($ref_n, '>', $live, "after the writes, before VACUUM, the reference counts $ref_n documents, $live of them live");
