@@ -38,10 +38,10 @@
 #define PENDING_WRITERS_LOCK	InvalidBlockNumber
 
 static char *
-encode_entry(ItemPointer tid, const char *const *lex, const int *len, const uint8 *tf, int n,
-			 uint32 dl, uint32 *size)
+encode_entry(ItemPointer tid, const char *const *lex, const int *len, bool freqs, const uint8 *tf,
+			 int n, uint32 dl, uint32 *size)
 {
-	Size		body = TID_BYTES + gpx_varint_size(n) + (tf ? gpx_varint_size(dl) + n : 0);
+	Size		body = TID_BYTES + gpx_varint_size(n) + (freqs ? gpx_varint_size(dl) + n : 0);
 	char	   *buf;
 	uint8	   *p;
 	uint32		blen;
@@ -62,14 +62,14 @@ encode_entry(ItemPointer tid, const char *const *lex, const int *len, const uint
 	memcpy(p + sizeof(blk), &off, sizeof(off));
 	p += TID_BYTES;
 	p += gpx_varint_put(p, n);
-	if (tf)
+	if (freqs)
 		p += gpx_varint_put(p, dl);
 	for (int i = 0; i < n; i++)
 	{
 		p += gpx_varint_put(p, len[i]);
 		memcpy(p, lex[i], len[i]);
 		p += len[i];
-		if (tf)
+		if (freqs)
 			*p++ = tf[i];
 	}
 	*size = ENTRY_HEAD + body;
@@ -178,7 +178,7 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 	uint64		pending_bytes;
 
 	/* the index's flags decide the entry's form; they never change */
-	entry = encode_entry(tid, lex, len, freqs ? tf : NULL, n, dl, &size);
+	entry = encode_entry(tid, lex, len, freqs, tf, n, dl, &size);
 
 	/* the common case: the entry fits the tail page */
 	if (meta->pend_tail != InvalidBlockNumber)
