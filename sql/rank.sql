@@ -35,8 +35,17 @@ SELECT id FROM rk WHERE body @@& 'gpu' ORDER BY body <=> 'database' LIMIT 3;
 SELECT gpuidx_bm25('gpu index', 'the of', 'rk_body'), gpuidx_bm25(NULL::text, 'gpu', 'rk_body') IS NULL AS null_doc;
 SELECT count(*) FROM (SELECT id FROM rk ORDER BY body <=> 'the of' LIMIT 10) s;
 
--- new rows count at once (pending area), deleted ones until VACUUM
-INSERT INTO rk VALUES (3001, 'gpu index pending row');
+-- new rows count at once (pending area), deleted ones until VACUUM; rows
+-- without lexemes too (their length is 0)
+INSERT INTO rk VALUES (3001, 'gpu index pending row'), (3002, ''), (3003, 'the of');
+-- pending rows with only some of the terms count in the frequencies of a
+-- ranking restricted by @@&: the index's order is that of the scores
+-- ('hello index': made frequent, 'index' weighs less than 'gpu', so
+-- 'gpu gpu index' ranks above 'gpu index index')
+INSERT INTO rk SELECT 3100 + g, 'hello index ' || g FROM generate_series(1, 400) g;
+INSERT INTO rk VALUES (3601, 'gpu index index'), (3602, 'gpu gpu index');
+SELECT id, round((-(body <=> 'gpu index'))::numeric, 6) AS score
+	FROM rk WHERE body @@& 'gpu index' ORDER BY body <=> 'gpu index' LIMIT 3;
 SELECT id FROM rk ORDER BY body <=> 'gpu index' LIMIT 3;
 SELECT gpuidx_bm25(body, 'gpu index') > 0 AS scored FROM rk WHERE id = 3001;
 CREATE TEMP TABLE before_delete AS SELECT gpuidx_bm25(body, 'gpu') AS s FROM rk WHERE id = 7;

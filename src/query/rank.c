@@ -77,6 +77,9 @@ pending_entry_tfs(const GpxPendingReader *pr, const GpxLexemes *terms, const Gpx
 	int			i = 0;
 	int			f = 0;
 
+	bool		pass = true;
+
+	/* every tf, whatever the filter says: the document frequencies count them all */
 	memset(tf, 0, terms->n * sizeof(uint32));
 	while (gpx_pending_lexeme(&p, pr->end, pr->freqs, &lex, &len, &t))
 	{
@@ -84,12 +87,12 @@ pending_entry_tfs(const GpxPendingReader *pr, const GpxLexemes *terms, const Gpx
 			i++;
 		if (i < terms->n && gpx_lexeme_cmp(terms->lex[i], terms->len[i], lex, len) == 0)
 			tf[i] = t;
-		while (f < filter->n && gpx_lexeme_cmp(filter->lex[f], filter->len[f], lex, len) < 0)
-			return false;		/* a filter term the entry lacks */
-		if (f < filter->n && gpx_lexeme_cmp(filter->lex[f], filter->len[f], lex, len) == 0)
+		if (pass && f < filter->n && gpx_lexeme_cmp(filter->lex[f], filter->len[f], lex, len) < 0)
+			pass = false;		/* a filter term the entry lacks */
+		if (pass && f < filter->n && gpx_lexeme_cmp(filter->lex[f], filter->len[f], lex, len) == 0)
 			f++;
 	}
-	return f == filter->n;
+	return pass && f == filter->n;
 }
 
 /* postings of a list whose docs VACUUM marked dead */
