@@ -2,8 +2,9 @@
  * gpuidx_am.h
  *	  The contract between the files of the gpuidx index access method, one
  *	  file per phase of an index's life: handler.c (the AM routine, options),
- *	  build.c, insert.c, scan.c, merge.c, vacuum.c, cost.c, verify.c and
- *	  stats.c.  On-disk layout: store/layout.h; query executor: query/.
+ *	  build.c, insert.c, scan.c (bitmap, plain and ranked scans), merge.c,
+ *	  vacuum.c, cost.c, verify.c, stats.c and rank.c (BM25 row by row, and
+ *	  binding a ranked query to its index).  On-disk layout: store/layout.h; query executor: query/.
  */
 #ifndef GPUIDX_AM_H
 #define GPUIDX_AM_H

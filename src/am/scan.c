@@ -22,7 +22,7 @@
 #include "am/gpuidx_am.h"
 #include "query/query.h"
 #include "query/rank.h"
-#include "text/rank.h"
+#include "am/rank.h"
 
 /* top k first asked of a ranked scan, and the factor it grows by */
 #define RANK_FIRST_K	32

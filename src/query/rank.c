@@ -95,16 +95,46 @@ pending_entry_tfs(const GpxPendingReader *pr, const GpxLexemes *terms, const Gpx
 	return pass && f == filter->n;
 }
 
-/* postings of a list whose docs VACUUM marked dead */
+/* the docs of a segment VACUUM marked dead, in order (NULL if none) */
+static uint32 *
+dead_docs(GpxSegment *seg)
+{
+	uint32	   *dead;
+	uint32		n = 0;
+
+	if (seg->ref.ndead == 0)
+		return NULL;
+	dead = palloc_extended((Size) seg->ref.ndead * sizeof(uint32), MCXT_ALLOC_HUGE);
+	for (uint32 d = 0; d < seg->hdr->ndocs; d++)
+	{
+		if ((d & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (gpx_seg_is_dead(seg, d))
+		{
+			if (n == seg->ref.ndead)
+				gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "holds more dead docs than the metapage says");
+			dead[n++] = d;
+		}
+	}
+	if (n != seg->ref.ndead)
+		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "holds fewer dead docs than the metapage says");
+	return dead;
+}
+
+/*
+ * postings of a list whose docs VACUUM marked dead: the dead docs (at most
+ * a fifth of the segment's, since VACUUM rewrites a segment past that)
+ * searched in the list
+ */
 static uint64
-dead_postings(GpxSegment *seg, GpxTermRef *ref)
+dead_postings(GpxSegment *seg, GpxTermRef *ref, const uint32 *dead)
 {
 	GpxTermRef	copy = *ref;
 	GpxList		list;
-	uint32		buf[GPUIDX_LRC_SEGMENT];
-	uint64		dead = 0;
+	uint32	   *out;
+	uint32		n;
 
-	if (seg->ref.ndead == 0)
+	if (dead == NULL)
 		return 0;
 	if (!ref->external)
 	{
@@ -113,17 +143,11 @@ dead_postings(GpxSegment *seg, GpxTermRef *ref)
 		memcpy(copy.payload, ref->payload, ref->len);
 	}
 	gpx_seg_list(seg, &copy, &list);
-	for (uint32 b = 0; b < list.view.nblocks; b++)
-	{
-		int			n = pl_decode_block(&list.view, b, buf);
-
-		if (n < 0)
-			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not decode");
-		for (int i = 0; i < n; i++)
-			dead += gpx_seg_is_dead(seg, buf[i]);
-	}
+	out = palloc_extended((Size) Max(Min(seg->ref.ndead, list.df), 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	n = cpu_intersect_array_list(dead, seg->ref.ndead, &list.view, out, CPU_METHOD_AUTO, 0, NULL);
+	pfree(out);
 	gpx_list_free(&list);
-	return dead;
+	return n;
 }
 
 GqRank *
@@ -154,6 +178,8 @@ gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, do
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
 	{
 		GpxSegment *seg = gq_segment(gq, s);
+		uint32	   *dead = NULL;
+		bool		dead_read = false;
 
 		for (int i = 0; i < terms->n; i++)
 		{
@@ -162,10 +188,17 @@ gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, do
 			CHECK_FOR_INTERRUPTS();
 			if (!gpx_seg_find(seg, terms->lex[i], terms->len[i], &ref))
 				continue;
-			r->df[i] += ref.df - dead_postings(seg, &ref);
+			if (!dead_read)
+			{
+				dead = dead_docs(seg);
+				dead_read = true;
+			}
+			r->df[i] += ref.df - dead_postings(seg, &ref, dead);
 			if (ref.payload)
 				pfree(ref.payload);
 		}
+		if (dead)
+			pfree(dead);
 	}
 
 	/* and the pending area's entries, kept to be scored once idf is known */

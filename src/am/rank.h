@@ -2,8 +2,8 @@
  * rank.h
  *	  Ranked queries bound to the index whose statistics score them.
  */
-#ifndef GPUIDX_TEXT_RANK_H
-#define GPUIDX_TEXT_RANK_H
+#ifndef GPUIDX_AM_RANK_H
+#define GPUIDX_AM_RANK_H
 
 #include "postgres.h"
 
@@ -16,4 +16,4 @@ extern bool gpx_rank_query_parse(text *bound, Oid *index, const char **query, in
 /* a ranked query's lexemes: under a text index's configuration, else the current one */
 extern void gpx_rank_query_terms(Relation index, const char *query, int len, GpxLexemes *terms);
 
-#endif							/* GPUIDX_TEXT_RANK_H */
+#endif							/* GPUIDX_AM_RANK_H */

@@ -32,7 +32,7 @@
 
 #include "am/gpuidx_am.h"
 #include "query/rank.h"
-#include "text/rank.h"
+#include "am/rank.h"
 
 /* a query bound to an index: GPX_BOUND_MARK, the index's OID, GPX_BOUND_MARK, the query */
 #define GPX_BOUND_MARK '\x01'
