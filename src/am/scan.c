@@ -365,7 +365,9 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 		if (!so->complete)
 		{
 			/* the next, larger top k, continued after the rows returned */
+			/* never more than the documents the index holds: that is all of them */
 			so->k = so->k == 0 ? RANK_FIRST_K : (uint32) Min((uint64) so->k * RANK_GROWTH, (uint64) PG_INT32_MAX);
+			so->k = (uint32) Min((double) so->k, Max(so->rank->ndocs, 1.0));
 			if (so->res)
 				pfree(so->res);
 			if (so->scores)
@@ -374,7 +376,7 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 			so->rescap = so->k;
 			so->scores = palloc_extended((Size) so->k * sizeof(double), MCXT_ALLOC_HUGE);
 			so->nres = gq_rank_topk(so->rank, so->k, so->res, so->scores);
-			so->complete = so->nres < so->k;
+			so->complete = so->nres < so->k || so->k >= so->rank->ndocs;
 			so->pos = (uint32) Min(so->returned, (uint64) so->nres);
 			continue;
 		}
