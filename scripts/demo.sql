@@ -47,6 +47,13 @@ SELECT count(*) AS gin FROM docs WHERE to_tsvector('english', body) @@ plainto_t
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM docs WHERE body @@& 'python library json';
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM docs WHERE to_tsvector('english', body) @@ plainto_tsquery('english', 'python library json');
+\echo '--- ranked search: the 5 best packages for "python library json" (BM25, any term), served by the index'
+EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY body <=> 'python library json' LIMIT 5;
+SELECT id, round(gpuidx_bm25(body, 'python library json')::numeric, 3) AS bm25, left(body, 60) AS description
+FROM docs ORDER BY body <=> 'python library json' LIMIT 5;
+\echo '--- ranked among the packages with every term'
+SELECT id, round(gpuidx_bm25(body, 'python library json')::numeric, 3) AS bm25, left(body, 60) AS description
+FROM docs WHERE body @@& 'python library json' ORDER BY body <=> 'python library json' LIMIT 3;
 \echo '--- gpuidx_verify: the index checked against its table'
 SELECT gpuidx_verify('docs_gpuidx');
 
