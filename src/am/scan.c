@@ -47,8 +47,30 @@ typedef struct GpxScanOpaque
 	uint32		pos;			/* next to return */
 	uint64		returned;		/* ranked rows returned so far */
 	bool		complete;		/* res holds every row with a score */
-	bool		zeros;			/* res now holds the rows of score 0 */
+	bool		zeros;			/* on to the rows of score 0 */
+	/* the rows of score 0 of an unfiltered scan, merged in TID order */
+	struct ZeroSource *zsrc;
+	int			nzsrc;
+	ItemPointerData *scored;	/* the rows with a score, in TID order */
+	uint32		nscored;
+	uint32		spos;
 } GpxScanOpaque;
+
+/*
+ * Rows of score 0 come in TID order from each segment, then merged: a
+ * segment whose TIDs follow its doc ids (GPX_SEG_TID_ORDER, what builds and
+ * most merges write) a doc map chunk at a time, as the scan goes, so a LIMIT
+ * a few rows past the last scored one reads a chunk or two; other segments
+ * and the pending area as a sorted array.
+ */
+typedef struct ZeroSource
+{
+	GpxSegment *seg;			/* streamed, or NULL */
+	uint32		chunk;			/* the next chunk to read */
+	ItemPointerData *tids;		/* a chunk's live TIDs, or the whole sorted array */
+	uint32		n;
+	uint32		pos;
+} ZeroSource;
 
 typedef struct BitmapSink
 {
@@ -229,6 +251,8 @@ start_tuple_scan(IndexScanDesc scan)
 	so->returned = 0;
 	so->complete = false;
 	so->zeros = false;
+	so->zsrc = NULL;
+	so->nzsrc = 0;
 	so->scores = NULL;
 	if (!gpx_index_answers(index, cfg))
 		ereport(ERROR,
@@ -299,35 +323,124 @@ start_tuple_scan(IndexScanDesc scan)
 	}
 }
 
+static void
+sorted_array_source(ZeroSource *z, ItemPointerData *tids, uint32 n)
+{
+	qsort(tids, n, sizeof(ItemPointerData), tid_cmp);
+	z->seg = NULL;
+	z->tids = tids;
+	z->n = n;
+	z->pos = 0;
+}
+
 /* the rows of score 0: those the keys match (or all), less the ranked ones */
 static void
-collect_zeros(GpxScanOpaque *so)
+start_zeros(GpxScanOpaque *so)
 {
-	ItemPointerData *ranked = palloc_extended(Max(so->nres, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
-	uint32		nranked = so->nres;
-	uint32		k = 0;
-	uint32		j = 0;
+	GqIndex    *gq = so->gq;
+	int			nseg = (int) gq->meta.nsegments;
 
-	memcpy(ranked, so->res, nranked * sizeof(ItemPointerData));
-	qsort(ranked, nranked, sizeof(ItemPointerData), tid_cmp);
-	so->nres = 0;
-	if (so->filter.n > 0)
-		gq_execute(so->gq, &so->filter, collect_tids, so);
-	else
-		gq_all_tids(so->gq, collect_tids, so);
-	qsort(so->res, so->nres, sizeof(ItemPointerData), tid_cmp);
-	for (uint32 i = 0; i < so->nres; i++)
-	{
-		while (j < nranked && ItemPointerCompare(&ranked[j], &so->res[i]) < 0)
-			j++;
-		if (j < nranked && ItemPointerEquals(&ranked[j], &so->res[i]))
-			continue;
-		so->res[k++] = so->res[i];
-	}
-	so->nres = k;
-	so->pos = 0;
 	so->zeros = true;
-	pfree(ranked);
+	so->nscored = so->nres;
+	so->scored = so->res;
+	qsort(so->scored, so->nscored, sizeof(ItemPointerData), tid_cmp);
+	so->spos = 0;
+	so->res = NULL;
+	so->rescap = 0;
+	so->nres = 0;
+	so->pos = 0;
+	if (so->rank->conjunctive)
+		return;					/* a row with every term has a score */
+	if (so->filter.n > 0)
+	{
+		/* the keys' matches: usually few */
+		gq_execute(gq, &so->filter, collect_tids, so);
+		so->zsrc = palloc(sizeof(ZeroSource));
+		so->nzsrc = 1;
+		sorted_array_source(&so->zsrc[0], so->res, so->nres);
+		so->res = NULL;
+		so->rescap = 0;
+		so->nres = 0;
+		return;
+	}
+	so->zsrc = palloc0((nseg + 1) * sizeof(ZeroSource));
+	for (int s = 0; s < nseg; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+		ZeroSource *z = &so->zsrc[so->nzsrc++];
+
+		if (seg->hdr->flags & GPX_SEG_TID_ORDER)
+		{
+			z->seg = seg;
+			z->tids = palloc(GPX_DOCMAP_CHUNK * sizeof(ItemPointerData));
+		}
+		else
+		{
+			gq_segment_tids(gq, s, collect_tids, so);
+			sorted_array_source(z, so->res, so->nres);
+			so->res = NULL;
+			so->rescap = 0;
+			so->nres = 0;
+		}
+	}
+	gq_pending_tids(gq, collect_tids, so);
+	sorted_array_source(&so->zsrc[so->nzsrc++], so->res, so->nres);
+	so->res = NULL;
+	so->rescap = 0;
+	so->nres = 0;
+}
+
+/* the source's current TID, reading its next chunk when needed; false when done */
+static bool
+zero_peek(ZeroSource *z, ItemPointer tid)
+{
+	while (z->pos == z->n)
+	{
+		ItemPointerData all[GPX_DOCMAP_CHUNK];
+		uint32		len;
+
+		if (z->seg == NULL || z->chunk >= z->seg->hdr->docmap_chunks)
+			return false;
+		len = gpx_seg_chunk(z->seg, z->chunk, all);
+		z->n = 0;
+		z->pos = 0;
+		for (uint32 j = 0; j < len; j++)
+			if (!gpx_seg_is_dead(z->seg, z->chunk * GPX_DOCMAP_CHUNK + j))
+				z->tids[z->n++] = all[j];
+		z->chunk++;
+	}
+	*tid = z->tids[z->pos];
+	return true;
+}
+
+/* the next row of score 0, in TID order; false after the last */
+static bool
+next_zero(GpxScanOpaque *so, ItemPointer out)
+{
+	for (;;)
+	{
+		int			best = -1;
+		ItemPointerData tid;
+		ItemPointerData best_tid;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < so->nzsrc; i++)
+			if (zero_peek(&so->zsrc[i], &tid) &&
+				(best < 0 || ItemPointerCompare(&tid, &best_tid) < 0))
+			{
+				best = i;
+				best_tid = tid;
+			}
+		if (best < 0)
+			return false;
+		so->zsrc[best].pos++;
+		while (so->spos < so->nscored && ItemPointerCompare(&so->scored[so->spos], &best_tid) < 0)
+			so->spos++;
+		if (so->spos < so->nscored && ItemPointerEquals(&so->scored[so->spos], &best_tid))
+			continue;			/* it has a score: returned already */
+		*out = best_tid;
+		return true;
+	}
 }
 
 bool
@@ -344,23 +457,31 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		if (so->empty)
 			break;
+		if (so->zeros)
+		{
+			if (!next_zero(so, &scan->xs_heaptid))
+				break;
+			scan->xs_orderbyvals[0] = Float8GetDatum(0.0);
+			scan->xs_orderbynulls[0] = false;
+			MemoryContextSwitchTo(old);
+			return true;
+		}
 		if (so->pos < so->nres)
 		{
 			scan->xs_heaptid = so->res[so->pos];
 			if (so->ranked)
 			{
-				double		score = so->zeros ? 0.0 : so->scores[so->pos];
+				double		score = so->scores[so->pos];
 
 				scan->xs_orderbyvals[0] = Float8GetDatum(score > 0.0 ? -score : 0.0);
 				scan->xs_orderbynulls[0] = false;
-				if (!so->zeros)
-					so->returned++;
+				so->returned++;
 			}
 			so->pos++;
 			MemoryContextSwitchTo(old);
 			return true;
 		}
-		if (!so->ranked || so->zeros)
+		if (!so->ranked)
 			break;
 		if (!so->complete)
 		{
@@ -380,7 +501,7 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 			so->pos = (uint32) Min(so->returned, (uint64) so->nres);
 			continue;
 		}
-		collect_zeros(so);
+		start_zeros(so);
 	}
 	MemoryContextSwitchTo(old);
 	return false;

@@ -63,6 +63,7 @@ typedef struct VerifyState
 	uint64		heap_rows;
 	uint32		kind;
 	Oid			config;
+	MemoryContext rowcxt;		/* one row's lexemes, emptied after each */
 } VerifyState;
 
 static uint64
@@ -155,6 +156,8 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 			RowSig	   *r = &rows[(uint64) c * GPX_DOCMAP_CHUNK + j];
 
 			r->tid = tid_key(&tids[j]);
+			if ((h->flags & GPX_SEG_TID_ORDER) && (c > 0 || j > 0) && r->tid <= r[-1].tid)
+				gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc map is out of TID order though its header says otherwise");
 			r->hash = 0;
 			r->nterms = 0;
 			r->matched = 0;
@@ -411,9 +414,15 @@ heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				 errdetail("Row (%u,%u) is not in the index.",
 						   ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid)),
 				 errhint("Rebuild the index with REINDEX.")));
-	gpx_document_lexemes(vs->kind, vs->config, values[0], &lex);
-	for (int i = 0; i < lex.n; i++)
-		heap_lexeme(&sig, lex.lex[i], lex.len[i], vs->freqs ? lex.tf[i] : 1);
+	{
+		MemoryContext old = MemoryContextSwitchTo(vs->rowcxt);
+
+		gpx_document_lexemes(vs->kind, vs->config, values[0], &lex);
+		for (int i = 0; i < lex.n; i++)
+			heap_lexeme(&sig, lex.lex[i], lex.len[i], vs->freqs ? lex.tf[i] : 1);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(vs->rowcxt);
+	}
 	if (sig.n != row->nterms || sig.hash != row->hash || (vs->freqs && lex.dl != row->dl))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -490,6 +499,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 							(uint32) (vs.rows[i].tid >> 16), (uint32) (vs.rows[i].tid & 0xFFFF)),
 					 errhint("Rebuild the index with REINDEX.")));
 	ii = BuildIndexInfo(vs.index);
+	vs.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx verify row", ALLOCSET_DEFAULT_SIZES);
 	table_index_build_scan(vs.heap, vs.index, ii, false, false, heap_callback, &vs, NULL);
 
 	report = psprintf("index \"%s\" is sound: %u segments, %llu docs (%llu dead), %llu terms, "

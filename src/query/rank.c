@@ -524,27 +524,29 @@ gq_rank_end(GqRank *r)
 }
 
 void
-gq_all_tids(GqIndex *gq, gq_tids_fn fn, void *arg)
+gq_segment_tids(GqIndex *gq, int s, gq_tids_fn fn, void *arg)
 {
 	ItemPointerData tids[GPX_DOCMAP_CHUNK];
+	GpxSegment *seg = gq_segment(gq, s);
+
+	for (uint32 c = 0; c < seg->hdr->docmap_chunks; c++)
+	{
+		uint32		n = gpx_seg_chunk(seg, c, tids);
+		int			k = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		for (uint32 j = 0; j < n; j++)
+			if (!gpx_seg_is_dead(seg, c * GPX_DOCMAP_CHUNK + j))
+				tids[k++] = tids[j];
+		fn(arg, tids, k);
+	}
+}
+
+void
+gq_pending_tids(GqIndex *gq, gq_tids_fn fn, void *arg)
+{
 	GpxPendingReader pr;
 
-	for (uint32 s = 0; s < gq->meta.nsegments; s++)
-	{
-		GpxSegment *seg = gq_segment(gq, s);
-
-		for (uint32 c = 0; c < seg->hdr->docmap_chunks; c++)
-		{
-			uint32		n = gpx_seg_chunk(seg, c, tids);
-			int			k = 0;
-
-			CHECK_FOR_INTERRUPTS();
-			for (uint32 j = 0; j < n; j++)
-				if (!gpx_seg_is_dead(seg, c * GPX_DOCMAP_CHUNK + j))
-					tids[k++] = tids[j];
-			fn(arg, tids, k);
-		}
-	}
 	gpx_pending_begin(&pr, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&pr))
 		fn(arg, &pr.tid, 1);

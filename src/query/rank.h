@@ -51,8 +51,9 @@ extern double gq_rank_score(GqRank *r, const GpxLexemes *doc);
 extern uint32 gq_rank_topk(GqRank *r, uint32 k, ItemPointerData *tids, double *scores);
 extern void gq_rank_end(GqRank *r);
 
-/* every document the index holds that is not dead */
-extern void gq_all_tids(GqIndex *gq, gq_tids_fn fn, void *arg);
+/* the TIDs of segment s's docs that are not dead, in doc id order; of the pending entries */
+extern void gq_segment_tids(GqIndex *gq, int s, gq_tids_fn fn, void *arg);
+extern void gq_pending_tids(GqIndex *gq, gq_tids_fn fn, void *arg);
 
 /* the index's statistics alone (gpuidx_rank_stats) */
 extern void gq_rank_totals(GqIndex *gq, double *ndocs, double *avgdl);

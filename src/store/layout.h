@@ -117,7 +117,9 @@ typedef struct GpxSegHeaderData
 #define GPX_SEG_STREAMS		0x1
 /* each posting's tf and each doc's length are stored: the segment can rank */
 #define GPX_SEG_FREQS		0x2
-#define GPX_SEG_FLAGS		(GPX_SEG_STREAMS | GPX_SEG_FREQS)
+/* its docs' TIDs increase with their doc ids (ranked scans stream them in heap order) */
+#define GPX_SEG_TID_ORDER	0x4
+#define GPX_SEG_FLAGS		(GPX_SEG_STREAMS | GPX_SEG_FREQS | GPX_SEG_TID_ORDER)
 
 #define GPX_SEGHEAD_SLOTS \
 	((GPX_PAGE_CAPACITY - offsetof(GpxSegHeaderData, table)) / sizeof(BlockNumber))

@@ -126,6 +126,8 @@ struct GpxSegWriter
 	uint32		nchunk;
 	ItemPointerData chunk[GPX_DOCMAP_CHUNK];
 	uint32		chunk_dl[GPX_DOCMAP_CHUNK];
+	ItemPointerData last_tid;	/* of the last doc added */
+	bool		tid_order;		/* every doc's TID above the one before */
 
 	/* doc lengths: their sum, and each doc's gpx_dl_code for block maxima */
 	uint64		sum_dl;
@@ -267,6 +269,7 @@ gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs
 	w->use_wal = use_wal;
 	w->codec = codec;
 	w->freqs = freqs;
+	w->tid_order = true;
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 		stream_reset_page(w, i);
 	initStringInfo(&w->seps);
@@ -377,6 +380,9 @@ gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid, uint32 dl)
 		w->chunk_dl[w->nchunk] = dl;
 		w->sum_dl += dl;
 	}
+	if (w->ndocs > 0 && ItemPointerCompare(tid, &w->last_tid) <= 0)
+		w->tid_order = false;
+	w->last_tid = *tid;
 	w->chunk[w->nchunk++] = *tid;
 	w->ndocs++;
 	if (w->nchunk == GPX_DOCMAP_CHUNK)
@@ -1113,7 +1119,7 @@ gpx_segw_finish(GpxSegWriter *w, GpxSegRef *ref)
 	}
 
 	hdr->magic = GPX_MAGIC;
-	hdr->flags = GPX_SEG_STREAMS | (w->freqs ? GPX_SEG_FREQS : 0);
+	hdr->flags = GPX_SEG_STREAMS | (w->freqs ? GPX_SEG_FREQS : 0) | (w->tid_order ? GPX_SEG_TID_ORDER : 0);
 	hdr->id = w->segid;
 	hdr->ndocs = w->ndocs;
 	hdr->nterms = w->nterms;
