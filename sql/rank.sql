@@ -27,6 +27,11 @@ RESET enable_indexscan;
 SELECT count(*) AS rows, count(*) FILTER (WHERE i.id = s.id AND i.d = s.d) AS same FROM by_index i JOIN by_seq s USING (n);
 -- every non-NULL row comes back, those without a query term last (score 0)
 SELECT count(*), count(*) FILTER (WHERE d = 0) AS zero FROM (SELECT body <=> 'gpu index' AS d FROM rk ORDER BY body <=> 'gpu index') s;
+-- the index orders: the junk sort key is not computed again for each row
+-- (a constant in the scan's output), a selected score is; WITH TIES keeps it
+EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM rk ORDER BY body <=> 'gpu index' LIMIT 5;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT id, body <=> 'gpu index' AS d FROM rk ORDER BY body <=> 'gpu index' LIMIT 5;
+SELECT count(*) FROM (SELECT id FROM rk ORDER BY body <=> 'gpu index' FETCH FIRST 6 ROWS WITH TIES) s;
 -- with @@&: only rows with every term, ranked
 EXPLAIN (COSTS OFF) SELECT id FROM rk WHERE body @@& 'gpu index' ORDER BY body <=> 'gpu index' LIMIT 5;
 SELECT id FROM rk WHERE body @@& 'gpu index' ORDER BY body <=> 'gpu index' LIMIT 5;

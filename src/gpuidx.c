@@ -54,6 +54,7 @@ _PG_init(void)
 	gpx_worker_define_settings();
 	gpx_define_reloptions();
 	gpx_customscan_init();
+	gpx_rankplan_init();
 	MarkGUCPrefixReserved("gpuidx");
 	/* the GPU worker and its shared memory exist only when preloaded */
 	if (process_shared_preload_libraries_in_progress)

@@ -9,5 +9,7 @@ extern bool gpx_enable_customscan;
 
 /* from _PG_init: the setting, the plan methods, the planner hook */
 extern void gpx_customscan_init(void);
+/* rankplan.c: ranked index scans stop computing junk sort keys */
+extern void gpx_rankplan_init(void);
 
 #endif							/* GPX_CUSTOMSCAN_H */

@@ -1,0 +1,83 @@
+/*
+ * rankplan.c
+ *	  An index scan that ranks (ORDER BY doc <=> query, served by a gpuidx
+ *	  index) returns its rows in order; PostgreSQL still puts the sort key
+ *	  in the scan's target list as a junk column and computes it for every
+ *	  row returned, which for BM25 means tokenizing each document again
+ *	  (on gcide, 1 ms a row: ten times the ranking).  When nothing above the
+ *	  scan reads that column (the scan alone, or a Limit over it without
+ *	  WITH TIES: the
+ *	  executor's junk filter drops it), the column is set to a constant.  A
+ *	  score the query selects is not junk and is computed as written.
+ */
+#include "postgres.h"
+
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/plannodes.h"
+#include "executor/executor.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "am/gpuidx_am.h"
+#include "scan/customscan.h"
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+
+/* is the index a gpuidx index? */
+static bool
+is_gpuidx(Oid indexoid)
+{
+	Relation	index = index_open(indexoid, NoLock);
+	bool		result = index->rd_indam->ambuild == gpx_build;
+
+	index_close(index, NoLock);
+	return result;
+}
+
+static void
+drop_junk_scores(IndexScan *scan)
+{
+	ListCell   *lc;
+
+	if (scan->indexorderbyorig == NIL || !is_gpuidx(scan->indexid))
+		return;
+	foreach(lc, scan->scan.plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (tle->resjunk && tle->ressortgroupref != 0 &&
+			list_member(scan->indexorderbyorig, tle->expr))
+			tle->expr = (Expr *) makeConst(exprType((Node *) tle->expr), -1, InvalidOid, sizeof(float8),
+										   Float8GetDatum(0.0), false, FLOAT8PASSBYVAL);
+	}
+}
+
+static void
+rank_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *stmt = queryDesc->plannedstmt;
+
+	if (stmt->commandType == CMD_SELECT && stmt->planTree != NULL)
+	{
+		Plan	   *top = stmt->planTree;
+
+		/* FETCH FIRST ... WITH TIES compares the sort keys: keep them */
+		if (IsA(top, Limit) && top->lefttree != NULL &&
+			((Limit *) top)->limitOption != LIMIT_OPTION_WITH_TIES)
+			top = top->lefttree;
+		if (IsA(top, IndexScan))
+			drop_junk_scores((IndexScan *) top);
+	}
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+void
+gpx_rankplan_init(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = rank_executor_start;
+}
