@@ -5,10 +5,10 @@
  *	  in the scan's target list as a junk column and computes it for every
  *	  row returned, which for BM25 means tokenizing each document again
  *	  (on gcide, 1 ms a row: ten times the ranking).  When nothing above the
- *	  scan reads that column (the scan alone, or a Limit over it without
- *	  WITH TIES: the
- *	  executor's junk filter drops it), the column is set to a constant.  A
- *	  score the query selects is not junk and is computed as written.
+ *	  scan reads that column (a Limit over it without WITH TIES, which ends
+ *	  its query level, or the statement's top node: the executor's junk
+ *	  filter drops it), the column is set to a constant.  A score the query
+ *	  selects is not junk and is computed as written.
  */
 #include "postgres.h"
 
@@ -16,6 +16,7 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -53,21 +54,50 @@ drop_junk_scores(IndexScan *scan)
 	}
 }
 
+/*
+ * Every Limit (not WITH TIES) over a ranked index scan, anywhere in the
+ * plan: a Limit ends its query level, so nothing above reads the level's
+ * junk columns; then the top node of the statement if it is the scan.
+ */
+static void
+walk_plan(Plan *plan)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	if (IsA(plan, Limit) && ((Limit *) plan)->limitOption != LIMIT_OPTION_WITH_TIES &&
+		plan->lefttree != NULL && IsA(plan->lefttree, IndexScan))
+		drop_junk_scores((IndexScan *) plan->lefttree);
+	walk_plan(plan->lefttree);
+	walk_plan(plan->righttree);
+	if (IsA(plan, Append))
+		foreach(lc, ((Append *) plan)->appendplans)
+			walk_plan(lfirst(lc));
+	else if (IsA(plan, MergeAppend))
+		foreach(lc, ((MergeAppend *) plan)->mergeplans)
+			walk_plan(lfirst(lc));
+	else if (IsA(plan, SubqueryScan))
+		walk_plan(((SubqueryScan *) plan)->subplan);
+	else if (IsA(plan, CustomScan))
+		foreach(lc, ((CustomScan *) plan)->custom_plans)
+			walk_plan(lfirst(lc));
+}
+
 static void
 rank_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	PlannedStmt *stmt = queryDesc->plannedstmt;
+	ListCell   *lc;
 
 	if (stmt->commandType == CMD_SELECT && stmt->planTree != NULL)
 	{
-		Plan	   *top = stmt->planTree;
-
-		/* FETCH FIRST ... WITH TIES compares the sort keys: keep them */
-		if (IsA(top, Limit) && top->lefttree != NULL &&
-			((Limit *) top)->limitOption != LIMIT_OPTION_WITH_TIES)
-			top = top->lefttree;
-		if (IsA(top, IndexScan))
-			drop_junk_scores((IndexScan *) top);
+		walk_plan(stmt->planTree);
+		foreach(lc, stmt->subplans)
+			walk_plan(lfirst(lc));
+		if (IsA(stmt->planTree, IndexScan))
+			drop_junk_scores((IndexScan *) stmt->planTree);
 	}
 	if (prev_executor_start)
 		prev_executor_start(queryDesc, eflags);
