@@ -32,6 +32,11 @@ SELECT count(*), count(*) FILTER (WHERE d = 0) AS zero FROM (SELECT body <=> 'gp
 EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM rk ORDER BY body <=> 'gpu index' LIMIT 5;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT id, body <=> 'gpu index' AS d FROM rk ORDER BY body <=> 'gpu index' LIMIT 5;
 SELECT count(*) FROM (SELECT id FROM rk ORDER BY body <=> 'gpu index' FETCH FIRST 6 ROWS WITH TIES) s;
+-- a prepared statement's plan is cached: run it past the custom plans, into the generic one
+PREPARE ranked(text) AS SELECT id FROM rk ORDER BY body <=> $1 LIMIT 2;
+EXECUTE ranked('gpu index'); EXECUTE ranked('gpu index'); EXECUTE ranked('gpu index'); EXECUTE ranked('gpu index');
+EXECUTE ranked('gpu index'); EXECUTE ranked('gpu index'); EXECUTE ranked('gpu index'); EXECUTE ranked('gpu index');
+DEALLOCATE ranked;
 -- with @@&: only rows with every term, ranked
 EXPLAIN (COSTS OFF) SELECT id FROM rk WHERE body @@& 'gpu index' ORDER BY body <=> 'gpu index' LIMIT 5;
 SELECT id FROM rk WHERE body @@& 'gpu index' ORDER BY body <=> 'gpu index' LIMIT 5;

@@ -18,6 +18,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "am/gpuidx_am.h"
@@ -49,8 +50,14 @@ drop_junk_scores(IndexScan *scan)
 
 		if (tle->resjunk && tle->ressortgroupref != 0 &&
 			list_member(scan->indexorderbyorig, tle->expr))
+		{
+			/* in the plan's own memory: a cached plan outlives this execution */
+			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(tle));
+
 			tle->expr = (Expr *) makeConst(exprType((Node *) tle->expr), -1, InvalidOid, sizeof(float8),
 										   Float8GetDatum(0.0), false, FLOAT8PASSBYVAL);
+			MemoryContextSwitchTo(old);
+		}
 	}
 }
 
