@@ -930,32 +930,45 @@ cached_page(GpxSegment *seg, int stream, uint32 pageno, GpxPageCopy *copy)
 	return copy->data;
 }
 
-uint32
-gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
+/*
+ * Where a chunk of 128 docs starts in a chunked stream (the doc map, the
+ * doc lengths): its directory entry, (page << 13) | offset, checked, and
+ * the data page holding it.  *n: the chunk's docs.
+ */
+static const char *
+chunk_page(GpxSegment *seg, uint32 chunk, int dir_stream, GpxPageCopy *dir_copy, int data_stream,
+		   GpxPageCopy *data_copy, const char *past_end, uint32 *n, uint32 *pageno, uint32 *offset)
 {
 	GpxSegHeaderData *h = seg->hdr;
 	const uint32 per_page = GPX_PAGE_CAPACITY / sizeof(uint32);
 	uint32		dpage = chunk / per_page;
-	uint32		n;
 	uint32		dir;
-	uint32		mpage;
-	uint32		moff;
 	const char *page;
 
 	if (chunk >= h->docmap_chunks)
-		gpx_seg_corrupt(seg, GPX_STREAM_DOCDIR, dpage, "doc id past the segment's doc map");
-	n = chunk + 1 < h->docmap_chunks ? GPX_DOCMAP_CHUNK : h->ndocs - chunk * GPX_DOCMAP_CHUNK;
-
-	page = cached_page(seg, GPX_STREAM_DOCDIR, dpage, &seg->docdir);
-	if (seg->docdir.used < ((chunk % per_page) + 1) * sizeof(uint32))
-		gpx_seg_corrupt(seg, GPX_STREAM_DOCDIR, dpage, "directory page is too short");
+		gpx_seg_corrupt(seg, dir_stream, dpage, past_end);
+	*n = chunk + 1 < h->docmap_chunks ? GPX_DOCMAP_CHUNK : h->ndocs - chunk * GPX_DOCMAP_CHUNK;
+	page = cached_page(seg, dir_stream, dpage, dir_copy);
+	if (dir_copy->used < ((chunk % per_page) + 1) * sizeof(uint32))
+		gpx_seg_corrupt(seg, dir_stream, dpage, "directory page is too short");
 	memcpy(&dir, page + (chunk % per_page) * sizeof(uint32), sizeof(uint32));
-	mpage = dir >> GPX_DOCDIR_SHIFT;
-	moff = dir & ((1u << GPX_DOCDIR_SHIFT) - 1);
+	*pageno = dir >> GPX_DOCDIR_SHIFT;
+	*offset = dir & ((1u << GPX_DOCDIR_SHIFT) - 1);
+	page = cached_page(seg, data_stream, *pageno, data_copy);
+	if (*offset >= data_copy->used)
+		gpx_seg_corrupt(seg, data_stream, *pageno, "chunk starts past the page's contents");
+	return page;
+}
 
-	page = cached_page(seg, GPX_STREAM_DOCMAP, mpage, &seg->docmap);
-	if (moff >= seg->docmap.used)
-		gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, mpage, "chunk starts past the page's contents");
+uint32
+gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
+{
+	uint32		n;
+	uint32		mpage;
+	uint32		moff;
+	const char *page = chunk_page(seg, chunk, GPX_STREAM_DOCDIR, &seg->docdir, GPX_STREAM_DOCMAP,
+								  &seg->docmap, "doc id past the segment's doc map", &n, &mpage, &moff);
+
 	{
 		uint32		blocks[GPX_DOCMAP_CHUNK];
 		uint16		offsets[GPX_DOCMAP_CHUNK];
@@ -1226,29 +1239,15 @@ gpx_freq_reader_end(GpxFreqReader *r)
 uint32
 gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls)
 {
-	GpxSegHeaderData *h = seg->hdr;
-	const uint32 per_page = GPX_PAGE_CAPACITY / sizeof(uint32);
-	uint32		dpage = chunk / per_page;
 	uint32		n;
-	uint32		dir;
 	uint32		lpage;
 	uint32		loff;
 	uint32		width;
 	const char *page;
 
 	require_freqs(seg);
-	if (chunk >= h->docmap_chunks)
-		gpx_seg_corrupt(seg, GPX_STREAM_LENDIR, dpage, "doc id past the segment's doc lengths");
-	n = chunk + 1 < h->docmap_chunks ? GPX_DOCMAP_CHUNK : h->ndocs - chunk * GPX_DOCMAP_CHUNK;
-	page = cached_page(seg, GPX_STREAM_LENDIR, dpage, &seg->lendir);
-	if (seg->lendir.used < ((chunk % per_page) + 1) * sizeof(uint32))
-		gpx_seg_corrupt(seg, GPX_STREAM_LENDIR, dpage, "directory page is too short");
-	memcpy(&dir, page + (chunk % per_page) * sizeof(uint32), sizeof(uint32));
-	lpage = dir >> GPX_DOCDIR_SHIFT;
-	loff = dir & ((1u << GPX_DOCDIR_SHIFT) - 1);
-	page = cached_page(seg, GPX_STREAM_LENS, lpage, &seg->lens);
-	if (loff >= seg->lens.used)
-		gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, "chunk starts past the page's contents");
+	page = chunk_page(seg, chunk, GPX_STREAM_LENDIR, &seg->lendir, GPX_STREAM_LENS, &seg->lens,
+					  "doc id past the segment's doc lengths", &n, &lpage, &loff);
 	width = (uint8) page[loff];
 	if (width > 32 || loff + 1 + ((uint64) n * width + 7) / 8 > seg->lens.used)
 		gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, "doc length chunk is malformed");
