@@ -296,7 +296,28 @@ gpx_segw_ndocs(GpxSegWriter *w)
  * Doc map and doc lengths
  */
 
-/* the chunk's lengths into LENS (never across pages), its place into LENDIR */
+/*
+ * A chunk of 128 docs into a chunked stream (never across pages), its
+ * place, (page << 13) | offset, into the stream's directory
+ */
+static void
+write_chunk(GpxSegWriter *w, int data_stream, int dir_stream, const uint8 *buf, uint32 len,
+			const char *what)
+{
+	GpxStreamW *data = &w->streams[data_stream];
+	uint32		dir;
+
+	stream_reserve(w, data_stream, len);
+	if (data->npages >= (1u << (32 - GPX_DOCDIR_SHIFT)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpuidx segment %s is too large", what)));
+	dir = (data->npages << GPX_DOCDIR_SHIFT) | data->used;
+	stream_write(w, data_stream, buf, len);
+	stream_write(w, dir_stream, &dir, sizeof(dir));
+}
+
+/* the chunk's lengths into LENS, its place into LENDIR */
 static void
 flush_lengths(GpxSegWriter *w)
 {
@@ -304,22 +325,13 @@ flush_lengths(GpxSegWriter *w)
 	uint32		maxdl = 0;
 	uint32		width;
 	uint32		len;
-	uint32		dir;
-	GpxStreamW *lens = &w->streams[GPX_STREAM_LENS];
 
 	for (uint32 i = 0; i < w->nchunk; i++)
 		maxdl = Max(maxdl, w->chunk_dl[i]);
 	width = maxdl == 0 ? 0 : 32 - __builtin_clz(maxdl);
 	buf[0] = (uint8) width;
 	len = 1 + gpx_pack_bits(buf + 1, w->chunk_dl, w->nchunk, width);
-	stream_reserve(w, GPX_STREAM_LENS, len);
-	if (lens->npages >= (1u << (32 - GPX_DOCDIR_SHIFT)))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuidx segment doc lengths are too large")));
-	dir = (lens->npages << GPX_DOCDIR_SHIFT) | lens->used;
-	stream_write(w, GPX_STREAM_LENS, buf, len);
-	stream_write(w, GPX_STREAM_LENDIR, &dir, sizeof(dir));
+	write_chunk(w, GPX_STREAM_LENS, GPX_STREAM_LENDIR, buf, len, "doc lengths");
 }
 
 static void
@@ -328,8 +340,6 @@ flush_chunk(GpxSegWriter *w)
 	uint8		buf[GPX_DOCMAP_CHUNK * (GPX_VARINT_MAX + 6)];
 	uint32		len = 0;
 	BlockNumber prev = 0;
-	uint32		dir;
-	GpxStreamW *map = &w->streams[GPX_STREAM_DOCMAP];
 
 	for (uint32 i = 0; i < w->nchunk;)
 	{
@@ -347,14 +357,7 @@ flush_chunk(GpxSegWriter *w)
 		prev = blk;
 		i += run;
 	}
-	stream_reserve(w, GPX_STREAM_DOCMAP, len);
-	if (map->npages >= (1u << (32 - GPX_DOCDIR_SHIFT)))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gpuidx segment doc map is too large")));
-	dir = (map->npages << GPX_DOCDIR_SHIFT) | map->used;
-	stream_write(w, GPX_STREAM_DOCMAP, buf, len);
-	stream_write(w, GPX_STREAM_DOCDIR, &dir, sizeof(dir));
+	write_chunk(w, GPX_STREAM_DOCMAP, GPX_STREAM_DOCDIR, buf, len, "doc map");
 	if (w->freqs)
 		flush_lengths(w);
 	w->nchunks++;
