@@ -9,7 +9,7 @@ DATA = $(wildcard sql/gpuidx--*.sql)
 
 CODEC_SRCS = $(wildcard src/codec/*.c)
 CPU_SRCS = $(wildcard src/cpu/*.c)
-RANK_SRCS = src/rank/wand.c
+RANK_SRCS = src/rank/wand.c src/rank/rankdata.c
 ENGINE_SRCS = $(wildcard src/engine/*.c)
 PG_SRCS = $(wildcard src/type/*.c) $(wildcard src/store/*.c) $(wildcard src/text/*.c) $(wildcard src/am/*.c) $(wildcard src/query/*.c) \
 	$(wildcard src/sched/*.c) $(wildcard src/worker/*.c) $(wildcard src/scan/*.c) \

@@ -24,7 +24,7 @@ extern "C"
 {
 #endif
 
-#define GPUIDX_ENGINE_ABI_VERSION 3
+#define GPUIDX_ENGINE_ABI_VERSION 4
 
 /* most lists one query may intersect */
 #define GPUIDX_ENGINE_MAX_TERMS 64
@@ -133,6 +133,80 @@ gpuidx_result_wanted(uint32_t result, uint32_t n)
 	return result < n ? result : n;
 }
 
+/*
+ * Ranked queries (BM25 top-k over one segment, docs/RANKING.md).  Besides
+ * lists, the cache holds the data ranking reads, put with cache_put_data:
+ * a list's frequency record (GPUIDX_DATA_FREQS: src/store/parse.h's
+ * GpxFreqHeader record, as the index stores it) and a segment's document
+ * lengths (GPUIDX_DATA_DOCLENS: gpuidx_doclens_header below).  A query
+ * naming a key of another kind fails with INVALID.
+ */
+#define GPUIDX_DATA_FREQS	1
+#define GPUIDX_DATA_DOCLENS 2
+
+/*
+ * A segment's document lengths as ranking reads them on a device: the
+ * index's LENS chunks laid end to end with a directory.
+ *
+ *	 gpuidx_doclens_header | uint32 chunk_offset[nchunks] | data | 8 zero bytes
+ *
+ * Chunk c covers docs 128 c .. 128 c + 127 (the last one the rest); at
+ * data + chunk_offset[c] it is a byte, the width (0..32), then each doc's
+ * length in width bits, little-endian bit order (store/parse.h
+ * gpx_pack_bits).  The CRC-32C covers the whole blob with crc taken as 0.
+ */
+#define GPUIDX_DOCLENS_MAGIC	0x4C445047u	/* "GPDL" */
+#define GPUIDX_DOCLENS_CHUNK	128
+
+typedef struct gpuidx_doclens_header
+{
+	uint32_t	magic;
+	uint32_t	crc;
+	uint32_t	ndocs;
+	uint32_t	nchunks;		/* ceil(ndocs / GPUIDX_DOCLENS_CHUNK) */
+	uint64_t	nbytes;			/* the whole blob, guard included */
+} gpuidx_doclens_header;
+
+/* one term of a ranked query: its list, and its postings' tfs */
+typedef struct gpuidx_rank_term
+{
+	gpuidx_term_ref list;
+	gpuidx_term_ref freqs;		/* its GPUIDX_DATA_FREQS record; unused when tfs is set */
+	const uint8_t *tfs;			/* or every posting's tf (1..255), sent with the batch */
+	double		idf;			/* the term's idf over the whole index (log on the host) */
+} gpuidx_rank_term;
+
+/* the largest k a ranked query may ask */
+#define GPUIDX_RANK_MAX_K	65536
+
+/*
+ * A ranked query over one segment: every doc with at least one term (with
+ * every term when every_term) scored as src/rank/bm25.h says, the terms'
+ * contributions added in the order given (bytewise order of the lexemes),
+ * and the best min(k, matched) written to out_docs and out_scores, best
+ * first: higher score, then smaller doc id.  The scores are the CPU's to
+ * the bit (no fused multiply-add, no reordered sum).  Dead docs are the
+ * caller's to drop: ask for k plus their number.
+ */
+typedef struct gpuidx_rank_query
+{
+	const gpuidx_rank_term *terms;
+	uint32_t	nterms;			/* 1..GPUIDX_ENGINE_MAX_TERMS */
+	uint32_t	every_term;
+	gpuidx_term_ref doclens;	/* the segment's GPUIDX_DATA_DOCLENS */
+	double		k1;
+	double		b;
+	double		avgdl;
+	uint32_t	k;				/* 1..GPUIDX_RANK_MAX_K, at most out_capacity */
+	uint32_t	out_capacity;
+	uint32_t   *out_docs;
+	double	   *out_scores;
+	uint32_t	out_count;		/* set by the engine: min(k, matched) */
+	uint32_t	matched;		/* set by the engine: docs scored */
+	int32_t		status;			/* set by the engine: gpuidx_engine_status */
+	uint32_t	pad;
+} gpuidx_rank_query;
+
 typedef struct gpuidx_batch_stats
 {
 	uint32_t	queries;
@@ -187,6 +261,13 @@ typedef struct gpuidx_engine_api
 	void		(*cache_get_stats) (gpuidx_engine *engine, gpuidx_cache_stats *stats);
 
 	/*
+	 * The same for ranking's data (GPUIDX_DATA_*): the engine checks its
+	 * structure and CRC and refuses it (INVALID) when they do not hold.
+	 */
+	int			(*cache_put_data) (gpuidx_engine *engine, uint64_t key, uint32_t kind,
+								   const void *bytes, uint64_t len, gpuidx_engine_error *error);
+
+	/*
 	 * Run a batch: every query's status and result are set.  Returns OK when
 	 * the batch ran (individual queries may still carry an error, e.g.
 	 * NOT_CACHED); any other status means no result can be trusted and the
@@ -194,6 +275,10 @@ typedef struct gpuidx_engine_api
 	 */
 	int			(*run_batch) (gpuidx_engine *engine, gpuidx_query *queries, uint32_t nqueries,
 							  gpuidx_batch_stats *stats, gpuidx_engine_error *error);
+
+	/* the same for ranked queries; stats as for run_batch */
+	int			(*run_ranked) (gpuidx_engine *engine, gpuidx_rank_query *queries, uint32_t nqueries,
+							   gpuidx_batch_stats *stats, gpuidx_engine_error *error);
 } gpuidx_engine_api;
 
 /*
