@@ -108,6 +108,15 @@ if ($real)
 	like($cplan, qr/Heap Fetches: 0.*All-Visible Unread: [1-9].*Cache Hits: [1-9].*Batch Size: \d/s,
 		"count(*) of '$pair': nothing fetched, its lists cached on the worker");
 
+	# ranked: the top k of ORDER BY body <=> q through the worker equal the CPU's
+	my $before_rank = stats();
+	my $nranked = $node->safe_psql('postgres', 'SELECT count(*) FROM iq WHERE n % 2 = 0');
+	is($node->safe_psql('postgres',
+		'SELECT count(*) FROM iq WHERE n % 2 = 0 AND (check_ranked(n, 1) IS NULL OR check_ranked(n, 10) IS NULL OR check_ranked(n, 100) IS NULL)'),
+		'0', "$nranked real queries ranked through the worker, any term and every term, k = 1, 10, 100: the CPU's rows, order and scores");
+	cmp_ok(stats()->{requests} - $before_rank->{requests}, '>', 100,
+		'ranked segments reached the worker: ' . (stats()->{requests} - $before_rank->{requests}) . ' requests');
+
 	# rows deleted: first ids that are not visible make the scan ask for more;
 	# counts fetch what is not all-visible, then (VACUUMed) skip the dead docs
 	$node->safe_psql('postgres', 'DELETE FROM docs WHERE id % 7 = 0');
@@ -118,6 +127,9 @@ if ($real)
 	is($node->safe_psql('postgres',
 		'SELECT count(*) FROM iq WHERE n % 3 = 1 AND (check_limit(n, 7) IS NULL OR check_count(n) IS NULL)'), '0',
 		'and after VACUUM marked them dead in the index');
+	is($node->safe_psql('postgres',
+		'SELECT count(*) FROM iq WHERE n % 4 = 1 AND (check_ranked(n, 10) IS NULL OR check_ranked(n, 100) IS NULL)'), '0',
+		'ranked through the worker after VACUUM (dead docs in the segment): the CPU\'s rows, order and scores');
 
 	$nqueries = $node->safe_psql('postgres', 'SELECT count(*) FROM queries');
 	cmp_ok($nqueries, '>=', 100, "$nqueries real GCIDE queries of 2 to 8 terms");
@@ -133,6 +145,7 @@ if ($nqueries)
 {
 	print $fh "\\set q random(1, $nqueries)\nSELECT check_query(:q);\n";
 	print $fh "\\set i random(1, $nindex)\nSELECT check_index(:i);\n";
+	print $fh "\\set r random(1, $nindex)\nSELECT check_ranked(:r, 10);\n";
 }
 close($fh);
 

@@ -80,44 +80,40 @@ list_out_of_order(GpxSegment *seg, const GqTerm *t)
 	gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list postings are out of order");
 }
 
-/*
- * A device list of the request: by key when the worker's GPU cache holds
- * it (only its header read, to check that), else its bytes (inline lists,
- * already decoded, raw-encoded; lists too short to cache as they are);
- * *raw: what to free after.
- */
-static void
-device_list(GqIndex *gq, GpxSegment *seg, GqTerm *t, GpxWorkerList *l, void **raw)
+void
+gq_device_list(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxList *list, bool *opened,
+			   GpxWorkerList *l, void **raw)
 {
 	memset(l, 0, sizeof(*l));
 	*raw = NULL;
-	if (t->ref.external && t->ref.len >= GPX_CACHE_MIN_BYTES)
+	if (ref->external && ref->len >= GPX_CACHE_MIN_BYTES)
 	{
 		l->cacheable = true;
 		l->key.node = gq->index->rd_node;
 		l->key.segment = seg->ref.id;
-		l->key.page = t->ref.page;
-		l->key.offset = t->ref.offset;
-		l->len = t->ref.len;
-		gpx_seg_list_header(seg, &t->ref, &l->hdr);
+		l->key.page = ref->page;
+		l->key.offset = ref->offset;
+		l->key.kind = GPX_PART_LIST;
+		l->len = ref->len;
+		gpx_seg_list_header(seg, ref, &l->hdr);
 		if (gpx_cache_holds(&l->key, &l->hdr, l->len))
 			return;
-		gpx_seg_list(seg, &t->ref, &t->list);
-		t->opened = true;
-		l->bytes = t->list.mem;
+		gpx_seg_list(seg, ref, list);
+		*opened = true;
+		l->bytes = list->mem;
 		return;
 	}
-	gpx_seg_list(seg, &t->ref, &t->list);
-	t->opened = true;
-	if (t->ref.external)
+	gpx_seg_list(seg, ref, list);
+	*opened = true;
+	if (ref->external)
 	{
-		l->bytes = t->list.mem;
-		l->len = t->ref.len;
+		l->bytes = list->mem;
+		l->len = ref->len;
 		return;
 	}
-	l->len = pl_encoded_size(GPUIDX_CODEC_RAW, (const uint32 *) t->list.mem, t->list.df);
+	l->len = pl_encoded_size(GPUIDX_CODEC_RAW, (const uint32 *) list->mem, list->df);
 	*raw = palloc(l->len);
-	pl_encode(GPUIDX_CODEC_RAW, (const uint32 *) t->list.mem, t->list.df, *raw);
+	pl_encode(GPUIDX_CODEC_RAW, (const uint32 *) list->mem, list->df, *raw);
 	l->bytes = *raw;
 }
 
@@ -153,7 +149,7 @@ device_rounds(GqIndex *gq, GpxSegment *seg, GqTerm **order, int n, uint32 result
 	if (ndev < n)
 		result = GPUIDX_RESULT_IDS;
 	for (int i = 0; i < ndev; i++)
-		device_list(gq, seg, order[i], &lists[i], &raw[i]);
+		gq_device_list(gq, seg, &order[i]->ref, &order[i]->list, &order[i]->opened, &lists[i], &raw[i]);
 	answered = gpx_worker_intersect(lists, ndev, result, docs,
 									gpuidx_result_wanted(result, order[0]->ref.df), k, total);
 	for (int i = 0; i < ndev; i++)

@@ -30,6 +30,16 @@ extern GqIndex *gq_open(Relation index);
 extern void gq_close(GqIndex *gq);
 extern GpxSegment *gq_segment(GqIndex *gq, int seg);
 
+/*
+ * A found term's list as the worker takes it (worker/worker.h): by key when
+ * the GPU cache holds it (only its header read), else its bytes (opened
+ * into list, *opened set; an inline list raw-encoded into *raw, which the
+ * caller frees).
+ */
+struct GpxWorkerList;
+extern void gq_device_list(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxList *list, bool *opened,
+						   struct GpxWorkerList *l, void **raw);
+
 /* the whole query: every segment, then the pending area */
 extern void gq_execute(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg);
 

@@ -11,7 +11,10 @@
 #include "utils/rel.h"
 
 #include "query/rank.h"
+#include "rank/rankdata.h"
+#include "store/parse.h"
 #include "store/pending.h"
+#include "worker/worker.h"
 
 void
 gq_rank_require(GqIndex *gq)
@@ -434,6 +437,206 @@ filter_docs(GpxSegment *seg, const GpxLexemes *filter, uint32 **docs, uint32 *nd
 	return found && *ndocs > 0;
 }
 
+/* ---------------------------------------------------------------------------
+ * One segment ranked by the GPU worker
+ */
+
+typedef struct RankedDoc
+{
+	uint32		doc;
+	double		score;
+} RankedDoc;
+
+static int
+ranked_doc_cmp(const void *a, const void *b)
+{
+	uint32		x = ((const RankedDoc *) a)->doc;
+	uint32		y = ((const RankedDoc *) b)->doc;
+
+	return (x > y) - (x < y);
+}
+
+/* a term's tfs as the worker takes them: its record by key or bytes, or inline tfs */
+static void
+device_tfs(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxFreqs *freqs, GpxWorkerList *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (!ref->external)
+	{
+		/* read before the list is opened: that frees the payload they follow */
+		gpx_seg_freqs(seg, ref, freqs);
+		l->kind = GPX_PART_TFS;
+		l->bytes = freqs->tfs;
+		l->len = ref->df;
+		return;
+	}
+	l->kind = GPX_PART_FREQS;
+	l->key.node = gq->index->rd_node;
+	l->key.segment = seg->ref.id;
+	l->key.page = ref->freq_page;
+	l->key.offset = ref->freq_offset;
+	l->key.kind = GPX_PART_FREQS;
+	{
+		GpxFreqHeader h;
+
+		gpx_seg_freq_header(seg, ref, &h);
+		l->hdr.count = h.df;
+		l->hdr.checksum = h.crc;
+		l->len = h.nbytes;
+	}
+	l->cacheable = l->len >= GPX_CACHE_MIN_BYTES;
+	if (l->cacheable && gpx_cache_holds(&l->key, &l->hdr, l->len))
+		return;
+	gpx_seg_freqs(seg, ref, freqs);
+	l->bytes = freqs->record;
+}
+
+/*
+ * The segment's doc lengths: by key when the cache holds them (known by the
+ * segment's place, its docs and their total length, whatever the blob's
+ * size), else built (*blob, for the caller to free).
+ */
+static void
+device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
+{
+	memset(l, 0, sizeof(*l));
+	*blob = NULL;
+	l->kind = GPX_PART_DOCLENS;
+	l->cacheable = true;
+	l->key.node = gq->index->rd_node;
+	l->key.segment = seg->ref.id;
+	l->key.kind = GPX_PART_DOCLENS;
+	l->hdr.count = seg->hdr->ndocs;
+	l->hdr.last = (uint32) seg->ref.sum_dl;
+	l->hdr.checksum = (uint32) (seg->ref.sum_dl >> 32);
+	if (gpx_cache_holds(&l->key, &l->hdr, 0))
+		return;
+	*blob = gpx_seg_doclens_blob(seg, &l->len);
+	l->bytes = *blob;
+}
+
+/*
+ * Rank the segment's found terms (refs[i] where found[i]) through the
+ * worker and offer what it returns to h: true when it answered.  The
+ * engine returns the best k plus the segment's dead docs by (score, doc
+ * id); with doc ids in TID order (GPX_SEG_TID_ORDER) that holds the
+ * segment's best k live docs by (score, TID), ties included, which h
+ * then settles against the other segments exactly as the CPU does.
+ */
+static bool
+rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool *found, gpx_topk *h)
+{
+	int			n = r->terms.n;
+	GpxWorkerList *parts = palloc0((1 + 2 * n) * sizeof(GpxWorkerList));
+	GpxList    *lists = palloc0(n * sizeof(GpxList));
+	bool	   *opened = palloc0(n * sizeof(bool));
+	void	  **raw = palloc0(n * sizeof(void *));
+	GpxFreqs   *freqs = palloc0(n * sizeof(GpxFreqs));
+	GpxRankParams params;
+	uint8	   *blob;
+	uint32	   *docs;
+	double	   *scores;
+	uint32		count = 0;
+	uint32		matched = 0;
+	int			nparts = 1;
+	bool		answered;
+
+	memset(&params, 0, sizeof(params));
+	device_doclens(r->gq, seg, &parts[0], &blob);
+	for (int i = 0; i < n; i++)
+	{
+		if (!found[i])
+			continue;
+		/* the tfs first: opening an inline list frees what they are read from */
+		device_tfs(r->gq, seg, &refs[i], &freqs[i], &parts[nparts + 1]);
+		gq_device_list(r->gq, seg, &refs[i], &lists[i], &opened[i], &parts[nparts], &raw[i]);
+		params.idf[params.nterms++] = r->idf[i];
+		nparts += 2;
+	}
+	params.every_term = r->conjunctive;
+	params.k = h->k + seg->ref.ndead;
+	params.k1 = r->k1;
+	params.b = r->b;
+	params.avgdl = r->avgdl;
+	docs = palloc_extended((Size) params.k * sizeof(uint32), MCXT_ALLOC_HUGE);
+	scores = palloc_extended((Size) params.k * sizeof(double), MCXT_ALLOC_HUGE);
+	answered = gpx_worker_rank(parts, &params, docs, scores, &count, &matched);
+	if (answered && count > 0)
+	{
+		RankedDoc  *ranked = palloc((Size) count * sizeof(RankedDoc));
+		uint32	   *live = palloc((Size) count * sizeof(uint32));
+		ItemPointerData *tids = palloc((Size) count * sizeof(ItemPointerData));
+		uint32		nlive = 0;
+
+		for (uint32 i = 0; i < count; i++)
+		{
+			ranked[i].doc = docs[i];
+			ranked[i].score = scores[i];
+		}
+		qsort(ranked, count, sizeof(RankedDoc), ranked_doc_cmp);
+		for (uint32 i = 0; i < count; i++)
+		{
+			if (i > 0 && ranked[i].doc == ranked[i - 1].doc)
+				elog(ERROR, "gpuidx: the GPU worker returned a document twice");
+			if (gpx_seg_is_live(seg, ranked[i].doc))
+			{
+				ranked[nlive] = ranked[i];
+				live[nlive++] = ranked[i].doc;
+			}
+		}
+		if (gpx_seg_map(seg, live, nlive, tids) != nlive)
+			elog(ERROR, "gpuidx: live documents did not map to TIDs");
+		for (uint32 i = 0; i < nlive; i++)
+			gpx_topk_offer(h, ranked[i].score, tid_key(&tids[i]));
+		r->stats.candidates += matched;
+		pfree(ranked);
+		pfree(live);
+		pfree(tids);
+	}
+	if (answered)
+		r->worker_segments++;
+	for (int i = 0; i < n; i++)
+	{
+		if (opened[i])
+			gpx_list_free(&lists[i]);
+		if (raw[i])
+			pfree(raw[i]);
+		gpx_freqs_free(&freqs[i]);
+	}
+	if (blob)
+		pfree(blob);
+	pfree(docs);
+	pfree(scores);
+	pfree(parts);
+	pfree(lists);
+	pfree(opened);
+	pfree(raw);
+	pfree(freqs);
+	return answered;
+}
+
+/*
+ * Does the worker rank this segment?  It must be serving; the ranking
+ * exact there (no filter other than every term, doc ids in TID order, k
+ * within the engine's bound); and the lists long enough to repay the round
+ * trip (gpuidx.gpu_min_postings, of all the terms' postings together).
+ */
+static bool
+segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const bool *found,
+				   const gpx_topk *h)
+{
+	uint64		postings = 0;
+
+	if ((r->filter.n > 0 && !r->conjunctive) || !(seg->hdr->flags & GPX_SEG_TID_ORDER) ||
+		h->k == 0 || (uint64) h->k + seg->ref.ndead > GPUIDX_RANK_MAX_K ||
+		r->terms.n > GPUIDX_ENGINE_MAX_TERMS)
+		return false;
+	for (int i = 0; i < r->terms.n; i++)
+		if (found[i])
+			postings += refs[i].df;
+	return postings >= gpx_placement.gpu_min_postings && gpx_worker_wanted();
+}
+
 static void
 rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 {
@@ -441,31 +644,54 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 	SegTerm    *st = palloc0(n * sizeof(SegTerm));
 	const gpx_rank_list **lists = palloc0(n * sizeof(gpx_rank_list *));
 	bool	   *opened = palloc0(n * sizeof(bool));
+	GpxTermRef *refs = palloc0(n * sizeof(GpxTermRef));
+	bool	   *found = palloc0(n * sizeof(bool));
 	gpx_rank_query q = r->q;
 	uint32	   *filter = NULL;
 	uint32		nfilter = 0;
 	bool		any = false;
 
+	for (int i = 0; i < n; i++)
+	{
+		found[i] = gpx_seg_find(seg, r->terms.lex[i], r->terms.len[i], &refs[i]);
+		if (!found[i] && r->conjunctive)
+			goto done;
+		any |= found[i];
+	}
+	if (!any)
+		goto done;
+	if (segment_for_worker(r, seg, refs, found, h))
+	{
+		/* its lookups are reused; on a fallback the CPU reads them again */
+		GpxTermRef *copies = palloc(n * sizeof(GpxTermRef));
+		bool		answered;
+
+		for (int i = 0; i < n; i++)
+		{
+			copies[i] = refs[i];
+			if (found[i] && refs[i].payload)
+			{
+				copies[i].payload = palloc(refs[i].len + refs[i].df);
+				memcpy(copies[i].payload, refs[i].payload, refs[i].len + refs[i].df);
+			}
+		}
+		answered = rank_segment_on_worker(r, seg, copies, found, h);
+		pfree(copies);
+		if (answered)
+			goto done;
+	}
 	if (r->filter.n > 0 && !r->conjunctive &&
 		!filter_docs(seg, &r->filter, &filter, &nfilter))
 		goto done;
 	for (int i = 0; i < n; i++)
 	{
-		GpxTermRef	ref;
-
-		if (!gpx_seg_find(seg, r->terms.lex[i], r->terms.len[i], &ref))
-		{
-			if (r->conjunctive)
-				goto done;
+		if (!found[i])
 			continue;
-		}
-		open_term(seg, &ref, &st[i]);
+		open_term(seg, &refs[i], &st[i]);
+		refs[i].payload = NULL;
 		opened[i] = true;
 		lists[i] = &st[i].rl;
-		any = true;
 	}
-	if (!any)
-		goto done;
 	q.lists = lists;
 	q.filter = filter;
 	q.nfilter = nfilter;
@@ -476,13 +702,19 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 	gpx_rank_run(&q, h, scratch, &r->stats);
 done:
 	for (int i = 0; i < n; i++)
+	{
 		if (opened[i])
 			close_term(&st[i]);
+		else if (found[i] && refs[i].payload)
+			pfree(refs[i].payload);
+	}
 	if (filter)
 		pfree(filter);
 	pfree(st);
 	pfree(lists);
 	pfree(opened);
+	pfree(refs);
+	pfree(found);
 }
 
 uint32

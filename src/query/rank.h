@@ -34,6 +34,7 @@ typedef struct GqRank
 	ItemPointerData *pend_tids;
 	double	   *pend_scores;
 	gpx_rank_stats stats;
+	uint64		worker_segments;	/* segments the GPU worker ranked */
 } GqRank;
 
 /*

@@ -39,33 +39,39 @@ gpx_doclens_seal(uint8_t *blob, uint64_t len, uint32_t ndocs)
 	memcpy(blob, &h, sizeof(h));
 }
 
+uint64_t
+gpx_doclens_put_chunk(uint8_t *blob, uint32_t nchunks, uint32_t c, uint64_t data_used,
+					  const uint32_t *lens, uint32_t n)
+{
+	uint8_t    *at = blob + gpx_doclens_data_start(nchunks) + data_used;
+	uint32_t	maxv = 0;
+	uint32_t	width;
+	uint32_t	off = (uint32_t) data_used;
+
+	for (uint32_t i = 0; i < n; i++)
+		maxv = lens[i] > maxv ? lens[i] : maxv;
+	width = maxv == 0 ? 0 : 32 - (uint32_t) __builtin_clz(maxv);
+	memcpy(blob + sizeof(gpuidx_doclens_header) + (size_t) c * 4, &off, 4);
+	at[0] = (uint8_t) width;
+	return 1 + gpx_pack_bits(at + 1, lens, n, width);
+}
+
 uint8_t *
 gpx_doclens_from_lengths(const uint32_t *lens, uint32_t ndocs, uint64_t *len)
 {
 	uint32_t	nchunks = (ndocs + GPUIDX_DOCLENS_CHUNK - 1) / GPUIDX_DOCLENS_CHUNK;
 	uint64_t	data = 0;
 	uint8_t    *blob;
-	uint64_t	at;
 
-	/* at most 1 + 4 * 128 bytes a chunk */
-	blob = malloc(gpx_doclens_size(nchunks, (uint64_t) nchunks * (1 + 4 * GPUIDX_DOCLENS_CHUNK)));
+	blob = malloc(gpx_doclens_size(nchunks, (uint64_t) nchunks * GPX_DOCLENS_CHUNK_MAX));
 	if (blob == NULL)
 		return NULL;
-	at = gpx_doclens_data_start(nchunks);
 	for (uint32_t c = 0; c < nchunks; c++)
 	{
 		uint32_t	first = c * GPUIDX_DOCLENS_CHUNK;
 		uint32_t	n = ndocs - first < GPUIDX_DOCLENS_CHUNK ? ndocs - first : GPUIDX_DOCLENS_CHUNK;
-		uint32_t	maxv = 0;
-		uint32_t	width;
-		uint32_t	off = (uint32_t) data;
 
-		for (uint32_t i = 0; i < n; i++)
-			maxv = lens[first + i] > maxv ? lens[first + i] : maxv;
-		width = maxv == 0 ? 0 : 32 - (uint32_t) __builtin_clz(maxv);
-		memcpy(blob + sizeof(gpuidx_doclens_header) + (size_t) c * 4, &off, 4);
-		blob[at + data] = (uint8_t) width;
-		data += 1 + gpx_pack_bits(blob + at + data + 1, lens + first, n, width);
+		data += gpx_doclens_put_chunk(blob, nchunks, c, data, lens + first, n);
 	}
 	*len = gpx_doclens_size(nchunks, data);
 	gpx_doclens_seal(blob, *len, ndocs);

@@ -29,6 +29,17 @@ gpx_doclens_data_start(uint32_t nchunks)
 	return sizeof(gpuidx_doclens_header) + (uint64_t) nchunks * 4;
 }
 
+/* the most bytes one chunk takes: its width byte and 128 lengths of 32 bits */
+#define GPX_DOCLENS_CHUNK_MAX	(1 + 4 * GPUIDX_DOCLENS_CHUNK)
+
+/*
+ * Chunk c (n lengths) of a blob of nchunks chunks, written after the
+ * data_used bytes of chunk data before it: its directory entry and data.
+ * Returns the chunk's bytes.
+ */
+extern uint64_t gpx_doclens_put_chunk(uint8_t *blob, uint32_t nchunks, uint32_t c, uint64_t data_used,
+									  const uint32_t *lens, uint32_t n);
+
 /*
  * Seal a blob whose directory and chunk data the caller wrote: header,
  * guard bytes and CRC.  len: gpx_doclens_size of what was written.

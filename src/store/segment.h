@@ -187,6 +187,13 @@ extern void gpx_dict_iter_freqs(GpxDictIter *it, GpxFreqs *out);
 extern void gpx_freqs_tfs(const GpxFreqs *f, uint32 block, uint8 *tfs);
 extern void gpx_freqs_free(GpxFreqs *f);
 
+/* an external list's frequency record header alone (for the GPU cache) */
+struct GpxFreqHeader;
+extern void gpx_seg_freq_header(GpxSegment *seg, const GpxTermRef *ref, struct GpxFreqHeader *h);
+
+/* the segment's doc lengths as one blob for an engine (rank/rankdata.h), palloc'd */
+extern uint8 *gpx_seg_doclens_blob(GpxSegment *seg, uint64 *len);
+
 /* the current term's tfs, read in order alongside gpx_list_reader (merges) */
 typedef struct GpxFreqReader GpxFreqReader;
 extern GpxFreqReader *gpx_freq_reader_begin(GpxDictIter *it);

@@ -16,6 +16,7 @@
 #include "utils/memutils.h"
 
 #include "rank/bm25.h"
+#include "rank/rankdata.h"
 #include "store/segment.h"
 #include "store/varint.h"
 
@@ -1073,6 +1074,47 @@ read_freq_record(GpxSegment *seg, uint32 df, uint32 page, uint32 offset, uint32 
 		gpx_seg_corrupt(seg, GPX_STREAM_FREQS, page, problem);
 	*len = h.nbytes;
 	return rec;
+}
+
+void
+gpx_seg_freq_header(GpxSegment *seg, const GpxTermRef *ref, GpxFreqHeader *h)
+{
+	ListBytes	lb;
+	uint64		most = sizeof(GpxFreqHeader) + (uint64) gpx_freq_nblocks(ref->df) * (sizeof(GpxFreqBlock) + 128);
+
+	require_freqs(seg);
+	Assert(ref->external);
+	list_bytes_init(&lb, seg, GPX_STREAM_FREQS, ref->freq_page, ref->freq_offset, sizeof(*h));
+	list_bytes_read(&lb, 0, sizeof(*h), h);
+	pfree(lb.data);
+	if (h->df != ref->df || h->nbytes < sizeof(*h) || h->nbytes > most)
+		gpx_seg_corrupt(seg, GPX_STREAM_FREQS, ref->freq_page, "frequency record does not match its dictionary entry");
+}
+
+uint8 *
+gpx_seg_doclens_blob(GpxSegment *seg, uint64 *len)
+{
+	uint32		ndocs = seg->hdr->ndocs;
+	uint32		nchunks = (ndocs + GPUIDX_DOCLENS_CHUNK - 1) / GPUIDX_DOCLENS_CHUNK;
+	uint8	   *blob;
+	uint32		dls[GPX_DOCMAP_CHUNK];
+	uint64		data = 0;
+
+	require_freqs(seg);
+	blob = palloc_extended(gpx_doclens_size(nchunks, (uint64) nchunks * GPX_DOCLENS_CHUNK_MAX),
+						   MCXT_ALLOC_HUGE);
+	for (uint32 c = 0; c < nchunks; c++)
+	{
+		uint32		n;
+
+		if ((c & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		n = gpx_seg_chunk_lengths(seg, c, dls);
+		data += gpx_doclens_put_chunk(blob, nchunks, c, data, dls, n);
+	}
+	*len = gpx_doclens_size(nchunks, data);
+	gpx_doclens_seal(blob, *len, ndocs);
+	return blob;
 }
 
 void

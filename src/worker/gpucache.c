@@ -133,10 +133,11 @@ gpx_cache_shmem_init(uint64 cache_bytes)
  * Under the lock
  */
 
+/* len 0: a part known by its header alone (a segment's doc lengths) */
 static bool
 same_list(const CacheEntry *e, const gpuidx_list_header *hdr, uint64 len)
 {
-	return e->len == len && e->count == hdr->count && e->last == hdr->last &&
+	return (len == 0 || e->len == len) && e->count == hdr->count && e->last == hdr->last &&
 		e->checksum == hdr->checksum;
 }
 
@@ -352,7 +353,8 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCa
 		memset(&terms[i], 0, sizeof(GpxRequestTerm));
 		terms[i].entry = -1;
 		terms[i].put_status = -1;
-		terms[i].len = lists[i].len;
+		terms[i].len = lists[i].bytes != NULL ? lists[i].len : 0;
+		terms[i].kind = lists[i].kind;
 		loads |= cache != NULL && lists[i].cacheable && lists[i].bytes != NULL &&
 			lists[i].len >= GPX_CACHE_MIN_BYTES;
 	}

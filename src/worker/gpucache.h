@@ -34,7 +34,7 @@ typedef struct GpxRequestTerm
 	uint32		flags;			/* GPX_TERM_* */
 	int32		entry;			/* the cache directory entry it pins, or -1 */
 	int32		put_status;		/* set by the engine for a put: gpuidx_engine_status */
-	uint32		pad;
+	uint32		kind;			/* GPX_PART_* */
 } GpxRequestTerm;
 
 /* what an attach found, for the statistics */

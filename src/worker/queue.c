@@ -364,83 +364,108 @@ list_postings(const GpxWorkerList *l)
 	return 0;
 }
 
-bool
-gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *out,
-					 uint32 out_capacity, uint32 *count, uint32 *total)
+/*
+ * A request's parts attached to the cache and copied into the arena with
+ * params_size bytes of parameters and out_size bytes of answer after them:
+ * the request (kind, terms, offsets set; the rest the caller's), or NULL
+ * with the fallback counted.
+ */
+static GpxRequest *
+request_build(const GpxWorkerList *parts, int n, uint32 kind, Size params_size, Size out_size,
+			  dsa_pointer *dp, uint64 *size_out, uint64 *work_out, uint64 *bytes_out)
 {
-	static bool exit_registered = false;
 	GpxWorkerShared *sh = gpx_worker_shared;
-	GpxRequestTerm terms[GPUIDX_ENGINE_MAX_TERMS];
+	GpxRequestTerm terms[GPX_RANK_MAX_PARTS];
 	GpxCacheCounts cached;
 	bool		attached;
 	dsa_area   *area;
-	dsa_pointer dp;
 	GpxRequest *req;
-	GpxSlot    *slot = NULL;
 	uint64		size;
 	uint64		work = 0;
 	uint64		bytes = 0;
-	int			i;
 	char	   *base;
-	TimestampTz start;
-	TimestampTz deadline;
-	uint32		state;
-	int32		status;
-	bool		answered = false;
 
-	Assert(n >= 1 && n <= GPUIDX_ENGINE_MAX_TERMS);
+	Assert(n >= 1 && n <= GPX_RANK_MAX_PARTS);
 	if (!pg_atomic_read_u32(&sh->engine_ready))
-		return fall_back(GPX_FALLBACK_ABSENT);
-	/* which lists go by key (pinned), which with their bytes (some to be cached) */
-	attached = gpx_cache_attach(lists, n, terms, &cached);
+	{
+		fall_back(GPX_FALLBACK_ABSENT);
+		return NULL;
+	}
+	/* which parts go by key (pinned), which with their bytes (some to be cached) */
+	attached = gpx_cache_attach(parts, n, terms, &cached);
 	gpx_count(GPX_STAT_CACHE_HITS, cached.hits);
 	gpx_count(GPX_STAT_CACHE_MISSES, cached.misses);
 	gpx_count(GPX_STAT_CACHE_EVICTIONS, cached.evictions);
 	gpx_local_stats.cache_hits += cached.hits;
 	if (!attached)
-		return fall_back(GPX_FALLBACK_CACHE_LOST);
+	{
+		fall_back(GPX_FALLBACK_CACHE_LOST);
+		return NULL;
+	}
 
-	/* the request's bytes: header, terms, lists sent (8-aligned), result ids */
+	/* header, terms, parts sent (8-aligned), parameters, answer */
 	size = MAXALIGN(offsetof(GpxRequest, terms) + n * sizeof(GpxRequestTerm));
-	for (i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 		size += TYPEALIGN(8, terms[i].len);
-	size += (uint64) out_capacity * sizeof(uint32);
-	if (size > sh->arena_size)
-	{
-		gpx_cache_detach(terms, n, false);
-		return fall_back(GPX_FALLBACK_ARENA_FULL);
-	}
+	size += MAXALIGN(params_size) + out_size;
 	area = gpx_worker_arena();
-	dp = dsa_allocate_extended(area, size, DSA_ALLOC_NO_OOM | DSA_ALLOC_HUGE);
-	if (!DsaPointerIsValid(dp))
+	*dp = InvalidDsaPointer;
+	if (size <= sh->arena_size)
+		*dp = dsa_allocate_extended(area, size, DSA_ALLOC_NO_OOM | DSA_ALLOC_HUGE);
+	if (!DsaPointerIsValid(*dp))
 	{
 		gpx_cache_detach(terms, n, false);
-		return fall_back(GPX_FALLBACK_ARENA_FULL);
+		fall_back(GPX_FALLBACK_ARENA_FULL);
+		return NULL;
 	}
-	base = dsa_get_address(area, dp);
+	base = dsa_get_address(area, *dp);
 	req = (GpxRequest *) base;
+	memset(req, 0, offsetof(GpxRequest, terms));
+	req->kind = kind;
 	req->nterms = n;
-	req->result = result;
-	req->out_capacity = out_capacity;
-	req->total = 0;
 	size = MAXALIGN(offsetof(GpxRequest, terms) + n * sizeof(GpxRequestTerm));
-	for (i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 	{
 		req->terms[i] = terms[i];
 		req->terms[i].offset = size;
 		if (terms[i].len > 0)
 		{
-			memcpy(base + size, lists[i].bytes, terms[i].len);
+			memcpy(base + size, parts[i].bytes, terms[i].len);
 			size += TYPEALIGN(8, terms[i].len);
 			bytes += terms[i].len;
 		}
 		/* the batch's work in postings; the engine checks the lists itself */
-		work += list_postings(&lists[i]);
+		if (parts[i].kind == GPX_PART_LIST)
+			work += list_postings(&parts[i]);
 	}
+	req->params_offset = size;
+	size += MAXALIGN(params_size);
 	req->out_offset = size;
-	size += (uint64) out_capacity * sizeof(uint32);
+	size += out_size;
+	*size_out = size;
+	*work_out = work;
+	*bytes_out = bytes;
+	return req;
+}
 
-	/* a free slot */
+/*
+ * Submit a built request and wait for its answer: the slot's final state
+ * (DONE or FAILED: the caller reads the answer, then request_finish), or
+ * another state when it gave up (timeout); -1 when no slot was free (the
+ * request freed, the fallback counted).
+ */
+static int
+request_submit(GpxRequest *req, dsa_pointer dp, uint64 size, uint64 work, uint64 bytes,
+			   uint32 *state_out)
+{
+	static bool exit_registered = false;
+	GpxWorkerShared *sh = gpx_worker_shared;
+	GpxSlot    *slot = NULL;
+	TimestampTz start;
+	TimestampTz deadline;
+	uint32		state;
+	int			i;
+
 	for (i = 0; i < sh->nslots; i++)
 	{
 		uint32		expected = GPX_SLOT_FREE;
@@ -454,9 +479,10 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	}
 	if (slot == NULL)
 	{
-		gpx_cache_detach(req->terms, n, false);
-		dsa_free(area, dp);
-		return fall_back(GPX_FALLBACK_QUEUE_FULL);
+		gpx_cache_detach(req->terms, req->nterms, false);
+		dsa_free(gpx_worker_arena(), dp);
+		fall_back(GPX_FALLBACK_QUEUE_FULL);
+		return -1;
 	}
 	if (!exit_registered)
 	{
@@ -465,7 +491,7 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	}
 	slot->procno = MyProc->pgprocno;
 	slot->request = dp;
-	slot->offset = (uint64) (base - sh->arena);
+	slot->offset = (uint64) ((char *) req - sh->arena);
 	slot->size = size;
 	slot->work = work;
 	start = GetCurrentTimestamp();
@@ -513,17 +539,22 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 
 	count_wait(start);
 	pg_read_barrier();
-	status = slot->status;
-	if (state == GPX_SLOT_DONE && status == GPUIDX_ENGINE_OK && slot->out_count <= out_capacity &&
-		slot->out_count == gpuidx_result_wanted(result, req->total))
-	{
-		*count = slot->out_count;
-		*total = req->total;
+	*state_out = state;
+	return i;
+}
+
+/*
+ * After the answer was read (answered) or not: the slot freed or given up,
+ * the fallback counted.  Returns answered.
+ */
+static bool
+request_finish(int i, uint32 state, bool answered)
+{
+	GpxSlot    *slot = &gpx_worker_shared->slots[i];
+	int32		status = slot->status;
+
+	if (answered)
 		gpx_local_stats.batched_with += slot->batch_size;
-		if (slot->out_count > 0)
-			memcpy(out, base + req->out_offset, (Size) slot->out_count * sizeof(uint32));
-		answered = true;
-	}
 	if (state == GPX_SLOT_DONE || state == GPX_SLOT_FAILED)
 	{
 		my_slot = -1;
@@ -539,6 +570,87 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	return fall_back(state == GPX_SLOT_DONE && status == GPUIDX_ENGINE_ERR_NOT_CACHED ? GPX_FALLBACK_CACHE_LOST :
 					 state == GPX_SLOT_DONE ? GPX_FALLBACK_ENGINE_ERROR :
 					 state == GPX_SLOT_FAILED ? GPX_FALLBACK_WORKER_LOST : GPX_FALLBACK_TIMEOUT);
+}
+
+bool
+gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *out,
+					 uint32 out_capacity, uint32 *count, uint32 *total)
+{
+	GpxSlot    *slot;
+	GpxRequest *req;
+	dsa_pointer dp;
+	uint64		size;
+	uint64		work;
+	uint64		bytes;
+	uint32		state;
+	int			i;
+	bool		answered = false;
+
+	Assert(n >= 1 && n <= GPUIDX_ENGINE_MAX_TERMS);
+	req = request_build(lists, n, GPX_REQUEST_INTERSECT, 0, (Size) out_capacity * sizeof(uint32),
+						&dp, &size, &work, &bytes);
+	if (req == NULL)
+		return false;
+	req->result = result;
+	req->out_capacity = out_capacity;
+	i = request_submit(req, dp, size, work, bytes, &state);
+	if (i < 0)
+		return false;
+	slot = &gpx_worker_shared->slots[i];
+	if (state == GPX_SLOT_DONE && slot->status == GPUIDX_ENGINE_OK && slot->out_count <= out_capacity &&
+		slot->out_count == gpuidx_result_wanted(result, req->total))
+	{
+		*count = slot->out_count;
+		*total = req->total;
+		if (slot->out_count > 0)
+			memcpy(out, (char *) req + req->out_offset, (Size) slot->out_count * sizeof(uint32));
+		answered = true;
+	}
+	return request_finish(i, state, answered);
+}
+
+bool
+gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 *docs,
+				double *scores, uint32 *count, uint32 *matched)
+{
+	int			n = 1 + 2 * (int) params->nterms;
+	GpxSlot    *slot;
+	GpxRequest *req;
+	GpxRankParams *p;
+	dsa_pointer dp;
+	uint64		size;
+	uint64		work;
+	uint64		bytes;
+	uint32		state;
+	int			i;
+	bool		answered = false;
+
+	Assert(params->nterms >= 1 && params->nterms <= GPUIDX_ENGINE_MAX_TERMS);
+	Assert(params->k >= 1 && params->k <= GPUIDX_RANK_MAX_K);
+	req = request_build(parts, n, GPX_REQUEST_RANK, sizeof(GpxRankParams),
+						MAXALIGN((Size) params->k * sizeof(uint32)) + (Size) params->k * sizeof(double), &dp, &size, &work, &bytes);
+	if (req == NULL)
+		return false;
+	req->out_capacity = params->k;
+	p = (GpxRankParams *) ((char *) req + req->params_offset);
+	memcpy(p, params, sizeof(GpxRankParams));
+	p->matched = 0;
+	i = request_submit(req, dp, size, work, bytes, &state);
+	if (i < 0)
+		return false;
+	slot = &gpx_worker_shared->slots[i];
+	if (state == GPX_SLOT_DONE && slot->status == GPUIDX_ENGINE_OK &&
+		slot->out_count == Min(params->k, p->matched))
+	{
+		const char *out = (const char *) req + req->out_offset;
+
+		*count = slot->out_count;
+		*matched = p->matched;
+		memcpy(docs, out, (Size) *count * sizeof(uint32));
+		memcpy(scores, out + MAXALIGN((Size) params->k * sizeof(uint32)), (Size) *count * sizeof(double));
+		answered = true;
+	}
+	return request_finish(i, state, answered);
 }
 
 /* ---------------------------------------------------------------------------

@@ -59,14 +59,26 @@ typedef struct GpxSlot
 	uint32		batch_size;		/* requests in the batch it ran in */
 } GpxSlot;
 
-/* a request's bytes in the arena: this header, the terms (gpucache.h), list bytes, out */
+/*
+ * A request's bytes in the arena: this header, the terms (gpucache.h), the
+ * parts' bytes, a ranked request's GpxRankParams, out.  An intersection's
+ * terms are its lists; a ranked request's are its parts (worker.h
+ * gpx_worker_rank), at most GPX_RANK_MAX_PARTS.
+ */
+#define GPX_REQUEST_INTERSECT	0
+#define GPX_REQUEST_RANK		1
+#define GPX_RANK_MAX_PARTS		(1 + 2 * GPUIDX_ENGINE_MAX_TERMS)
+
 typedef struct GpxRequest
 {
+	uint32		kind;			/* GPX_REQUEST_* */
 	uint32		nterms;
 	uint32		result;			/* gpuidx_query.result */
-	uint32		out_capacity;
+	uint32		out_capacity;	/* ids; ranked: docs, then as many doubles */
 	uint32		total;			/* set by the engine: the intersection's length */
-	uint64		out_offset;		/* of the result ids from the request's start */
+	uint32		pad;
+	uint64		out_offset;		/* of the result from the request's start */
+	uint64		params_offset;	/* ranked: of its GpxRankParams */
 	GpxRequestTerm terms[FLEXIBLE_ARRAY_MEMBER];
 } GpxRequest;
 

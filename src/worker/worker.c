@@ -106,43 +106,138 @@ finish_slot(GpxWorkerShared *sh, GpxSlot *slot, GpxRequest *req, int status, uin
 }
 
 /*
- * A request's bytes, checked against its slot before the engine sees them:
- * the request, or NULL.  Plain memory reads: no engine call.
+ * The pipeline's batches (see below): requests of both kinds side by side,
+ * each kind in its own array for its engine call.
  */
-static GpxRequest *
-request_query(GpxWorkerShared *sh, GpxSlot *slot, gpuidx_query *q, gpuidx_term_ref *terms)
+typedef enum
+{
+	BATCH_FREE,
+	BATCH_READY					/* gathered: the runner's */
+} BatchState;
+
+typedef struct EngineBatch
+{
+	BatchState	state;
+	int			nq;				/* requests */
+	int			nplain;			/* of them intersections, in queries */
+	int			nranked;		/* ranked, in ranked */
+	gpuidx_query *queries;
+	gpuidx_rank_query *ranked;
+	gpuidx_rank_term *rank_terms;	/* GPUIDX_ENGINE_MAX_TERMS per ranked query */
+	gpuidx_term_ref *terms;		/* GPX_RANK_MAX_PARTS per request */
+	int		   *taken;			/* each request's slot */
+	int		   *index;			/* its place in queries or ranked */
+	GpxRequest **reqs;
+	int			status;			/* run_batch's */
+	int			rank_status;	/* run_ranked's */
+	gpuidx_batch_stats stats;
+	gpuidx_batch_stats rank_stats;
+	gpuidx_engine_error err;
+	gpuidx_engine_error rank_err;
+} EngineBatch;
+
+/*
+ * A request's bytes, checked against its slot before the engine sees them,
+ * into b's next place (request q): true when they hold.  Plain memory
+ * reads: no engine call.
+ */
+static bool
+request_take(GpxWorkerShared *sh, GpxSlot *slot, EngineBatch *b, int q)
 {
 	GpxRequest *req;
 	char	   *base;
+	gpuidx_term_ref *terms = &b->terms[(size_t) q * GPX_RANK_MAX_PARTS];
+	uint32		max_parts;
 
 	if (slot->offset > sh->arena_size || slot->size > sh->arena_size - slot->offset ||
 		slot->size < offsetof(GpxRequest, terms))
-		return NULL;
+		return false;
 	base = sh->arena + slot->offset;
 	req = (GpxRequest *) base;
-	if (req->nterms < 1 || req->nterms > GPUIDX_ENGINE_MAX_TERMS ||
+	if (req->kind != GPX_REQUEST_INTERSECT && req->kind != GPX_REQUEST_RANK)
+		return false;
+	max_parts = req->kind == GPX_REQUEST_RANK ? GPX_RANK_MAX_PARTS : GPUIDX_ENGINE_MAX_TERMS;
+	if (req->nterms < 1 || req->nterms > max_parts ||
 		offsetof(GpxRequest, terms) + req->nterms * sizeof(GpxRequestTerm) > slot->size ||
-		req->out_offset > slot->size ||
-		(uint64) req->out_capacity * sizeof(uint32) > slot->size - req->out_offset)
-		return NULL;
+		req->out_offset > slot->size)
+		return false;
 	for (uint32 t = 0; t < req->nterms; t++)
 	{
 		GpxRequestTerm *rt = &req->terms[t];
 
 		if (rt->offset > slot->size || rt->len > slot->size - rt->offset ||
 			(rt->len == 0 && rt->key == 0))
-			return NULL;
+			return false;
 		terms[t].key = rt->key;
 		terms[t].bytes = rt->len > 0 ? base + rt->offset : NULL;
 		terms[t].len = rt->len;
 	}
-	memset(q, 0, sizeof(*q));
-	q->terms = terms;
-	q->nterms = req->nterms;
-	q->result = req->result;
-	q->out = req->out_capacity > 0 ? (uint32 *) (base + req->out_offset) : NULL;
-	q->out_capacity = req->out_capacity;
-	return req;
+	b->reqs[q] = req;
+	if (req->kind == GPX_REQUEST_INTERSECT)
+	{
+		gpuidx_query *qq = &b->queries[b->nplain];
+
+		if ((uint64) req->out_capacity * sizeof(uint32) > slot->size - req->out_offset)
+			return false;
+		for (uint32 t = 0; t < req->nterms; t++)
+			if (req->terms[t].kind != GPX_PART_LIST)
+				return false;
+		memset(qq, 0, sizeof(*qq));
+		qq->terms = terms;
+		qq->nterms = req->nterms;
+		qq->result = req->result;
+		qq->out = req->out_capacity > 0 ? (uint32 *) (base + req->out_offset) : NULL;
+		qq->out_capacity = req->out_capacity;
+		b->index[q] = b->nplain++;
+	}
+	else
+	{
+		gpuidx_rank_query *rq = &b->ranked[b->nranked];
+		gpuidx_rank_term *rterms = &b->rank_terms[(size_t) b->nranked * GPUIDX_ENGINE_MAX_TERMS];
+		GpxRankParams *params;
+		uint64		docs_bytes;
+
+		if (req->params_offset > slot->size || sizeof(GpxRankParams) > slot->size - req->params_offset ||
+			req->params_offset % 8 != 0 || req->out_offset % 8 != 0)
+			return false;
+		params = (GpxRankParams *) (base + req->params_offset);
+		docs_bytes = MAXALIGN((uint64) req->out_capacity * sizeof(uint32));
+		if (params->nterms < 1 || params->nterms > GPUIDX_ENGINE_MAX_TERMS ||
+			req->nterms != 1 + 2 * params->nterms || req->out_capacity != params->k ||
+			docs_bytes + (uint64) req->out_capacity * sizeof(double) > slot->size - req->out_offset ||
+			req->terms[0].kind != GPX_PART_DOCLENS)
+			return false;
+		for (uint32 t = 0; t < params->nterms; t++)
+		{
+			const GpxRequestTerm *list = &req->terms[1 + 2 * t];
+			const GpxRequestTerm *tfs = &req->terms[2 + 2 * t];
+
+			if (list->kind != GPX_PART_LIST ||
+				(tfs->kind != GPX_PART_FREQS && !(tfs->kind == GPX_PART_TFS && tfs->len > 0)))
+				return false;
+			memset(&rterms[t], 0, sizeof(rterms[t]));
+			rterms[t].list = terms[1 + 2 * t];
+			if (tfs->kind == GPX_PART_TFS)
+				rterms[t].tfs = (const uint8_t *) terms[2 + 2 * t].bytes;
+			else
+				rterms[t].freqs = terms[2 + 2 * t];
+			rterms[t].idf = params->idf[t];
+		}
+		memset(rq, 0, sizeof(*rq));
+		rq->terms = rterms;
+		rq->nterms = params->nterms;
+		rq->every_term = params->every_term;
+		rq->doclens = terms[0];
+		rq->k1 = params->k1;
+		rq->b = params->b;
+		rq->avgdl = params->avgdl;
+		rq->k = params->k;
+		rq->out_capacity = req->out_capacity;
+		rq->out_docs = (uint32_t *) (base + req->out_offset);
+		rq->out_scores = (double *) (base + req->out_offset + docs_bytes);
+		b->index[q] = b->nranked++;
+	}
+	return true;
 }
 
 static void
@@ -179,25 +274,6 @@ engine_should_stop(GpxWorkerShared *sh, pid_t supervisor)
  * which touches only the latch in shared memory and sends a signal (it is
  * safe in signal handlers for the same reason).
  */
-typedef enum
-{
-	BATCH_FREE,
-	BATCH_READY					/* gathered: the runner's */
-} BatchState;
-
-typedef struct EngineBatch
-{
-	BatchState	state;
-	int			nq;
-	gpuidx_query *queries;
-	gpuidx_term_ref *terms;		/* GPUIDX_ENGINE_MAX_TERMS per query */
-	int		   *taken;			/* its slots */
-	GpxRequest **reqs;
-	int			status;			/* run_batch's */
-	gpuidx_batch_stats stats;
-	gpuidx_engine_error err;
-} EngineBatch;
-
 typedef struct EnginePipe
 {
 	pthread_mutex_t lock;
@@ -230,45 +306,93 @@ run_batch(EnginePipe *p, EngineBatch *b)
 		for (uint32 t = 0; t < req->nterms; t++)
 		{
 			GpxRequestTerm *rt = &req->terms[t];
-			gpuidx_term_ref *ref = &b->terms[(size_t) q * GPUIDX_ENGINE_MAX_TERMS + t];
+			gpuidx_term_ref *ref = &b->terms[(size_t) q * GPX_RANK_MAX_PARTS + t];
 			gpuidx_engine_error err;
 
-			if (!(rt->flags & GPX_TERM_PUT) || rt->len == 0 || rt->key == 0)
+			if (!(rt->flags & GPX_TERM_PUT) || rt->len == 0 || rt->key == 0 || rt->kind == GPX_PART_TFS)
 				continue;
-			rt->put_status = p->api->cache_put(p->engine, rt->key, ref->bytes, rt->len, &err);
+			if (rt->kind == GPX_PART_LIST)
+				rt->put_status = p->api->cache_put(p->engine, rt->key, ref->bytes, rt->len, &err);
+			else
+				rt->put_status = p->api->cache_put_data(p->engine, rt->key, rt->kind, ref->bytes,
+														rt->len, &err);
 			/* cached now: the batch reads it from there; else the bytes go as they are */
 			if (rt->put_status == GPUIDX_ENGINE_OK)
 				ref->bytes = NULL;
 		}
+		/* a ranked query's terms were copied before the puts */
+		if (req->kind == GPX_REQUEST_RANK)
+		{
+			gpuidx_rank_query *rq = &b->ranked[b->index[q]];
+			gpuidx_rank_term *rterms = (gpuidx_rank_term *) rq->terms;
+			gpuidx_term_ref *refs = &b->terms[(size_t) q * GPX_RANK_MAX_PARTS];
+
+			rq->doclens = refs[0];
+			for (uint32 t = 0; t < rq->nterms; t++)
+			{
+				rterms[t].list = refs[1 + 2 * t];
+				if (rterms[t].tfs == NULL)
+					rterms[t].freqs = refs[2 + 2 * t];
+			}
+		}
 	}
 	memset(&b->err, 0, sizeof(b->err));
-	b->status = p->api->run_batch(p->engine, b->queries, b->nq, &b->stats, &b->err);
+	memset(&b->rank_err, 0, sizeof(b->rank_err));
+	memset(&b->stats, 0, sizeof(b->stats));
+	memset(&b->rank_stats, 0, sizeof(b->rank_stats));
+	b->status = b->rank_status = GPUIDX_ENGINE_OK;
+	if (b->nplain > 0)
+		b->status = p->api->run_batch(p->engine, b->queries, b->nplain, &b->stats, &b->err);
+	if (b->nranked > 0 && b->status != GPUIDX_ENGINE_ERR_DEVICE_LOST)
+		b->rank_status = p->api->run_ranked(p->engine, b->ranked, b->nranked, &b->rank_stats,
+											&b->rank_err);
+	else if (b->nranked > 0)
+		b->rank_status = b->status;
 }
 
 /* the runner: a batch that ran, back to its backends; false when the device is lost */
 static bool
 hand_back(GpxWorkerShared *sh, EngineBatch *b)
 {
-	int			st = b->status;
-
 	for (int q = 0; q < b->nq; q++)
 	{
-		int			qst = st != GPUIDX_ENGINE_OK ? st : b->queries[q].status;
-		bool		ok = qst == GPUIDX_ENGINE_OK;
+		GpxRequest *req = b->reqs[q];
+		GpxSlot    *slot = &sh->slots[b->taken[q]];
 
-		finish_slot(sh, &sh->slots[b->taken[q]], b->reqs[q], qst, ok ? b->queries[q].out_count : 0,
-					ok ? b->queries[q].total : 0, (uint32) b->nq);
+		if (req->kind == GPX_REQUEST_INTERSECT)
+		{
+			gpuidx_query *qq = &b->queries[b->index[q]];
+			int			qst = b->status != GPUIDX_ENGINE_OK ? b->status : qq->status;
+			bool		ok = qst == GPUIDX_ENGINE_OK;
+
+			finish_slot(sh, slot, req, qst, ok ? qq->out_count : 0, ok ? qq->total : 0, (uint32) b->nq);
+		}
+		else
+		{
+			gpuidx_rank_query *rq = &b->ranked[b->index[q]];
+			int			qst = b->rank_status != GPUIDX_ENGINE_OK ? b->rank_status : rq->status;
+			bool		ok = qst == GPUIDX_ENGINE_OK;
+
+			((GpxRankParams *) ((char *) req + req->params_offset))->matched = ok ? rq->matched : 0;
+			finish_slot(sh, slot, req, qst, ok ? rq->out_count : 0, 0, (uint32) b->nq);
+		}
 	}
 	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCHES], 1);
 	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_REQUESTS], b->nq);
-	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_HOST_US], (uint64) (b->stats.host_seconds * 1e6));
-	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_DEVICE_US], (uint64) (b->stats.device_seconds * 1e6));
-	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_RETURN_US], (uint64) (b->stats.return_seconds * 1e6));
-	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BYTES_RETURNED], b->stats.bytes_returned);
-	if (st != GPUIDX_ENGINE_OK)
-		note(sh, "batch failed: %s: %s", engine_status_name(st), b->err.message);
-	b->nq = 0;
-	return st != GPUIDX_ENGINE_ERR_DEVICE_LOST;
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_HOST_US],
+							(uint64) ((b->stats.host_seconds + b->rank_stats.host_seconds) * 1e6));
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_DEVICE_US],
+							(uint64) ((b->stats.device_seconds + b->rank_stats.device_seconds) * 1e6));
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BATCH_RETURN_US],
+							(uint64) ((b->stats.return_seconds + b->rank_stats.return_seconds) * 1e6));
+	pg_atomic_fetch_add_u64(&sh->counters[GPX_STAT_BYTES_RETURNED],
+							b->stats.bytes_returned + b->rank_stats.bytes_returned);
+	if (b->status != GPUIDX_ENGINE_OK)
+		note(sh, "batch failed: %s: %s", engine_status_name(b->status), b->err.message);
+	else if (b->rank_status != GPUIDX_ENGINE_OK)
+		note(sh, "ranked batch failed: %s: %s", engine_status_name(b->rank_status), b->rank_err.message);
+	b->nq = b->nplain = b->nranked = 0;
+	return b->status != GPUIDX_ENGINE_ERR_DEVICE_LOST && b->rank_status != GPUIDX_ENGINE_ERR_DEVICE_LOST;
 }
 
 static void *
@@ -347,7 +471,7 @@ gather(GpxWorkerShared *sh, EngineBatch *b)
 		sleep_until(sh, window - (now - oldest));
 		return 0;
 	}
-	b->nq = 0;
+	b->nq = b->nplain = b->nranked = 0;
 	for (int i = 0; i < sh->nslots && (uint32) b->nq < max_requests; i++)
 	{
 		GpxSlot    *slot = &sh->slots[i];
@@ -357,9 +481,7 @@ gather(GpxWorkerShared *sh, EngineBatch *b)
 			!pg_atomic_compare_exchange_u32(&slot->state, &expected, GPX_SLOT_RUNNING))
 			continue;
 		pg_read_barrier();
-		b->reqs[b->nq] = request_query(sh, slot, &b->queries[b->nq],
-									   &b->terms[(size_t) b->nq * GPUIDX_ENGINE_MAX_TERMS]);
-		if (b->reqs[b->nq] == NULL)
+		if (!request_take(sh, slot, b, b->nq))
 		{
 			finish_slot(sh, slot, NULL, GPUIDX_ENGINE_ERR_INVALID, 0, 0, 1);
 			continue;
@@ -388,10 +510,14 @@ engine_process_main(GpxWorkerShared *sh, pid_t supervisor)
 		EngineBatch *b = &p.batches[i];
 
 		b->queries = malloc(sh->nslots * sizeof(gpuidx_query));
-		b->terms = malloc((size_t) sh->nslots * GPUIDX_ENGINE_MAX_TERMS * sizeof(gpuidx_term_ref));
+		b->ranked = malloc(sh->nslots * sizeof(gpuidx_rank_query));
+		b->rank_terms = malloc((size_t) sh->nslots * GPUIDX_ENGINE_MAX_TERMS * sizeof(gpuidx_rank_term));
+		b->terms = malloc((size_t) sh->nslots * GPX_RANK_MAX_PARTS * sizeof(gpuidx_term_ref));
 		b->taken = malloc(sh->nslots * sizeof(int));
+		b->index = malloc(sh->nslots * sizeof(int));
 		b->reqs = malloc(sh->nslots * sizeof(GpxRequest *));
-		if (b->queries == NULL || b->terms == NULL || b->taken == NULL || b->reqs == NULL)
+		if (b->queries == NULL || b->ranked == NULL || b->rank_terms == NULL || b->terms == NULL ||
+			b->taken == NULL || b->index == NULL || b->reqs == NULL)
 			_exit(2);
 	}
 	p.engine = engine_start(sh, &p.api);

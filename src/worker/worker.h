@@ -85,17 +85,30 @@ typedef struct GpxListKey
 	uint32		segment;		/* segment id */
 	uint32		page;			/* where the list starts in the segment's lists */
 	uint32		offset;
+	uint32		kind;			/* GPX_PART_* */
 } GpxListKey;
 
-/* one list of a request to the worker */
+/*
+ * What a part of a request is: a list, or the data ranking reads
+ * (gpuidx_engine.h GPUIDX_DATA_*), or a list's tfs as a plain array of
+ * bytes (inline lists: never cached).
+ */
+#define GPX_PART_LIST		0
+#define GPX_PART_FREQS		GPUIDX_DATA_FREQS
+#define GPX_PART_DOCLENS	GPUIDX_DATA_DOCLENS
+#define GPX_PART_TFS		3
+
+/* one list (or part) of a request to the worker */
 typedef struct GpxWorkerList
 {
 	const void *bytes;			/* encoded list (header included); NULL when
 								 * gpx_cache_holds said the cache has it */
-	uint64		len;
+	uint64		len;			/* 0 with bytes NULL: whatever length was cached
+								 * (a segment's doc lengths, known by hdr) */
 	bool		cacheable;		/* key and hdr are set */
+	uint32		kind;			/* GPX_PART_* */
 	GpxListKey	key;
-	gpuidx_list_header hdr;
+	gpuidx_list_header hdr;		/* a part's identity: count, last, checksum */
 } GpxWorkerList;
 
 /* lists smaller than this go with every request: not worth a cache entry */
@@ -114,6 +127,28 @@ extern bool gpx_cache_holds(const GpxListKey *key, const gpuidx_list_header *hdr
  */
 extern bool gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result,
 								 uint32 *out, uint32 out_capacity, uint32 *count, uint32 *total);
+
+/*
+ * A ranked query over one segment through the worker (gpuidx_engine.h
+ * gpuidx_rank_query): parts[0] the segment's doc lengths, then each term's
+ * list and its tfs (GPX_PART_FREQS or GPX_PART_TFS), in the terms' order.
+ * Returns true with the best *count (min(k, matched)) docs and their scores,
+ * best first, and *matched; false when the caller must rank on the CPU.
+ */
+typedef struct GpxRankParams
+{
+	uint32		nterms;
+	uint32		every_term;
+	uint32		k;
+	uint32		matched;		/* set by the engine */
+	double		k1;
+	double		b;
+	double		avgdl;
+	double		idf[GPUIDX_ENGINE_MAX_TERMS];
+} GpxRankParams;
+
+extern bool gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params,
+							uint32 *docs, double *scores, uint32 *count, uint32 *matched);
 
 /* this backend's share of the statistics, for EXPLAIN ANALYZE */
 typedef struct GpxLocalStats

@@ -91,3 +91,26 @@ BEGIN
 	END IF;
 	RETURN coalesce(pl_length(r.on_cpu::postinglist), 0);
 END $$;
+
+-- the top k of the n-th index query ranked (ORDER BY body <=> q), any term
+-- and every term, through the worker against the CPU's: the same rows in the
+-- same order with the same scores (float8 as text is its shortest exact
+-- form: the same text, the same bits)
+CREATE FUNCTION check_ranked(n int, k int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	qt text := (SELECT terms FROM iq WHERE iq.n = check_ranked.n);
+	any_term record := both_ways(format(
+		'SELECT string_agg(id || '':'' || s, '','') FROM (SELECT id, -(body <=> $1) AS s FROM docs ORDER BY body <=> $1 LIMIT %s) x', k), qt);
+	every_term record := both_ways(format(
+		'SELECT string_agg(id || '':'' || s, '','') FROM (SELECT id, -(body <=> $1) AS s FROM docs WHERE body @@& $1 ORDER BY body <=> $1 LIMIT %s) x', k), qt);
+BEGIN
+	IF any_term.on_worker IS DISTINCT FROM any_term.on_cpu THEN
+		RAISE EXCEPTION 'top % of "%" (any term): the worker''s % differ from the CPU''s %',
+			k, qt, any_term.on_worker, any_term.on_cpu;
+	END IF;
+	IF every_term.on_worker IS DISTINCT FROM every_term.on_cpu THEN
+		RAISE EXCEPTION 'top % of "%" (every term): the worker''s % differ from the CPU''s %',
+			k, qt, every_term.on_worker, every_term.on_cpu;
+	END IF;
+	RETURN coalesce(array_length(string_to_array(any_term.on_cpu, ','), 1), 0);
+END $$;
