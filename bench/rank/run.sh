@@ -71,11 +71,13 @@ cp "$here/session.sh" "$work/"
 	fi
 } > "$work/info.txt"
 
-# PostgreSQL refuses root: the cluster belongs to postgres then
+# PostgreSQL refuses root: the cluster belongs to BENCH_USER (default postgres) then
 if [ "$(id -u)" -eq 0 ]; then
-	chown -R postgres "$work"
-	su postgres -s /bin/bash -c "cd '$work' && NQ=$NQ SECONDS_PER_CELL=$SECONDS_PER_CELL CLIENTS='$CLIENTS' \
-		SHARED_BUFFERS=$SHARED_BUFFERS GPU=$GPU BASELINE_ONLY=$BASELINE_ONLY CORPORA='$CORPORA' bash session.sh '$work'"
+	owner=${BENCH_USER:-postgres}
+	chown -R "$owner" "$work"
+	su "$owner" -s /bin/bash -c "cd '$work' && PATH='$PATH' LD_LIBRARY_PATH='${LD_LIBRARY_PATH:-}' NQ=$NQ \
+		SECONDS_PER_CELL=$SECONDS_PER_CELL CLIENTS='$CLIENTS' SHARED_BUFFERS=$SHARED_BUFFERS GPU=$GPU \
+		BASELINE_ONLY=$BASELINE_ONLY CORPORA='$CORPORA' bash session.sh '$work'"
 else
 	bash "$work/session.sh" "$work"
 fi
@@ -83,4 +85,5 @@ mkdir -p "$(dirname "$OUT")"
 python3 "$here/report.py" "$work" > "$OUT"
 mkdir -p "$top/bench/build/rank"
 cp "$work/results.csv" "$work/builds.csv" "$work/explain.txt" "$top/bench/build/rank/"
+[ -f "$work/checks.txt" ] && cp "$work/checks.txt" "$top/bench/build/rank/"
 echo "wrote $OUT (raw: bench/build/rank/results.csv, builds.csv, explain.txt)"

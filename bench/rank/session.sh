@@ -151,6 +151,36 @@ for corpus in $CORPORA; do
 		fi
 	done
 
+	# with the GPU: every query's top 10 (any term, every term) and top 100
+	# through the worker, rows and scores, against the backend's own CPU ranking
+	if [ "$GPU" = on ] && [ "$BASELINE_ONLY" = 0 ]; then
+		log "$corpus: GPU worker against the CPU, $nq queries"
+		$P -c "CREATE OR REPLACE FUNCTION top_text(q text, every bool, k int) RETURNS text LANGUAGE plpgsql AS \$\$
+			DECLARE r text;
+			BEGIN
+				IF every THEN
+					EXECUTE 'SELECT string_agg(id || '':'' || s, '','') FROM (SELECT id, -(body <=> \$1) AS s FROM docs
+						WHERE body @@& \$1 ORDER BY body <=> \$1 LIMIT ' || k || ') x' INTO r USING q;
+				ELSE
+					EXECUTE 'SELECT string_agg(id || '':'' || s, '','') FROM (SELECT id, -(body <=> \$1) AS s FROM docs
+						ORDER BY body <=> \$1 LIMIT ' || k || ') x' INTO r USING q;
+				END IF;
+				RETURN r;
+			END \$\$"
+		for dev in cpu auto; do
+			PGOPTIONS="-c gpuidx.device=$dev -c enable_seqscan=off" $P -c "CREATE TABLE tops_$dev AS
+				SELECT n, top_text(q, false, 10) AS any10, top_text(q, true, 10) AS every10, top_text(q, false, 100) AS any100
+				FROM bench_q"
+		done
+		{
+			echo "-- $corpus: GPU worker against the CPU: queries whose top 10 (any, every) or top 100 differ"
+			$P -Atc "SELECT count(*) || ' of ' || (SELECT count(*) FROM bench_q) FROM tops_cpu c JOIN tops_auto g USING (n)
+				WHERE (c.any10, c.every10, c.any100) IS DISTINCT FROM (g.any10, g.every10, g.any100)"
+			$P -xc 'SELECT * FROM gpuidx_worker_stats'
+		} | tee -a checks.txt >&2
+		$P -c "DROP TABLE tops_cpu, tops_auto"
+	fi
+
 	# gpuidx through the GPU worker and in the backend when the worker is loaded
 	runs=()
 	for m in "${methods[@]}"; do

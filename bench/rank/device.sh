@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Ranked search on the GPU machine (the device tool), carrying bench/build/worker
+# (bash bench/worker/pack.sh bench: the bundled PostgreSQL and all of
+# debian-paths and GCIDE).  The run goes on in its own session so that it
+# outlives one call's ten minutes; each call follows it for a while:
+#
+#   bash bench/rank/device.sh start    build, check, then the benchmark
+#   bash bench/rank/device.sh follow   wait for the run in progress
+#
+# The run: build and install gpuidx with the CUDA engine into the bundled
+# PostgreSQL; engine_check's ranked queries on the CUDA engine against the
+# CPU engine, bit for bit (random and heavy-tie cases), and under
+# compute-sanitizer; then bench/rank/run.sh with GPU=on on both corpora,
+# which first checks every query's top 10 and top 100 through the GPU worker
+# against the CPU's, then measures GIN + ts_rank, RUM, gpuidx on the GPU and
+# gpuidx on the CPU in the same run.  Logs and results: $OUT, and the last
+# line of the log is "== END".
+set -u
+cd "$(dirname "$0")/../.."
+dir=/tmp/gpuidx-rank-device
+if [ "${1:-follow}" = start ]; then
+	pkill -f 'bench/rank/device.sh run' ; sleep 1
+	rm -rf "$dir"; mkdir -p "$dir"
+	setsid nohup bash bench/rank/device.sh run > "$dir/run.log" 2>&1 < /dev/null &
+	sleep 2
+elif [ "$1" = run ]; then
+	trap 'echo "== END (exit $?) $(date +%T)"' EXIT
+	log() { echo "== $* ($(date +%T))"; }
+	export PGB=/opt/pgb
+	mkdir -p $PGB && tar xJf bench/build/worker/pg.tar.xz -C $PGB && . $PGB/env.sh || exit 1
+	export PATH=/usr/local/cuda/bin:$PATH
+	log "machine"
+	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+	log "build"
+	make -s -j"$(nproc)" with_llvm=no PG_CONFIG="$PGB/usr/lib/postgresql/15/bin/pg_config" all install 2>&1 | grep -vE "^$" | tail -5
+	make -s -j"$(nproc)" test/gpu/build/engine_check 2>&1 | tail -3
+	ls "$(pg_config --pkglibdir)"/gpuidx_cuda.so || exit 1
+	ec=test/gpu/build/engine_check
+	so=cuda/build/gpuidx_cuda.so
+	log "engine_check: ranked queries, CUDA engine against the CPU engine"
+	timeout 400 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED:-20000}" --max-len 2000000 2>&1 | tail -15
+	log "engine_check: intersections still equal"
+	timeout 200 $ec --engine $so --reference cpu --queries 200000 --max-len 200000 2>&1 | tail -4
+	log "compute-sanitizer memcheck, ranked (small)"
+	timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine $so --queries 0 --ranked 300 \
+		--max-len 5000 > "$dir/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -3 "$dir/memcheck.log"
+	[ "${BENCH:-1}" = 1 ] || exit 0
+	log "benchmark"
+	data=/tmp/gpuidx-rank-data
+	mkdir -p $data/debian-paths $data/gcide
+	xz -T0 -dc bench/build/worker/dpaths-docs.tsv.xz > $data/debian-paths/docs.tsv &
+	xz -T0 -dc bench/build/worker/gcide-docs.tsv.xz > $data/gcide/docs.tsv &
+	wait
+	cp bench/build/worker/dpaths-queries.tsv $data/debian-paths/queries.tsv
+	cp bench/build/worker/gcide-queries.tsv $data/gcide/queries.tsv
+	id gpuidx > /dev/null 2>&1 || useradd -m gpuidx
+	chmod -R a+rX $data
+	GPUIDX_DATA=$data GPU=on BENCH_USER=gpuidx SECONDS_PER_CELL=${SECONDS_PER_CELL:-5} \
+		OUT="$dir/rank-gpu.md" bash bench/rank/run.sh ${CORPORA:-debian-paths gcide} 2>&1
+	cp bench/build/rank/*.csv bench/build/rank/*.txt "$dir"/ 2>/dev/null
+	exit 0
+fi
+end=$((SECONDS + ${WAIT:-560}))
+while [ $SECONDS -lt $end ] && pgrep -f 'bench/rank/device.sh run' > /dev/null; do sleep 5; done
+cat "$dir/run.log"
+[ -n "${OUT:-}" ] && cp "$dir"/*.log "$dir"/*.md "$dir"/*.csv "$dir"/*.txt "$OUT"/ 2>/dev/null
+if pgrep -f 'bench/rank/device.sh run' > /dev/null; then echo "== STILL RUNNING"; else echo "== FINISHED"; fi
