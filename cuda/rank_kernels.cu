@@ -79,12 +79,21 @@ rank_hist_kernel(rank_launch l, uint32_t pass)
 		for (uint32_t i = threadIdx.x; i < RANK_BINS; i += RANK_SELECT_THREADS)
 			hist[i] = 0;
 		__syncthreads();
-		for (uint32_t doc = d0 + threadIdx.x; doc < d1; doc += RANK_SELECT_THREADS)
+		/*
+		 * Lanes with the same digit add once (a match): with ties, and in
+		 * the first passes (the exponent bits), most docs share a bin, and
+		 * shared atomics on one address serialize.  The loop runs whole
+		 * warps, lanes past d1 taking part without a digit.
+		 */
+		for (uint32_t base = d0; base < d1; base += RANK_SELECT_THREADS)
 		{
-			uint32_t	digit;
+			uint32_t	doc = base + threadIdx.x;
+			uint32_t	digit = 0;
+			bool		counted = doc < d1 && rank_doc_digit(q, s, pass, doc, &digit);
+			unsigned	peers = __match_any_sync(0xffffffffu, counted ? digit : 0xFFFFFFFFu);
 
-			if (rank_doc_digit(q, s, pass, doc, &digit))
-				atomicAdd(&hist[digit], 1u);
+			if (counted && (unsigned) (__ffs(peers) - 1) == (threadIdx.x & 31))
+				atomicAdd(&hist[digit], (uint32_t) __popc(peers));
 		}
 		__syncthreads();
 		for (uint32_t i = threadIdx.x; i < RANK_BINS; i += RANK_SELECT_THREADS)
