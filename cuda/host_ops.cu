@@ -4,7 +4,8 @@
  *	  "device" memory is host memory, copies are memcpy, and each kernel is a
  *	  loop over its work items running the same block steps the kernels run
  *	  (block_ops.cuh: decoding lane by lane, the merge-or-search choice, the
- *	  search and merge tests), one candidate at a time where a warp takes 32.
+ *	  search and merge tests; rank_ops.cuh: a ranked posting's score, a doc's
+ *	  digit, the select's pick), one candidate at a time where a warp takes 32.
  *	  Slow, and not a performance model; it proves the engine's logic, not
  *	  its speed.
  */
