@@ -8,6 +8,7 @@
 
 #include "device_ops.h"
 #include "kernels.cuh"
+#include "rank_kernels.cuh"
 
 static cudaError_t
 cuda_open(int device, device_props *props)
@@ -80,6 +81,12 @@ cuda_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t stream)
 }
 
 static cudaError_t
+cuda_zero_async(void *dst, size_t bytes, cudaStream_t stream)
+{
+	return cudaMemsetAsync(dst, 0, bytes, stream);
+}
+
+static cudaError_t
 cuda_mapped(void **device_p, void *host_p)
 {
 	return cudaHostGetDevicePointer(device_p, host_p, 0);
@@ -97,10 +104,15 @@ const device_ops engine_device_ops = {
 	cuda_host_free,
 	cuda_copy,
 	cuda_copy_async,
+	cuda_zero_async,
 	cudaStreamSynchronize,
 	cudaGetErrorString,
 	cuda_mapped,
 	launch_intersect,
 	launch_pack,
 	launch_small,
+	launch_rank_term,
+	launch_rank_hist,
+	launch_rank_pick,
+	launch_rank_collect,
 };

@@ -4,7 +4,8 @@
  *	  and the round kernels.  gpuidx_cuda.so links the CUDA implementation
  *	  (cuda_ops.cu); gpuidx_hostemu.so links a host emulation (host_ops.cu)
  *	  that runs the same per-lane steps in loops, so that the whole engine -
- *	  planning, staging, the intersection, packing, chunking, the cache - runs and is
+ *	  planning, staging, the intersection, packing, chunking, the cache,
+ *	  ranked queries - runs and is
  *	  checked on machines without a GPU.  Codes are CUDA's (cudaError_t).
  */
 #ifndef GPUIDX_DEVICE_OPS_H
@@ -13,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "block_ops.cuh"
+#include "rank_ops.cuh"
 
 struct device_props
 {
@@ -38,6 +40,7 @@ struct device_ops
 	void		(*host_free) (void *p);
 	cudaError_t (*copy) (void *dst, const void *src, size_t bytes);	/* either way, waits */
 	cudaError_t (*copy_async) (void *dst, const void *src, size_t bytes, cudaStream_t stream);
+	cudaError_t (*zero_async) (void *dst, size_t bytes, cudaStream_t stream);	/* device memory */
 	cudaError_t (*sync) (cudaStream_t stream);
 	const char *(*error_string) (cudaError_t err);
 
@@ -54,6 +57,13 @@ struct device_ops
 	cudaError_t (*small) (const small_launch *s, unsigned max_ctas, uint32_t *slots, uint32_t *counts,
 						  small_state *state, uint32_t *results, uint32_t *totals,
 						  batch_status *status_out, cudaStream_t stream);
+
+	/* ranked queries (rank_kernels.cuh) */
+	cudaError_t (*rank_term) (const rank_launch *l, const rank_pass *p, unsigned max_ctas,
+							  cudaStream_t stream);
+	cudaError_t (*rank_hist) (const rank_launch *l, uint32_t pass, unsigned max_ctas, cudaStream_t stream);
+	cudaError_t (*rank_pick) (const rank_launch *l, uint32_t pass, cudaStream_t stream);
+	cudaError_t (*rank_collect) (const rank_launch *l, unsigned max_ctas, cudaStream_t stream);
 };
 
 /* the implementation the engine object was linked with */

@@ -4,7 +4,8 @@
  *	  "device" memory is host memory, copies are memcpy, and each kernel is a
  *	  loop over its work items running the same block steps the kernels run
  *	  (block_ops.cuh: decoding lane by lane, the merge-or-search choice, the
- *	  search and merge tests), one candidate at a time where a warp takes 32.
+ *	  search and merge tests; rank_ops.cuh: a ranked posting's score, a doc's
+ *	  digit, the select's pick), one candidate at a time where a warp takes 32.
  *	  Slow, and not a performance model; it proves the engine's logic, not
  *	  its speed.
  */
@@ -71,6 +72,14 @@ host_copy_async(void *dst, const void *src, size_t bytes, cudaStream_t stream)
 {
 	(void) stream;
 	return host_copy(dst, src, bytes);
+}
+
+static cudaError_t
+host_zero_async(void *dst, size_t bytes, cudaStream_t stream)
+{
+	(void) stream;
+	memset(dst, 0, bytes);
+	return cudaSuccess;
 }
 
 static cudaError_t
@@ -266,6 +275,102 @@ host_small(const small_launch *s, unsigned max_ctas, uint32_t *slots, uint32_t *
 	return cudaSuccess;
 }
 
+/* launch_rank_term: each item's block decoded as a warp does it, then its postings in turn */
+static cudaError_t
+host_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cudaStream_t stream)
+{
+	(void) max_ctas;
+	(void) stream;
+	for (uint64_t item = 0; item < p->items; item++)
+	{
+		uint32_t	at = find_job(p->prefix, p->njobs, item);
+		const rank_job &q = l->jobs[p->jobs[at]];
+		const rank_term_desc &t = l->terms[q.first_term + p->term];
+		uint32_t	b = (uint32_t) (item - p->prefix[at]);
+		uint32_t	n = dev_block_len(t.list, b);
+		uint32_t	base = b * dev_block_capacity(t.list);
+		uint32_t	vals[ITEM_MAX];
+
+		if (!host_warp_decode_block(t.list, b, vals))
+		{
+			*l->bad = 1;
+			continue;
+		}
+		for (uint32_t j = 0; j < n; j++)
+			if (!rank_add_posting(q, t, base + j, vals[j]))
+				*l->bad = 1;
+	}
+	return cudaSuccess;
+}
+
+/* launch_rank_hist: each item's docs counted straight into its query's histogram */
+static cudaError_t
+host_rank_hist(const rank_launch *l, uint32_t pass, unsigned max_ctas, cudaStream_t stream)
+{
+	(void) max_ctas;
+	(void) stream;
+	for (uint64_t item = 0; item < l->doc_items; item++)
+	{
+		uint32_t	j,
+					d0,
+					d1;
+
+		rank_doc_item(*l, item, &j, &d0, &d1);
+		const rank_job &q = l->jobs[j];
+		rank_select s = *q.sel;
+
+		if (s.done)
+			continue;
+		for (uint32_t doc = d0; doc < d1; doc++)
+		{
+			uint32_t	digit;
+
+			if (rank_doc_digit(q, s, pass, doc, &digit))
+				q.hist[digit]++;
+		}
+	}
+	return cudaSuccess;
+}
+
+static cudaError_t
+host_rank_pick_all(const rank_launch *l, uint32_t pass, cudaStream_t stream)
+{
+	(void) stream;
+	for (uint32_t j = 0; j < l->njobs; j++)
+		host_rank_pick(l->jobs[j], pass);
+	return cudaSuccess;
+}
+
+static cudaError_t
+host_rank_collect(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
+{
+	(void) max_ctas;
+	(void) stream;
+	for (uint64_t item = 0; item < l->doc_items; item++)
+	{
+		uint32_t	j,
+					d0,
+					d1;
+
+		rank_doc_item(*l, item, &j, &d0, &d1);
+		const rank_job &q = l->jobs[j];
+		rank_select s = *q.sel;
+
+		for (uint32_t doc = d0; doc < d1; doc++)
+			if (rank_doc_selected(q, s, doc))
+			{
+				uint32_t	slot = q.sel->taken++;
+
+				if (slot < q.k)
+				{
+					q.out_docs[slot] = doc;
+					q.out_scores[slot] = q.acc[doc];
+				}
+			}
+	}
+	return cudaSuccess;
+}
+
 const device_ops engine_device_ops = {
 	"cuda-emulated",
 	host_open,
@@ -278,10 +383,15 @@ const device_ops engine_device_ops = {
 	host_free,
 	host_copy,
 	host_copy_async,
+	host_zero_async,
 	host_sync,
 	cudaGetErrorString,
 	host_mapped,
 	host_intersect,
 	host_pack,
 	host_small,
+	host_rank_term,
+	host_rank_hist,
+	host_rank_pick_all,
+	host_rank_collect,
 };

@@ -5,13 +5,20 @@
  *	  warp does it (32 lanes simulated in turn), searched the way a search
  *	  thread does, and merged the way a warp's lanes walk the merge path, and
  *	  each is compared with the CPU codecs (src/codec); the warp's 32-way
- *	  lower bound is compared with a plain binary search.
+ *	  lower bound is compared with a plain binary search.  Ranking's device
+ *	  reads (tfs from frequency records, doc lengths) are compared with
+ *	  rankdata.h's, and its radix select with a sort.
  */
 extern "C"
 {
 #include "codec/codec.h"
+#include "rank/rankdata.h"
 }
+#include <algorithm>
+#include <vector>
+
 #include "block_ops.cuh"
+#include "rank_ops.cuh"
 #include "host_team.h"
 #include "../test/unit/unit.h"
 
@@ -179,6 +186,174 @@ check_host_team(void)
 	}
 }
 
+
+/* tfs read from a frequency record and lengths from a doclens blob, as the device reads them */
+static void
+check_rank_reads(void)
+{
+	for (int r = 0; r < 300; r++)
+	{
+		uint32_t	n = r < 20 ? (uint32_t) r * 13 : unit_rand_below(r % 10 == 0 ? 100000 : 3000);
+		uint32_t   *docs = (uint32_t *) unit_alloc((size_t) n * 4 + 4);
+		uint8_t    *tfs = (uint8_t *) unit_alloc(n + 1);
+		uint32_t	top = 1 + unit_rand_below(1u << unit_rand_below(9));	/* widths 0..8 */
+		uint64_t	len;
+		uint8_t    *rec;
+		uint8_t    *copy;
+
+		for (uint32_t i = 0; i < n; i++)
+		{
+			docs[i] = i * 3;
+			tfs[i] = (uint8_t) std::min<uint32_t>(255, 1 + unit_rand_below(top));
+		}
+		rec = gpx_freq_record_build(docs, tfs, n, &len);
+		CHECK(gpx_freq_record_check(rec, len) == NULL, "record of %u", n);
+		/* an exact-size copy: a read past the record would show under a sanitizer */
+		copy = (uint8_t *) unit_alloc(len);
+		memcpy(copy, rec, len);
+		for (uint32_t i = 0; i < n; i++)
+		{
+			uint32_t	got = dev_freq_tf(copy, n, i);
+
+			CHECK(got == gpx_freq_record_tf(rec, i) && got == tfs[i], "tf %u of %u: %u, want %u", i, n, got, tfs[i]);
+		}
+		free(copy);
+		free(rec);
+		free(docs);
+		free(tfs);
+	}
+	for (int r = 0; r < 200; r++)
+	{
+		uint32_t	ndocs = r < 10 ? (uint32_t) r * 50 : unit_rand_below(r % 10 == 0 ? 300000 : 5000);
+		uint32_t   *lens = (uint32_t *) unit_alloc((size_t) ndocs * 4 + 4);
+		uint32_t	bits = unit_rand_below(33);
+		uint64_t	len;
+		uint8_t    *blob;
+		const gpuidx_doclens_header *h;
+
+		for (uint32_t i = 0; i < ndocs; i++)
+			lens[i] = bits == 0 ? 0 : (uint32_t) (unit_rand64() >> (64 - bits)) >> unit_rand_below(3);
+		blob = gpx_doclens_from_lengths(lens, ndocs, &len);
+		CHECK(gpx_doclens_check(blob, len) == NULL, "doclens of %u", ndocs);
+		h = (const gpuidx_doclens_header *) blob;
+		for (uint32_t i = 0; i < ndocs; i++)
+		{
+			uint32_t	got = dev_doclens_get(blob, h->nchunks, i);
+
+			CHECK(got == gpx_doclens_get(blob, i) && got == lens[i], "length of doc %u of %u: %u, want %u", i,
+				  ndocs, got, lens[i]);
+		}
+		free(blob);
+		free(lens);
+	}
+}
+
+/* better: a higher score, then a smaller doc */
+static bool
+rank_better(double sa, uint32_t da, double sb, uint32_t db)
+{
+	return sa != sb ? sa > sb : da < db;
+}
+
+/*
+ * The composite key orders as rank_better does, and the radix select
+ * (histogram, pick, collect: the host emulation's loops) keeps exactly the
+ * best min(k, matched) candidates.
+ */
+static void
+check_rank_select(void)
+{
+	static const double specials[] = {0.0, 4.9e-324, 2.2e-308, 1e-300, 0.5, 1.0, 1.0000000000000002, 3.0, 1e300,
+		INFINITY};
+
+	for (int r = 0; r < 20000; r++)
+	{
+		double		sa = unit_rand_below(2) ? specials[unit_rand_below(10)] : unit_rand64() % 1000 / 7.0;
+		double		sb = unit_rand_below(3) == 0 ? sa : (unit_rand_below(2) ? specials[unit_rand_below(10)] : unit_rand64() % 1000 / 7.0);
+		uint32_t	da = unit_rand_below(3) == 0 ? UINT32_MAX - 1 - unit_rand_below(3) : unit_rand_below(1000);
+		uint32_t	db = unit_rand_below(2) ? da : unit_rand_below(1000);
+
+		if (sa == sb && da == db)
+			continue;
+		CHECK((rank_key_of(sa, da) > rank_key_of(sb, db)) == rank_better(sa, da, sb, db),
+			  "key order of (%g, %u) and (%g, %u)", sa, da, sb, db);
+	}
+	for (int r = 0; r < 300; r++)
+	{
+		uint32_t	ndocs = 1 + unit_rand_below(r % 10 == 0 ? 50000 : 3000);
+		uint32_t	nterms = 1 + unit_rand_below(3);
+		uint32_t	k = r % 4 == 0 ? 1 + unit_rand_below(ndocs + 10) : 1 + unit_rand_below(20);
+		std::vector<double> acc(ndocs);
+		std::vector<uint8_t> count(ndocs);
+		std::vector<uint32_t> hist(RANK_BINS, 0);
+		std::vector<uint32_t> out_docs(k);
+		std::vector<double> out_scores(k);
+		std::vector<std::pair<double, uint32_t>> want;
+		rank_select sel;
+		rank_job	q;
+		uint32_t	levels = 1 + unit_rand_below(r % 3 == 0 ? 3 : 1000);
+
+		memset(&sel, 0, sizeof(sel));
+		memset(&q, 0, sizeof(q));
+		q.ndocs = ndocs;
+		q.nterms = nterms;
+		q.every_term = unit_rand_below(2);
+		q.k = k;
+		q.acc = acc.data();
+		q.count = count.data();
+		q.hist = hist.data();
+		q.sel = &sel;
+		q.out_docs = out_docs.data();
+		q.out_scores = out_scores.data();
+		for (uint32_t d = 0; d < ndocs; d++)
+		{
+			count[d] = (uint8_t) unit_rand_below(nterms + 1);
+			acc[d] = count[d] == 0 ? 0.0 : unit_rand_below(levels) / 3.0;
+			if (rank_candidate(q, d))
+				want.push_back({acc[d], d});
+		}
+		std::sort(want.begin(), want.end(), [](const std::pair<double, uint32_t> &a, const std::pair<double, uint32_t> &b) {
+			return rank_better(a.first, a.second, b.first, b.second);
+		});
+		for (uint32_t pass = 0; pass < RANK_PASSES && !sel.done; pass++)
+		{
+			for (uint32_t d = 0; d < ndocs; d++)
+			{
+				uint32_t	digit;
+
+				if (rank_doc_digit(q, sel, pass, d, &digit))
+					hist[digit]++;
+			}
+			host_rank_pick(q, pass);
+		}
+		CHECK(sel.done && sel.matched == want.size(), "select: done %u, matched %u of %zu", sel.done,
+			  sel.matched, want.size());
+		for (uint32_t d = 0; d < ndocs; d++)
+			if (rank_doc_selected(q, sel, d))
+			{
+				if (sel.taken < k)
+				{
+					out_docs[sel.taken] = d;
+					out_scores[sel.taken] = acc[d];
+				}
+				sel.taken++;
+			}
+		CHECK(sel.taken == std::min<size_t>(k, want.size()), "selected %u, want %zu", sel.taken,
+			  std::min<size_t>(k, want.size()));
+		std::sort(out_docs.begin(), out_docs.begin() + std::min(sel.taken, k));
+		{
+			std::vector<uint32_t> best;
+
+			for (size_t i = 0; i < std::min<size_t>(k, want.size()); i++)
+				best.push_back(want[i].second);
+			std::sort(best.begin(), best.end());
+			CHECK(std::equal(best.begin(), best.end(), out_docs.begin()), "selected docs differ (ndocs %u, k %u)",
+				  ndocs, k);
+		}
+		CHECK(std::count(hist.begin(), hist.end(), 0u) == (long) RANK_BINS, "histogram left nonzero");
+	}
+}
+
 int
 main(void)
 {
@@ -223,6 +398,8 @@ main(void)
 		check_warp_bounds(v, n);
 	}
 	check_host_team();
+	check_rank_reads();
+	check_rank_select();
 	free(v);
 	return unit_report("test_host (GPU list logic on the host)");
 }

@@ -1,0 +1,340 @@
+/*
+ * rank_ops.cuh
+ *	  The steps of ranked queries on the device (docs/RANKING.md, after Ding
+ *	  et al.): a term pass adds one term's BM25 contributions into each
+ *	  query's dense accumulator, then a radix select over 96-bit keys (score
+ *	  bits, then the doc id reversed) finds the k-th best doc and every doc at
+ *	  or above it is collected.  The kernels (rank_kernels.cu) glue these
+ *	  steps with warps and shared memory, the host emulation (host_ops.cu)
+ *	  and the host test (test_host.cu) with loops, so the same per-posting
+ *	  and per-doc code is checked without a GPU.
+ *
+ * Scores must be the CPU's to the bit (src/rank/wand.c gpx_rank_score):
+ * every file that includes this header is compiled without FMA contraction
+ * (nvcc -fmad=false, host -ffp-contract=off), each accumulator gets its
+ * terms' contributions in the query's term order (one launch per term, a
+ * doc once per list: no atomic, no reordered sum), and the norm is the same
+ * expression of the same inputs.
+ */
+#ifndef GPUIDX_RANK_OPS_CUH
+#define GPUIDX_RANK_OPS_CUH
+
+#include <string.h>
+
+#include "gpuidx_engine.h"
+#include "device_list.cuh"
+#include "block_ops.cuh"
+#include "rank/bm25.h"
+
+/* a term of a ranked query, device pointers */
+struct rank_term_desc
+{
+	list_desc	list;
+	const uint8_t *tfs;			/* every posting's tf, or NULL: read them from freq */
+	const uint8_t *freq;		/* its frequency record (store/parse.h GpxFreqHeader) */
+	double		idf;
+};
+
+/* the selection's state of one query, in device memory, zero before the first pass */
+struct rank_select
+{
+	uint64_t	thr_lo;			/* the threshold key: its low 64 bits, */
+	uint64_t	thr_hi;			/* and its high 32 */
+	uint32_t	remaining;		/* of the k, still to find below the fixed digits */
+	uint32_t	done;			/* the threshold is final */
+	uint32_t	matched;		/* candidates: docs with a term (every term) */
+	uint32_t	taken;			/* docs collected */
+};
+
+/* one ranked query of a chunk, device pointers */
+struct rank_job
+{
+	const uint8_t *doclens;		/* gpuidx_doclens_header blob */
+	uint32_t	ndocs;
+	uint32_t	nchunks;
+	uint32_t	first_term;		/* terms[first_term, + nterms), in the query's order */
+	uint32_t	nterms;
+	uint32_t	every_term;
+	uint32_t	k;
+	double		k1;
+	double		b;
+	double		avgdl;
+	double	   *acc;			/* ndocs sums, zeroed */
+	uint8_t    *count;			/* ndocs: terms seen per doc, zeroed */
+	uint32_t   *hist;			/* RANK_BINS, zeroed; each pick leaves it zeroed */
+	rank_select *sel;
+	uint32_t   *out_docs;		/* k each: the docs at or above the threshold, */
+	double	   *out_scores;		/* in no order */
+};
+
+/* what every ranked kernel reads */
+struct rank_launch
+{
+	const rank_job *jobs;
+	uint32_t	njobs;
+	const rank_term_desc *terms;
+	const uint64_t *doc_prefix; /* doc items (RANK_DOC_CHUNK docs) before each job; njobs + 1 */
+	uint64_t	doc_items;
+	int32_t    *bad;			/* set when a list fails to decode or names a doc >= ndocs */
+};
+
+/* a term pass: term 'term' of every query that has one, a work item per list block */
+struct rank_pass
+{
+	const uint32_t *jobs;		/* the queries */
+	const uint64_t *prefix;		/* blocks before each; njobs + 1 */
+	uint32_t	njobs;
+	uint64_t	items;
+	uint32_t	term;
+};
+
+/* docs per work item of the selection kernels */
+#define RANK_DOC_CHUNK		4096
+
+/* keys: 64 bits of score, 32 of 0xFFFFFFFF - doc; digits of 11 bits from the top */
+#define RANK_KEY_BITS		96
+#define RANK_DIGIT_BITS		11
+#define RANK_BINS			(1u << RANK_DIGIT_BITS)
+#define RANK_PASSES			((RANK_KEY_BITS + RANK_DIGIT_BITS - 1) / RANK_DIGIT_BITS)
+
+typedef unsigned __int128 rank_key;
+
+/* ------------------------------------------------------------ reading */
+
+/* a little-endian uint32 read a byte at a time (no alignment assumed) */
+GPUIDX_DEV uint32_t
+dev_le32(const uint8_t *p)
+{
+	return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+/*
+ * The tf of posting i of a checked frequency record of df postings (as
+ * gpx_freq_record_tf): block i / 128's width and offset, then the bits; a
+ * second byte only when the bits reach into it, so no read passes the
+ * record.
+ */
+GPUIDX_DEV uint32_t
+dev_freq_tf(const uint8_t *rec, uint32_t df, uint32_t i)
+{
+	uint32_t	nb = (df + GPX_RANK_BLOCK - 1) / GPX_RANK_BLOCK;
+	const uint8_t *entry = rec + 16 + (size_t) (i / GPX_RANK_BLOCK) * 12;	/* GpxFreqHeader, GpxFreqBlock */
+	uint32_t	width = entry[8];
+	const uint8_t *data;
+	uint32_t	bit;
+	uint32_t	acc;
+
+	if (width == 0)
+		return 1;
+	data = rec + 16 + (size_t) nb * 12 + dev_le32(entry + 4);
+	bit = (i % GPX_RANK_BLOCK) * width;
+	acc = data[bit / 8];
+	if (bit % 8 + width > 8)
+		acc |= (uint32_t) data[bit / 8 + 1] << 8;
+	return ((acc >> (bit % 8)) & ((1u << width) - 1)) + 1;
+}
+
+/*
+ * doc's length from a checked doclens blob (as gpx_doclens_get): chunk
+ * doc / 128 through the directory, its width byte, then the bits; only the
+ * bytes the bits span (the blob's 8 guard bytes cover the host's 5-byte read).
+ */
+GPUIDX_DEV uint32_t
+dev_doclens_get(const uint8_t *blob, uint32_t nchunks, uint32_t doc)
+{
+	const uint32_t header = (uint32_t) sizeof(gpuidx_doclens_header);
+	const uint8_t *chunk = blob + header + (size_t) nchunks * 4 +
+		dev_le32(blob + header + (size_t) (doc / GPUIDX_DOCLENS_CHUNK) * 4);
+	uint32_t	width = chunk[0];
+	uint32_t	bit;
+	uint64_t	acc = 0;
+	uint32_t	nbytes;
+
+	if (width == 0)
+		return 0;
+	bit = (doc % GPUIDX_DOCLENS_CHUNK) * width;
+	nbytes = (bit % 8 + width + 7) / 8;
+	for (uint32_t i = 0; i < nbytes; i++)
+		acc |= (uint64_t) chunk[1 + bit / 8 + i] << (8 * i);
+	acc >>= bit % 8;
+	return (uint32_t) (acc & (width == 32 ? 0xFFFFFFFFu : ((1u << width) - 1)));
+}
+
+/* postings per block of a list: its work items' size (LRC segments are 256) */
+GPUIDX_DEV uint32_t
+dev_block_capacity(const list_desc &d)
+{
+	return d.codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
+}
+
+/*
+ * Posting i (doc) of term t of query q: its contribution added to the doc's
+ * sum, the doc's count of terms raised.  The caller runs one term of a query
+ * per launch and each doc is once in a list, so nothing else touches
+ * acc[doc] meanwhile.  False for a doc past the segment (a list damaged
+ * behind a valid checksum), which is not added.
+ */
+GPUIDX_DEV bool
+rank_add_posting(const rank_job &q, const rank_term_desc &t, uint32_t i, uint32_t doc)
+{
+	uint32_t	tf;
+	double		norm;
+
+	if (doc >= q.ndocs)
+		return false;
+	tf = t.tfs != NULL ? t.tfs[i] : dev_freq_tf(t.freq, t.list.count, i);
+	norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, dev_doclens_get(q.doclens, q.nchunks, doc));
+	q.acc[doc] += gpx_bm25_term(t.idf, q.k1, tf, norm);
+	q.count[doc]++;
+	return true;
+}
+
+/* ------------------------------------------------------------ selection */
+
+/*
+ * A doc's key: scores are >= +0 (idf >= 0, tf >= 1, norm >= 0), so their
+ * IEEE bits order as the values do; ties go to the smaller doc id.
+ */
+GPUIDX_DEV rank_key
+rank_key_of(double score, uint32_t doc)
+{
+	uint64_t	bits;
+
+#ifdef __CUDA_ARCH__
+	bits = (uint64_t) __double_as_longlong(score);
+#else
+	memcpy(&bits, &score, sizeof(bits));
+#endif
+	return (rank_key) bits << 32 | (rank_key) (0xFFFFFFFFu - doc);
+}
+
+GPUIDX_DEV rank_key
+rank_threshold(const rank_select &s)
+{
+	return (rank_key) s.thr_hi << 64 | s.thr_lo;
+}
+
+/* is doc a candidate of q: a term, or every term? */
+GPUIDX_DEV bool
+rank_candidate(const rank_job &q, uint32_t doc)
+{
+	uint32_t	c = q.count[doc];
+
+	return q.every_term ? c == q.nterms : c > 0;
+}
+
+/* the lowest bit of pass p's digit, and its width */
+GPUIDX_DEV uint32_t
+rank_digit_shift(uint32_t pass)
+{
+	uint32_t	top = RANK_KEY_BITS - pass * RANK_DIGIT_BITS;
+
+	return top > RANK_DIGIT_BITS ? top - RANK_DIGIT_BITS : 0;
+}
+
+/*
+ * Pass p's histogram step for one doc: a candidate whose key agrees with
+ * the threshold's digits fixed so far counts in the bin of its next digit.
+ */
+GPUIDX_DEV bool
+rank_doc_digit(const rank_job &q, const rank_select &s, uint32_t pass, uint32_t doc, uint32_t *digit)
+{
+	uint32_t	fixed_from = RANK_KEY_BITS - pass * RANK_DIGIT_BITS;	/* keys' bits above it are fixed */
+	rank_key	key;
+
+	if (!rank_candidate(q, doc))
+		return false;
+	key = rank_key_of(q.acc[doc], doc);
+	if ((key >> fixed_from) != (rank_threshold(s) >> fixed_from))
+		return false;
+	*digit = (uint32_t) (key >> rank_digit_shift(pass)) & ((1u << (fixed_from - rank_digit_shift(pass))) - 1);
+	return true;
+}
+
+/*
+ * After pass p's histogram: the first pass counts the candidates (matched)
+ * and ends the selection when they are at most k (threshold 0: every one);
+ * otherwise 'digit' is the bin where the count from the top reaches the
+ * remaining k ('above' keys in higher bins, 'in_digit' in it).  The
+ * selection ends when that bin is taken whole or no digit is left.
+ */
+GPUIDX_DEV void
+rank_select_step(rank_select *s, uint32_t k, uint32_t pass, uint32_t total, uint32_t digit,
+				 uint32_t above, uint32_t in_digit)
+{
+	rank_key	thr;
+
+	if (pass == 0)
+	{
+		s->matched = total;
+		s->remaining = k;
+		if (total <= k)
+		{
+			s->done = 1;
+			return;
+		}
+	}
+	s->remaining -= above;
+	thr = rank_threshold(*s) | (rank_key) digit << rank_digit_shift(pass);
+	s->thr_lo = (uint64_t) thr;
+	s->thr_hi = (uint64_t) (thr >> 64);
+	if (in_digit == s->remaining || rank_digit_shift(pass) == 0)
+		s->done = 1;
+}
+
+/* what pass p looks for: k in the first pass, then what the last step left */
+GPUIDX_DEV uint32_t
+rank_select_wanted(const rank_select &s, uint32_t k, uint32_t pass)
+{
+	return pass == 0 ? k : s.remaining;
+}
+
+/* is doc among the best: a candidate with a key at or above the threshold? */
+GPUIDX_DEV bool
+rank_doc_selected(const rank_job &q, const rank_select &s, uint32_t doc)
+{
+	return rank_candidate(q, doc) && rank_key_of(q.acc[doc], doc) >= rank_threshold(s);
+}
+
+/* the selection item 'item' covers: job *job, docs [*d0, *d1) */
+GPUIDX_DEV void
+rank_doc_item(const rank_launch &l, uint64_t item, uint32_t *job, uint32_t *d0, uint32_t *d1)
+{
+	uint32_t	j = find_job(l.doc_prefix, l.njobs, item);
+	uint64_t	first = (item - l.doc_prefix[j]) * RANK_DOC_CHUNK;
+	uint32_t	ndocs = l.jobs[j].ndocs;
+
+	*job = j;
+	*d0 = (uint32_t) first;
+	*d1 = ndocs - first < RANK_DOC_CHUNK ? ndocs : (uint32_t) (first + RANK_DOC_CHUNK);
+}
+
+/* Host only: pass p's pick for one query from its histogram, as the pick kernel does it */
+static inline void
+host_rank_pick(const rank_job &q, uint32_t pass)
+{
+	rank_select *s = q.sel;
+	uint32_t	total = 0;
+	uint32_t	wanted;
+	uint32_t	above = 0;
+	uint32_t	digit = 0;
+
+	if (s->done)
+		return;
+	for (uint32_t d = 0; d < RANK_BINS; d++)
+		total += q.hist[d];
+	wanted = rank_select_wanted(*s, q.k, pass);
+	for (uint32_t d = RANK_BINS; d-- > 0;)
+	{
+		if (above + q.hist[d] >= wanted)
+		{
+			digit = d;
+			break;
+		}
+		above += q.hist[d];
+	}
+	rank_select_step(s, q.k, pass, total, digit, above, q.hist[digit]);
+	memset(q.hist, 0, RANK_BINS * sizeof(uint32_t));
+}
+
+#endif							/* GPUIDX_RANK_OPS_CUH */
