@@ -90,18 +90,21 @@ $(ENGINE_CHECK): test/gpu/engine_check.c test/gpu/harness.c test/gpu/harness.h $
 # planning, rounds, chunking, cache, one-launch small batches, and with lists
 # up to 1M postings the results packed on the device and copied back)
 .PHONY: engine-check gpu-check
+# Ranked queries (--ranked) against scores computed in the checker itself
+# (plain) or by the CPU engine (cpu).
 engine-check: $(ENGINE_CHECK)
-	$(ENGINE_CHECK) --engine cpu --reference plain --threads 2 --queries 30000 --max-len 200000
-	@if [ -f $(CUDA_ENGINE) ]; then $(ENGINE_CHECK) --engine $(CUDA_ENGINE) --skip-if-no-device --queries 20000 --max-len 200000; fi
+	$(ENGINE_CHECK) --engine cpu --reference plain --threads 2 --queries 30000 --ranked 2000 --max-len 200000
+	@if [ -f $(CUDA_ENGINE) ]; then $(ENGINE_CHECK) --engine $(CUDA_ENGINE) --skip-if-no-device --queries 20000 --ranked 3000 --max-len 200000; fi
 	@if [ -f $(CUDA_HOSTEMU) ]; then \
-		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 20000 --max-len 100000 && \
-		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 5000 --max-len 50000 --batch-bytes 600000 && \
-		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 3000 --max-len 1000000 --seed 3; fi
+		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 20000 --ranked 2000 --max-len 100000 && \
+		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 5000 --ranked 500 --max-len 50000 --batch-bytes 600000 && \
+		$(ENGINE_CHECK) --engine $(CUDA_HOSTEMU) --reference plain --queries 3000 --ranked 200 --max-len 1000000 --seed 3; fi
 
-# the GPU machine: >= 10 million random queries plus the real packs given in PACKS
+# the GPU machine: >= 10 million random queries, ranked ones, plus the real packs given in PACKS
 GPU_CHECK_QUERIES ?= 10000000
+GPU_CHECK_RANKED ?= 200000
 gpu-check: $(ENGINE_CHECK) $(CUDA_ENGINE)
-	$(ENGINE_CHECK) --engine $(CUDA_ENGINE) --reference cpu --queries $(GPU_CHECK_QUERIES) $(foreach p,$(PACKS),--pack $(p))
+	$(ENGINE_CHECK) --engine $(CUDA_ENGINE) --reference cpu --queries $(GPU_CHECK_QUERIES) --ranked $(GPU_CHECK_RANKED) $(foreach p,$(PACKS),--pack $(p))
 
 # ---------------------------------------------------------------------------
 # Fuzzing: libFuzzer targets over the codecs, the CPU set operations and

@@ -18,6 +18,9 @@
 #include "codec/codec.h"
 #include "cpu/cpu.h"
 #include "engine/engine.h"
+#include "rank/bm25.h"
+#include "rank/rankdata.h"
+#include "rank/wand.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -640,12 +643,902 @@ check_cache(const char *spec, uint32_t threads)
 	free(v);
 }
 
+/* ------------------------------------------------------------------------
+ * Ranked queries (run_ranked): random segments, lists, tfs and queries,
+ * against scoring every matching doc here with gpx_rank_score (wand.c, the
+ * one definition of a score) or against the CPU engine: statuses, counts,
+ * docs and scores compared bit for bit.
+ */
+
+#define RANK_LISTS 72
+#define RANK_BATCH 64
+#define RANK_QUERIES_PER_SEGMENT 150
+
+/* keys of a segment's data: epoch, then what it is (0 list, 1 freqs, 2 doclens), then which */
+#define RANK_KEY(epoch, what, i) \
+	(UINT64_C(0xA) << 60 | (uint64_t) (epoch) << 20 | (uint64_t) (what) << 16 | (uint64_t) (i))
+
+typedef struct rank_segment_pool
+{
+	uint64_t	epoch;
+	uint32_t	ndocs;
+	uint32_t   *lens;
+	double		mean_len;
+	uint8_t    *doclens;
+	uint64_t	doclens_len;
+	uint32_t	n;				/* lists */
+	uint32_t   *values[RANK_LISTS];
+	uint32_t	counts[RANK_LISTS];
+	uint8_t    *tfs[RANK_LISTS];
+	uint8_t    *bytes[RANK_LISTS];
+	uint64_t	len[RANK_LISTS];
+	uint8_t    *freqs[RANK_LISTS];
+	uint64_t	freqs_len[RANK_LISTS];
+} rank_segment_pool;
+
+typedef struct rank_batch
+{
+	uint32_t	n;
+	gpuidx_rank_query test[RANK_BATCH];
+	gpuidx_rank_query ref[RANK_BATCH];
+	gpuidx_rank_term terms[RANK_BATCH][GPUIDX_ENGINE_MAX_TERMS];
+	uint32_t	lists[RANK_BATCH][GPUIDX_ENGINE_MAX_TERMS];	/* pool list of each term */
+} rank_batch;
+
+/* the plain reference's memory: a flag per doc and the matched docs */
+typedef struct rank_candidate
+{
+	double		score;
+	uint32_t	doc;
+} rank_candidate;
+
+typedef struct rank_ref_scratch
+{
+	uint32_t	ndocs;
+	uint8_t    *seen;
+	rank_candidate *cand;
+} rank_ref_scratch;
+
+typedef struct rank_totals
+{
+	long		queries;
+	long		batches;
+	long		differences;
+	long		matched;
+	long		returned;
+	long		ties;			/* neighbours in a result with equal scores */
+	long		by_status[16];
+	double		test_seconds;
+	double		ref_seconds;
+} rank_totals;
+
+static uint8_t
+rank_random_tf(void)
+{
+	/* mostly 1, so that many frequency blocks have width 0 */
+	switch (unit_rand_below(10))
+	{
+		case 0:
+			return (uint8_t) (1 + unit_rand_below(GPX_MAX_TF));
+		case 1:
+		case 2:
+			return (uint8_t) (1 + unit_rand_below(3));
+		default:
+			return 1;
+	}
+}
+
+static void
+put_data_everywhere(check_state *s, uint64_t key, uint32_t kind, const uint8_t *bytes, uint64_t len)
+{
+	gpuidx_engine_error err;
+	int			st = s->test.api->cache_put_data(s->test.engine, key, kind, bytes, len, &err);
+
+	if (st != GPUIDX_ENGINE_OK)
+		harness_fail("cache_put_data on the engine under test: %s: %s", engine_status_name(st), err.message);
+	if (!s->plain)
+	{
+		st = s->ref.api->cache_put_data(s->ref.engine, key, kind, bytes, len, &err);
+		if (st != GPUIDX_ENGINE_OK)
+			harness_fail("cache_put_data on the reference: %s: %s", engine_status_name(st), err.message);
+	}
+}
+
+static void
+remove_everywhere(check_state *s, uint64_t key)
+{
+	s->test.api->cache_remove(s->test.engine, key);
+	if (!s->plain)
+		s->ref.api->cache_remove(s->ref.engine, key);
+}
+
+static void
+rank_segment_free(check_state *s, rank_segment_pool *seg)
+{
+	for (uint32_t i = 0; i < seg->n; i++)
+	{
+		remove_everywhere(s, RANK_KEY(seg->epoch, 0, i));
+		remove_everywhere(s, RANK_KEY(seg->epoch, 1, i));
+		free(seg->values[i]);
+		free(seg->tfs[i]);
+		free(seg->bytes[i]);
+		free(seg->freqs[i]);
+	}
+	if (seg->doclens != NULL)
+		remove_everywhere(s, RANK_KEY(seg->epoch, 2, 0));
+	free(seg->lens);
+	free(seg->doclens);
+	seg->n = 0;
+	seg->lens = NULL;
+	seg->doclens = NULL;
+}
+
+/* doc lengths with heavy repeats (equal scores are common), of every width */
+static void
+rank_gen_lengths(uint32_t *lens, uint32_t ndocs)
+{
+	int			shape = (int) unit_rand_below(6);
+	uint32_t	same = 1 + unit_rand_below(40);
+	static const uint32_t few[] = {3, 5, 8, 13};
+
+	for (uint32_t d = 0; d < ndocs; d++)
+		switch (shape)
+		{
+			case 0:
+				lens[d] = same;
+				break;
+			case 1:
+				lens[d] = few[unit_rand_below(4)];
+				break;
+			case 2:
+				lens[d] = 1 + unit_rand_below(1000);
+				break;
+			case 3:
+				/* some very long documents: wide chunks */
+				lens[d] = unit_rand_below(50) == 0 ? 1 + (uint32_t) (unit_rand64() % UINT32_MAX) : 1 + unit_rand_below(30);
+				break;
+			case 4:
+				/* runs of empty documents: chunks of width 0 */
+				lens[d] = (d / GPUIDX_DOCLENS_CHUNK) % 3 == 1 ? 0 : 1 + unit_rand_below(6);
+				break;
+			default:
+				lens[d] = 1 + log_uniform(1 << 16);
+				break;
+		}
+}
+
+/* one list of the segment: dense, a run, sparse, or a subset of an earlier list */
+static uint32_t
+rank_gen_list(uint32_t *v, const rank_segment_pool *seg, uint32_t max_len)
+{
+	uint32_t	ndocs = seg->ndocs;
+	uint32_t	cap = max_len < ndocs ? max_len : ndocs;
+	uint32_t	len = 1 + log_uniform(cap - 1);
+	uint32_t	n = 0;
+
+	switch (unit_rand_below(8))
+	{
+		case 0:
+			/* every doc (as far as max_len goes) */
+			for (n = 0; n < cap; n++)
+				v[n] = n;
+			return n;
+		case 1:
+			{
+				/* consecutive docs from anywhere */
+				uint32_t	start = unit_rand_below(ndocs - len + 1);
+
+				for (n = 0; n < len; n++)
+					v[n] = start + n;
+				return n;
+			}
+		case 2:
+		case 3:
+			if (seg->n > 0)
+			{
+				uint32_t	src = unit_rand_below(seg->n);
+				uint32_t	keep = 1 + unit_rand_below(4);
+
+				for (uint32_t i = 0; i < seg->counts[src] && n < cap; i++)
+					if (unit_rand_below(keep) == 0)
+						v[n++] = seg->values[src][i];
+				if (n > 0)
+					return n;
+			}
+			/* FALLTHROUGH */
+		default:
+			return unit_gen_uniform(v, len, ndocs);
+	}
+}
+
+static void
+rank_segment_build(check_state *s, rank_segment_pool *seg, uint32_t max_len)
+{
+	uint32_t   *tmp;
+	double		sum = 0;
+
+	rank_segment_free(s, seg);
+	seg->epoch++;
+	seg->ndocs = unit_rand_below(4) == 0 ? max_len : 1 + log_uniform(max_len - 1);
+	if (unit_rand_below(10) == 0)
+		seg->ndocs = 1 + unit_rand_below(3);
+	seg->lens = harness_alloc((size_t) seg->ndocs * sizeof(uint32_t));
+	rank_gen_lengths(seg->lens, seg->ndocs);
+	for (uint32_t d = 0; d < seg->ndocs; d++)
+		sum += seg->lens[d];
+	seg->mean_len = sum / seg->ndocs;
+	seg->doclens = gpx_doclens_from_lengths(seg->lens, seg->ndocs, &seg->doclens_len);
+	if (seg->doclens == NULL)
+		harness_fail("out of memory");
+	put_data_everywhere(s, RANK_KEY(seg->epoch, 2, 0), GPUIDX_DATA_DOCLENS, seg->doclens, seg->doclens_len);
+
+	tmp = harness_alloc(((size_t) seg->ndocs + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < RANK_LISTS; i++)
+	{
+		uint32_t	n = rank_gen_list(tmp, seg, max_len);
+		int			codec = unit_rand_below(4) == 0 ? pl_choose_codec(tmp, n) : (int) unit_rand_below(GPUIDX_NUM_CODECS);
+		bool		all_ones = unit_rand_below(4) == 0;
+
+		seg->values[i] = harness_alloc((size_t) n * sizeof(uint32_t));
+		memcpy(seg->values[i], tmp, (size_t) n * sizeof(uint32_t));
+		seg->counts[i] = n;
+		seg->bytes[i] = harness_alloc(pl_encoded_size(codec, tmp, n));
+		seg->len[i] = pl_encode(codec, tmp, n, seg->bytes[i]);
+		seg->tfs[i] = harness_alloc(n);
+		for (uint32_t j = 0; j < n; j++)
+			seg->tfs[i][j] = all_ones ? 1 : rank_random_tf();
+		seg->freqs[i] = gpx_freq_record_build(tmp, seg->tfs[i], n, &seg->freqs_len[i]);
+		if (seg->freqs[i] == NULL)
+			harness_fail("out of memory");
+		seg->n = i + 1;
+		put_everywhere(s, RANK_KEY(seg->epoch, 0, i), seg->bytes[i], seg->len[i]);
+		put_data_everywhere(s, RANK_KEY(seg->epoch, 1, i), GPUIDX_DATA_FREQS, seg->freqs[i], seg->freqs_len[i]);
+	}
+	free(tmp);
+}
+
+/* one random query over the segment, its outputs malloc'd */
+static void
+rank_add_query(rank_batch *b, const rank_segment_pool *seg)
+{
+	uint32_t	i = b->n++;
+	gpuidx_rank_query *q = &b->test[i];
+	uint32_t	nterms = unit_rand_below(20) == 0 ? 1 + unit_rand_below(GPUIDX_ENGINE_MAX_TERMS)
+		: 1 + unit_rand_below(6);
+	uint32_t	order[RANK_LISTS];
+	static const uint32_t ks[] = {1, 10, 32, 100, 256, 2048};
+	static const double idfs[] = {0.0, 0.25, 1.0, 2.5};
+
+	if (nterms > seg->n)
+		nterms = seg->n;
+	/* distinct lists, as a query's distinct lexemes */
+	for (uint32_t j = 0; j < seg->n; j++)
+		order[j] = j;
+	for (uint32_t j = 0; j < nterms; j++)
+	{
+		uint32_t	r = j + unit_rand_below(seg->n - j);
+		uint32_t	x = order[j];
+
+		order[j] = order[r];
+		order[r] = x;
+	}
+	memset(q, 0, sizeof(*q));
+	for (uint32_t t = 0; t < nterms; t++)
+	{
+		gpuidx_rank_term *term = &b->terms[i][t];
+		uint32_t	l = order[t];
+
+		memset(term, 0, sizeof(*term));
+		b->lists[i][t] = l;
+		term->list.key = RANK_KEY(seg->epoch, 0, l);
+		if (unit_rand_below(4) == 0)
+			term->list.bytes = seg->bytes[l];
+		term->list.len = seg->len[l];
+		switch (unit_rand_below(3))
+		{
+			case 0:
+				term->tfs = seg->tfs[l];
+				break;
+			case 1:
+				term->freqs.key = RANK_KEY(seg->epoch, 1, l);
+				break;
+			default:
+				term->freqs.bytes = seg->freqs[l];
+				term->freqs.len = seg->freqs_len[l];
+				break;
+		}
+		/* equal idfs often: equal scores */
+		term->idf = unit_rand_below(2) ? idfs[unit_rand_below(4)]
+			: (double) (unit_rand64() % 1000000) / 100000.0;
+	}
+	q->terms = b->terms[i];
+	q->nterms = nterms;
+	q->every_term = unit_rand_below(3) == 0;
+	q->doclens.key = RANK_KEY(seg->epoch, 2, 0);
+	if (unit_rand_below(4) == 0)
+	{
+		q->doclens.bytes = seg->doclens;
+		q->doclens.len = seg->doclens_len;
+	}
+	if (unit_rand_below(2))
+	{
+		q->k1 = GPX_BM25_K1_DEFAULT;
+		q->b = GPX_BM25_B_DEFAULT;
+		q->avgdl = seg->mean_len;
+	}
+	else
+	{
+		q->k1 = 0.01 + (double) (unit_rand64() % 300) / 100.0;
+		q->b = unit_rand_below(4) == 0 ? (double) unit_rand_below(2) : (double) (unit_rand64() % 1001) / 1000.0;
+		q->avgdl = unit_rand_below(8) == 0 ? 0.0 : (double) (unit_rand64() % 200000) / 100.0;
+	}
+	q->k = ks[unit_rand_below(sizeof(ks) / sizeof(ks[0]))];
+	if (unit_rand_below(10) == 0)
+	{
+		/* more than can match */
+		uint64_t	k = (uint64_t) seg->ndocs + 1 + unit_rand_below(100);
+
+		q->k = k < GPUIDX_RANK_MAX_K ? (uint32_t) k : GPUIDX_RANK_MAX_K;
+	}
+	q->out_capacity = q->k + (unit_rand_below(4) == 0 ? unit_rand_below(10) : 0);
+	b->ref[i] = *q;
+	q->out_docs = harness_alloc((size_t) q->out_capacity * sizeof(uint32_t));
+	q->out_scores = harness_alloc((size_t) q->out_capacity * sizeof(double));
+	b->ref[i].out_docs = harness_alloc((size_t) q->out_capacity * sizeof(uint32_t));
+	b->ref[i].out_scores = harness_alloc((size_t) q->out_capacity * sizeof(double));
+	/* what the engine leaves unwritten must not pass for an answer */
+	memset(q->out_docs, 0xA5, (size_t) q->out_capacity * sizeof(uint32_t));
+	memset(q->out_scores, 0xA5, (size_t) q->out_capacity * sizeof(double));
+}
+
+static int
+rank_candidate_cmp(const void *a, const void *b)
+{
+	const rank_candidate *x = a;
+	const rank_candidate *y = b;
+
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+/* put the k best of c[0..n) first, in any order (quickselect; k < n) */
+static void
+rank_select(rank_candidate *c, uint32_t n, uint32_t k)
+{
+	uint32_t	lo = 0,
+				hi = n;			/* the k-th best is in c[lo..hi) */
+
+	while (hi - lo > 1)
+	{
+		rank_candidate pivot = c[lo + unit_rand_below(hi - lo)];
+		uint32_t	store = lo;
+		rank_candidate x;
+
+		/* better than the pivot first, then the pivot, then the rest */
+		for (uint32_t i = lo; i < hi; i++)
+			if (rank_candidate_cmp(&c[i], &pivot) < 0)
+			{
+				x = c[i];
+				c[i] = c[store];
+				c[store++] = x;
+			}
+		for (uint32_t i = store; i < hi; i++)
+			if (rank_candidate_cmp(&c[i], &pivot) == 0)
+			{
+				x = c[i];
+				c[i] = c[store];
+				c[store] = x;
+				break;
+			}
+		if (store == k - 1 || store == k)
+			return;
+		if (store > k)
+			hi = store;
+		else
+			lo = store + 1;
+	}
+}
+
+/* the plain reference: every matching doc scored by gpx_rank_score, sorted, the first k */
+static void
+rank_brute_force(gpuidx_rank_query *q, const uint32_t *lists, const rank_segment_pool *seg,
+				 rank_ref_scratch *rs)
+{
+	gpx_rank_query rq;
+	double		idf[GPUIDX_ENGINE_MAX_TERMS];
+	uint32_t	tf[GPUIDX_ENGINE_MAX_TERMS];
+	uint32_t	pos[GPUIDX_ENGINE_MAX_TERMS];
+	uint32_t	m = 0;
+
+	if (seg->ndocs > rs->ndocs)
+	{
+		free(rs->seen);
+		free(rs->cand);
+		rs->seen = calloc(seg->ndocs, 1);
+		rs->cand = harness_alloc((size_t) seg->ndocs * sizeof(rank_candidate));
+		if (rs->seen == NULL)
+			harness_fail("out of memory");
+		rs->ndocs = seg->ndocs;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.nterms = (int) q->nterms;
+	rq.idf = idf;
+	rq.k1 = q->k1;
+	rq.b = q->b;
+	rq.avgdl = q->avgdl;
+	for (uint32_t t = 0; t < q->nterms; t++)
+	{
+		idf[t] = q->terms[t].idf;
+		pos[t] = 0;
+		for (uint32_t i = 0; i < seg->counts[lists[t]]; i++)
+			rs->seen[seg->values[lists[t]][i]] = 1;
+	}
+	for (uint32_t d = 0; d < seg->ndocs; d++)
+	{
+		uint32_t	have = 0;
+
+		if (!rs->seen[d])
+			continue;
+		rs->seen[d] = 0;
+		for (uint32_t t = 0; t < q->nterms; t++)
+		{
+			uint32_t	l = lists[t];
+
+			tf[t] = 0;
+			if (pos[t] < seg->counts[l] && seg->values[l][pos[t]] == d)
+			{
+				tf[t] = seg->tfs[l][pos[t]++];
+				have++;
+			}
+		}
+		if (q->every_term ? have == q->nterms : have > 0)
+		{
+			rs->cand[m].score = gpx_rank_score(&rq, tf, seg->lens[d]);
+			rs->cand[m].doc = d;
+			m++;
+		}
+	}
+	q->matched = m;
+	q->out_count = m < q->k ? m : q->k;
+	if (q->out_count < m)
+		rank_select(rs->cand, m, q->out_count);
+	qsort(rs->cand, q->out_count, sizeof(rank_candidate), rank_candidate_cmp);
+	for (uint32_t i = 0; i < q->out_count; i++)
+	{
+		q->out_docs[i] = rs->cand[i].doc;
+		q->out_scores[i] = rs->cand[i].score;
+	}
+	q->status = GPUIDX_ENGINE_OK;
+}
+
+static void
+rank_batch_free(rank_batch *b)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+	{
+		free(b->test[i].out_docs);
+		free(b->test[i].out_scores);
+		free(b->ref[i].out_docs);
+		free(b->ref[i].out_scores);
+	}
+	b->n = 0;
+}
+
+static void
+rank_run_and_compare(check_state *s, rank_batch *b, const rank_segment_pool *seg,
+					 rank_ref_scratch *rs, rank_totals *tot)
+{
+	gpuidx_engine_error err;
+	gpuidx_batch_stats st;
+	double		t0 = harness_now();
+	int			rc = s->test.api->run_ranked(s->test.engine, b->test, b->n, &st, &err);
+
+	tot->test_seconds += harness_now() - t0;
+	if (rc != GPUIDX_ENGINE_OK)
+		harness_fail("ranked: run_ranked on the engine under test: %s (%s:%d): %s",
+					 engine_status_name(rc), err.file, err.line, err.message);
+	CHECK(st.queries == b->n, "ranked: stats count %u queries of %u", st.queries, b->n);
+	CHECK(st.host_seconds >= 0 && st.device_seconds >= 0 && st.return_seconds >= 0 &&
+		  st.seconds >= 0 && st.seconds <= harness_now() - t0 + 1e-6 &&
+		  fabs(st.host_seconds + st.device_seconds + st.return_seconds - st.seconds) <= 1e-9,
+		  "ranked: time split %g + %g + %g of %g s", st.host_seconds, st.device_seconds,
+		  st.return_seconds, st.seconds);
+	t0 = harness_now();
+	if (s->plain)
+		for (uint32_t i = 0; i < b->n; i++)
+			rank_brute_force(&b->ref[i], b->lists[i], seg, rs);
+	else if ((rc = s->ref.api->run_ranked(s->ref.engine, b->ref, b->n, NULL, &err)) != GPUIDX_ENGINE_OK)
+		harness_fail("ranked: run_ranked on the reference: %s: %s", engine_status_name(rc), err.message);
+	tot->ref_seconds += harness_now() - t0;
+	for (uint32_t i = 0; i < b->n; i++)
+	{
+		const gpuidx_rank_query *x = &b->test[i];
+		const gpuidx_rank_query *y = &b->ref[i];
+		bool		same = x->status == y->status &&
+			(x->status != GPUIDX_ENGINE_OK ||
+			 (x->out_count == y->out_count && x->matched == y->matched &&
+			  memcmp(x->out_docs, y->out_docs, (size_t) x->out_count * sizeof(uint32_t)) == 0 &&
+			  memcmp(x->out_scores, y->out_scores, (size_t) x->out_count * sizeof(double)) == 0));
+
+		tot->by_status[x->status & 15]++;
+		if (y->status == GPUIDX_ENGINE_OK)
+		{
+			tot->matched += y->matched;
+			tot->returned += y->out_count;
+			for (uint32_t j = 1; j < y->out_count; j++)
+				tot->ties += y->out_scores[j] == y->out_scores[j - 1];
+		}
+		if (!same)
+		{
+			tot->differences++;
+			s->differences++;
+			if (tot->differences <= 10)
+			{
+				uint32_t	j = 0;
+				uint32_t	n = x->out_count < y->out_count ? x->out_count : y->out_count;
+
+				while (j < n && x->out_docs[j] == y->out_docs[j] &&
+					   memcmp(&x->out_scores[j], &y->out_scores[j], sizeof(double)) == 0)
+					j++;
+				fprintf(stderr, "RANKED DIFFERENCE query %u of %u (%u terms%s, k %u, ndocs %u): "
+						"status %d vs %d, count %u vs %u, matched %u vs %u",
+						i, b->n, x->nterms, x->every_term ? ", every term" : "", x->k, seg->ndocs,
+						x->status, y->status, x->out_count, y->out_count, x->matched, y->matched);
+				if (j < n)
+					fprintf(stderr, "; first at %u: doc %u score %.17g vs doc %u score %.17g", j,
+							x->out_docs[j], x->out_scores[j], y->out_docs[j], y->out_scores[j]);
+				fputc('\n', stderr);
+			}
+		}
+	}
+	tot->queries += b->n;
+	tot->batches++;
+	rank_batch_free(b);
+}
+
+/* false (with a clear message) when the engine lacks ranked queries */
+static bool
+engine_ranks(const engine_handle *h, const char *what)
+{
+	if (h->api->run_ranked != NULL && h->api->cache_put_data != NULL)
+		return true;
+	printf("FAILED: %s engine (%s) has no %s: ABI %u ranked queries are not implemented\n", what,
+		   h->info.kind, h->api->run_ranked == NULL ? "run_ranked" : "cache_put_data",
+		   GPUIDX_ENGINE_ABI_VERSION);
+	unit_failures++;
+	return false;
+}
+
+static void
+check_ranked(check_state *s, long nqueries, uint32_t max_len)
+{
+	rank_segment_pool *seg = calloc(1, sizeof(rank_segment_pool));
+	rank_batch *b = calloc(1, sizeof(rank_batch));
+	rank_ref_scratch rs;
+	rank_totals tot;
+	static const uint32_t sizes[] = {1, 3, 16, 64};
+	long		on_segment = 0;
+	double		start = harness_now();
+
+	if (seg == NULL || b == NULL)
+		harness_fail("out of memory");
+	if (!engine_ranks(&s->test, "the engine under test") || (!s->plain && !engine_ranks(&s->ref, "the reference")))
+	{
+		free(seg);
+		free(b);
+		return;
+	}
+	memset(&rs, 0, sizeof(rs));
+	memset(&tot, 0, sizeof(tot));
+	if (max_len < 2)
+		max_len = 2;
+	while (tot.queries < nqueries)
+	{
+		uint32_t	want = sizes[unit_rand_below(sizeof(sizes) / sizeof(sizes[0]))];
+
+		if (seg->n == 0 || on_segment >= RANK_QUERIES_PER_SEGMENT)
+		{
+			rank_segment_build(s, seg, max_len);
+			on_segment = 0;
+		}
+		while (b->n < want)
+			rank_add_query(b, seg);
+		on_segment += b->n;
+		rank_run_and_compare(s, b, seg, &rs, &tot);
+		if (isatty(2))
+			fprintf(stderr, "\r%ld ranked queries, %ld differences", tot.queries, tot.differences);
+	}
+	if (isatty(2))
+		fputc('\n', stderr);
+	printf("ranked: %ld queries in %ld batches, %.1f s (engine %.2f s, reference %.2f s), %ld differences; "
+		   "%ld docs matched, %ld returned, %ld of them tied with the one before; statuses: ok %ld, other %ld\n",
+		   tot.queries, tot.batches, harness_now() - start, tot.test_seconds, tot.ref_seconds,
+		   tot.differences, tot.matched, tot.returned, tot.ties, tot.by_status[GPUIDX_ENGINE_OK],
+		   tot.queries - tot.by_status[GPUIDX_ENGINE_OK]);
+	rank_segment_free(s, seg);
+	free(rs.seen);
+	free(rs.cand);
+	free(seg);
+	free(b);
+}
+
+/* one ranked query's status, alone in a batch */
+static int
+rank_status(engine_handle *h, gpuidx_rank_query *q)
+{
+	gpuidx_engine_error e;
+	int			rc = h->api->run_ranked(h->engine, q, 1, NULL, &e);
+
+	CHECK(rc == GPUIDX_ENGINE_OK, "ranked error checks: the batch runs (%s: %s)", engine_status_name(rc), e.message);
+	return q->status;
+}
+
+/* the ranked queries' errors: kinds, missing keys, damaged data, bad arguments */
+static void
+check_ranked_errors(const char *spec, uint32_t threads)
+{
+	gpuidx_engine_config cfg = {sizeof(cfg), 0, 16 << 20, 0, threads, 0};
+	engine_handle h;
+	char		err[512];
+	gpuidx_engine_error e;
+	uint32_t	lens[300];
+	uint32_t	docs[200];
+	uint8_t		tfs[200];
+	uint64_t	dl_len,
+				fr_len,
+				fr_short_len,
+				dl_short_len;
+	uint8_t    *dl,
+			   *fr,
+			   *fr_short,
+			   *dl_short;
+	size_t		list_len;
+	uint8_t    *list;
+	gpuidx_rank_term terms[2];
+	gpuidx_rank_query q,
+				good;
+	uint32_t	out_docs[16];
+	double		out_scores[16];
+
+	if (engine_open(&h, spec, &cfg, err, sizeof(err)) != GPUIDX_ENGINE_OK)
+		harness_fail("ranked error checks: %s", err);
+	if (!engine_ranks(&h, "the engine under test"))
+	{
+		engine_close(&h);
+		return;
+	}
+	for (uint32_t i = 0; i < 300; i++)
+		lens[i] = 1 + i % 7;
+	for (uint32_t i = 0; i < 200; i++)
+	{
+		docs[i] = i + 50;		/* the last doc is 249 */
+		tfs[i] = (uint8_t) (1 + i % 3);
+	}
+	dl = gpx_doclens_from_lengths(lens, 300, &dl_len);
+	dl_short = gpx_doclens_from_lengths(lens, 249, &dl_short_len);	/* posting 249 is not below it */
+	fr = gpx_freq_record_build(docs, tfs, 200, &fr_len);
+	fr_short = gpx_freq_record_build(docs, tfs, 199, &fr_short_len);	/* another df */
+	list_len = pl_encoded_size(GPUIDX_CODEC_EF, docs, 200);
+	list = harness_alloc(list_len);
+	pl_encode(GPUIDX_CODEC_EF, docs, 200, list);
+	if (dl == NULL || dl_short == NULL || fr == NULL || fr_short == NULL)
+		harness_fail("out of memory");
+
+	CHECK(h.api->cache_put(h.engine, 1, list, list_len, &e) == GPUIDX_ENGINE_OK, "put list: %s", e.message);
+	CHECK(h.api->cache_put_data(h.engine, 2, GPUIDX_DATA_FREQS, fr, fr_len, &e) == GPUIDX_ENGINE_OK,
+		  "put freqs: %s", e.message);
+	CHECK(h.api->cache_put_data(h.engine, 3, GPUIDX_DATA_DOCLENS, dl, dl_len, &e) == GPUIDX_ENGINE_OK,
+		  "put doclens: %s", e.message);
+	CHECK(h.api->cache_put_data(h.engine, 4, GPUIDX_DATA_FREQS, fr_short, fr_short_len, &e) == GPUIDX_ENGINE_OK,
+		  "put the other freqs: %s", e.message);
+	CHECK(h.api->cache_put_data(h.engine, 5, GPUIDX_DATA_DOCLENS, dl_short, dl_short_len, &e) == GPUIDX_ENGINE_OK,
+		  "put the short doclens: %s", e.message);
+	CHECK(h.api->cache_put_data(h.engine, 6, 7, fr, fr_len, &e) == GPUIDX_ENGINE_ERR_INVALID,
+		  "an unknown kind of data is INVALID");
+	CHECK(h.api->cache_put_data(h.engine, 6, GPUIDX_DATA_DOCLENS, fr, fr_len, &e) == GPUIDX_ENGINE_ERR_INVALID,
+		  "a frequency record put as document lengths is INVALID");
+	CHECK(h.api->cache_put_data(h.engine, 6, GPUIDX_DATA_FREQS, list, list_len, &e) == GPUIDX_ENGINE_ERR_INVALID,
+		  "a list put as a frequency record is INVALID");
+	/* a flipped byte anywhere: refused on the way in */
+	for (int rep = 0; rep < 40; rep++)
+	{
+		uint64_t	at = unit_rand_below(dl_len);
+		uint8_t		flip = (uint8_t) (1 + unit_rand_below(255));
+
+		dl[at] ^= flip;
+		CHECK(h.api->cache_put_data(h.engine, 6, GPUIDX_DATA_DOCLENS, dl, dl_len, &e) == GPUIDX_ENGINE_ERR_INVALID,
+			  "document lengths with byte %llu changed are INVALID", (unsigned long long) at);
+		dl[at] ^= flip;
+		at = unit_rand_below(fr_len);
+		fr[at] ^= flip;
+		CHECK(h.api->cache_put_data(h.engine, 6, GPUIDX_DATA_FREQS, fr, fr_len, &e) == GPUIDX_ENGINE_ERR_INVALID,
+			  "a frequency record with byte %llu changed is INVALID", (unsigned long long) at);
+		fr[at] ^= flip;
+	}
+	CHECK(!h.api->cache_contains(h.engine, 6), "nothing refused was cached");
+
+	/* a sound query: the others each change one thing */
+	memset(terms, 0, sizeof(terms));
+	terms[0].list.key = 1;
+	terms[0].freqs.key = 2;
+	terms[0].idf = 1.5;
+	terms[1].list.key = 1;
+	terms[1].tfs = tfs;
+	terms[1].idf = 0.5;
+	memset(&good, 0, sizeof(good));
+	good.terms = terms;
+	good.nterms = 1;
+	good.doclens.key = 3;
+	good.k1 = 1.2;
+	good.b = 0.75;
+	good.avgdl = 4;
+	good.k = 10;
+	good.out_capacity = 16;
+	good.out_docs = out_docs;
+	good.out_scores = out_scores;
+	q = good;
+	CHECK(rank_status(&h, &q) == GPUIDX_ENGINE_OK && q.out_count == 10 && q.matched == 200,
+		  "a sound query answers (%d, %u of %u)", q.status, q.out_count, q.matched);
+	q = good;
+	q.nterms = 2;
+	q.every_term = 1;
+	CHECK(rank_status(&h, &q) == GPUIDX_ENGINE_OK && q.matched == 200, "tfs inline and by key (%d)", q.status);
+
+#define EXPECT(want, what) \
+	CHECK(rank_status(&h, &q) == (want), "%s: status %d, not %d", what, q.status, want)
+
+	q = good;
+	terms[0].list.key = 3;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "document lengths named as a list");
+	terms[0].list.key = 2;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a frequency record named as a list");
+	terms[0].list.key = 1;
+	terms[0].freqs.key = 1;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a list named as a frequency record");
+	terms[0].freqs.key = 3;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "document lengths named as a frequency record");
+	terms[0].freqs.key = 2;
+	q.doclens.key = 1;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a list named as document lengths");
+	q.doclens.key = 2;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a frequency record named as document lengths");
+	q.doclens.key = 3;
+	{
+		/* ranking data named in a plain query */
+		gpuidx_term_ref ref = {2, NULL, 0};
+		gpuidx_query pq;
+		uint32_t	out[256];
+
+		memset(&pq, 0, sizeof(pq));
+		pq.terms = &ref;
+		pq.nterms = 1;
+		pq.out = out;
+		pq.out_capacity = 256;
+		CHECK(h.api->run_batch(h.engine, &pq, 1, NULL, &e) == GPUIDX_ENGINE_OK &&
+			  pq.status == GPUIDX_ENGINE_ERR_INVALID, "a frequency record named in run_batch is INVALID (%d)",
+			  pq.status);
+	}
+
+	terms[0].list.key = 99;
+	EXPECT(GPUIDX_ENGINE_ERR_NOT_CACHED, "a list not cached");
+	terms[0].list.key = 1;
+	terms[0].freqs.key = 99;
+	EXPECT(GPUIDX_ENGINE_ERR_NOT_CACHED, "a frequency record not cached");
+	terms[0].freqs.key = 2;
+	q.doclens.key = 99;
+	EXPECT(GPUIDX_ENGINE_ERR_NOT_CACHED, "document lengths not cached");
+	q.doclens.key = 3;
+
+	terms[0].freqs.key = 4;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a frequency record of another df");
+	terms[0].freqs.key = 0;
+	terms[0].freqs.bytes = fr_short;
+	terms[0].freqs.len = fr_short_len;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "an inline frequency record of another df");
+	terms[0].freqs.bytes = fr;
+	terms[0].freqs.len = fr_len;
+	EXPECT(GPUIDX_ENGINE_OK, "an inline frequency record");
+	fr[fr_len - 1] ^= 0x10;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a damaged inline frequency record");
+	fr[fr_len - 1] ^= 0x10;
+	terms[0].freqs.bytes = NULL;
+	terms[0].freqs.key = 2;
+
+	q.doclens.key = 5;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a posting not below the segment's docs");
+	q.doclens.bytes = dl_short;
+	q.doclens.len = dl_short_len;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a posting not below the inline segment's docs");
+	q.doclens.bytes = dl;
+	q.doclens.len = dl_len;
+	EXPECT(GPUIDX_ENGINE_OK, "inline document lengths");
+	dl[dl_len / 2] ^= 0x01;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "damaged inline document lengths");
+	dl[dl_len / 2] ^= 0x01;
+	q.doclens.bytes = NULL;
+	q.doclens.key = 3;
+
+	terms[0].list.bytes = list;
+	terms[0].list.len = list_len;
+	EXPECT(GPUIDX_ENGINE_OK, "an inline list");
+	list[list_len - 1] ^= 0x40;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "a damaged inline list");
+	list[list_len - 1] ^= 0x40;
+	terms[0].list.bytes = NULL;
+
+	q.k = 0;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "k = 0");
+	q.k = 17;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "k above out_capacity");
+	q.k = GPUIDX_RANK_MAX_K + 1;
+	q.out_capacity = GPUIDX_RANK_MAX_K + 1;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "k above GPUIDX_RANK_MAX_K");
+	q = good;
+	q.out_docs = NULL;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "no out_docs");
+	q = good;
+	q.out_scores = NULL;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "no out_scores");
+	q = good;
+	q.nterms = 0;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "no term");
+	q.nterms = GPUIDX_ENGINE_MAX_TERMS + 1;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "too many terms");
+	q = good;
+	q.k1 = 0;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "k1 = 0");
+	q = good;
+	q.b = 1.5;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "b above 1");
+	q.b = -0.25;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "b below 0");
+	q = good;
+	q.avgdl = -1;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "avgdl below 0");
+	q = good;
+	terms[0].idf = -1;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "idf below 0");
+	terms[0].idf = NAN;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "idf NaN");
+	terms[0].idf = INFINITY;
+	EXPECT(GPUIDX_ENGINE_ERR_INVALID, "idf infinite");
+	terms[0].idf = 1.5;
+#undef EXPECT
+
+	{
+		/* errors are the query's: the sound one beside them answers */
+		gpuidx_rank_query batch[3];
+		uint32_t	docs2[16];
+		double		scores2[16];
+
+		batch[0] = good;
+		batch[0].k = 0;
+		batch[1] = good;
+		batch[1].out_docs = docs2;
+		batch[1].out_scores = scores2;
+		batch[2] = good;
+		batch[2].doclens.key = 99;
+		CHECK(h.api->run_ranked(h.engine, batch, 3, NULL, &e) == GPUIDX_ENGINE_OK &&
+			  batch[0].status == GPUIDX_ENGINE_ERR_INVALID && batch[1].status == GPUIDX_ENGINE_OK &&
+			  batch[1].out_count == 10 && batch[2].status == GPUIDX_ENGINE_ERR_NOT_CACHED,
+			  "a batch with bad queries: %d %d %d", batch[0].status, batch[1].status, batch[2].status);
+	}
+	engine_close(&h);
+	free(dl);
+	free(dl_short);
+	free(fr);
+	free(fr_short);
+	free(list);
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *engine = "cpu";
 	const char *reference = "cpu";
 	long		nqueries = 100000;
+	long		nranked = 2000;
 	uint32_t	max_len = 2000000;
 	uint32_t	threads = (uint32_t) sysconf(_SC_NPROCESSORS_ONLN);
 	const char *packs[16];
@@ -668,6 +1561,8 @@ main(int argc, char **argv)
 			reference = argv[++i];
 		else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc)
 			nqueries = atol(argv[++i]);
+		else if (strcmp(argv[i], "--ranked") == 0 && i + 1 < argc)
+			nranked = atol(argv[++i]);
 		else if (strcmp(argv[i], "--max-len") == 0 && i + 1 < argc)
 			max_len = (uint32_t) atol(argv[++i]);
 		else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
@@ -713,7 +1608,11 @@ main(int argc, char **argv)
 	b->out_ref = harness_alloc(b->out_cap * sizeof(uint32_t));
 
 	check_cache(engine, 1);
+	if (nranked > 0)
+		check_ranked_errors(engine, 1);
 	check_random(s, b, nqueries, max_len);
+	if (nranked > 0)
+		check_ranked(s, nranked, max_len);
 	for (int i = 0; i < npacks; i++)
 		check_pack(s, b, packs[i]);
 
