@@ -1371,7 +1371,8 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 
 	if (q->terms == NULL || q->nterms == 0 || q->nterms > GPUIDX_ENGINE_MAX_TERMS || q->k == 0 ||
 		q->k > GPUIDX_RANK_MAX_K || q->k > q->out_capacity || q->out_docs == NULL ||
-		q->out_scores == NULL || !(q->k1 > 0.0) || !isfinite(q->k1) || !(q->b >= 0.0 && q->b <= 1.0))
+		q->out_scores == NULL || !(q->k1 > 0.0) || !isfinite(q->k1) || !(q->b >= 0.0 && q->b <= 1.0) ||
+		!(q->avgdl >= 0.0) || !isfinite(q->avgdl))
 		return GPUIDX_ENGINE_ERR_INVALID;
 	if (q->doclens.bytes != NULL)
 	{

@@ -38,7 +38,9 @@ elif [ "$1" = run ]; then
 	ec=test/gpu/build/engine_check
 	so=cuda/build/gpuidx_cuda.so
 	log "engine_check: ranked queries, CUDA engine against the CPU engine"
-	timeout 400 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED:-20000}" --max-len 2000000 2>&1 | tail -15
+	timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED:-20000}" --max-len 200000 2>&1 | tail -6
+	log "engine_check: ranked queries over segments and lists of up to 2M"
+	timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED_LONG:-1000}" --max-len 2000000 --seed 7 2>&1 | tail -6
 	log "engine_check: intersections still equal"
 	timeout 200 $ec --engine $so --reference cpu --queries 200000 --max-len 200000 2>&1 | tail -4
 	log "compute-sanitizer memcheck, ranked (small)"
