@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Ranked search on the GPU machine (the device tool), carrying bench/build/worker
-# (bash bench/worker/pack.sh bench: the bundled PostgreSQL and all of
-# debian-paths and GCIDE).  The run goes on in its own session so that it
-# outlives one call's ten minutes; each call follows it for a while:
+# Ranked search on the GPU machine (the device tool), carrying bench/build/rankdev:
+# the bundled PostgreSQL and all of debian-paths and GCIDE, made here by
+#   bash bench/rank/device.sh pack     (bench/worker/pack.sh bench, queries xz'd:
+#                                      with the tree it must stay under 64 MiB)
+# The run goes on in its own session so that it outlives one call's ten
+# minutes; each call follows it for a while:
 #
 #   bash bench/rank/device.sh start    build, check, then the benchmark
 #   bash bench/rank/device.sh follow   wait for the run in progress
@@ -18,7 +20,14 @@
 set -u
 cd "$(dirname "$0")/../.."
 dir=/tmp/gpuidx-rank-device
-if [ "${1:-follow}" = start ]; then
+if [ "${1:-follow}" = pack ]; then
+	bash bench/worker/pack.sh bench
+	mkdir -p bench/build/rankdev
+	for f in pg.tar.xz dpaths-docs.tsv.xz gcide-docs.tsv.xz; do ln -f bench/build/worker/$f bench/build/rankdev/$f; done
+	for c in dpaths gcide; do xz -9 -c bench/build/worker/$c-queries.tsv > bench/build/rankdev/$c-queries.tsv.xz; done
+	du -sh bench/build/rankdev
+	exit 0
+elif [ "${1:-follow}" = start ]; then
 	pkill -f 'bench/rank/device.sh run' ; sleep 1
 	rm -rf "$dir"; mkdir -p "$dir"
 	setsid nohup bash bench/rank/device.sh run > "$dir/run.log" 2>&1 < /dev/null &
@@ -27,7 +36,7 @@ elif [ "$1" = run ]; then
 	trap 'echo "== END (exit $?) $(date +%T)"' EXIT
 	log() { echo "== $* ($(date +%T))"; }
 	export PGB=/opt/pgb
-	mkdir -p $PGB && tar xJf bench/build/worker/pg.tar.xz -C $PGB && . $PGB/env.sh || exit 1
+	mkdir -p $PGB && tar xJf bench/build/rankdev/pg.tar.xz -C $PGB && . $PGB/env.sh || exit 1
 	export PATH=/usr/local/cuda/bin:$PATH
 	log "machine"
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -50,11 +59,11 @@ elif [ "$1" = run ]; then
 	log "benchmark"
 	data=/tmp/gpuidx-rank-data
 	mkdir -p $data/debian-paths $data/gcide
-	xz -T0 -dc bench/build/worker/dpaths-docs.tsv.xz > $data/debian-paths/docs.tsv &
-	xz -T0 -dc bench/build/worker/gcide-docs.tsv.xz > $data/gcide/docs.tsv &
+	xz -T0 -dc bench/build/rankdev/dpaths-docs.tsv.xz > $data/debian-paths/docs.tsv &
+	xz -T0 -dc bench/build/rankdev/gcide-docs.tsv.xz > $data/gcide/docs.tsv &
 	wait
-	cp bench/build/worker/dpaths-queries.tsv $data/debian-paths/queries.tsv
-	cp bench/build/worker/gcide-queries.tsv $data/gcide/queries.tsv
+	xz -dc bench/build/rankdev/dpaths-queries.tsv.xz > $data/debian-paths/queries.tsv
+	xz -dc bench/build/rankdev/gcide-queries.tsv.xz > $data/gcide/queries.tsv
 	id gpuidx > /dev/null 2>&1 || useradd -m gpuidx
 	chmod -R a+rX $data
 	GPUIDX_DATA=$data GPU=on BENCH_USER=gpuidx SECONDS_PER_CELL=${SECONDS_PER_CELL:-5} \
