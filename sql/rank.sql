@@ -87,6 +87,28 @@ ALTER INDEX rk2_body SET (freqs = on);
 REINDEX INDEX rk2_body;
 SELECT body FROM rk2 ORDER BY body <=> 'gpu' LIMIT 1;
 
+-- the rank custom scan runs the index's ordered scan: the same rows, order
+-- and values as the index scan itself, rescanned with a new query each
+-- time (a subquery per outer row), and EXPLAIN ANALYZE says where it ranked
+SET enable_seqscan = off;
+CREATE TEMP TABLE outer_q (q text);
+INSERT INTO outer_q VALUES ('gpu'), ('index database'), ('gpu index'), ('nothing');
+CREATE TEMP TABLE by_custom AS
+	SELECT q, (SELECT array_agg(id::text || ':' || s) FROM
+			   (SELECT id, -(body <=> o.q) AS s FROM rk ORDER BY body <=> o.q LIMIT 4) x) AS top
+	FROM outer_q o;
+EXPLAIN (COSTS OFF) SELECT q, (SELECT array_agg(id) FROM (SELECT id FROM rk ORDER BY body <=> o.q LIMIT 4) x) FROM outer_q o;
+SET gpuidx.enable_customscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM rk ORDER BY body <=> 'gpu' LIMIT 4;
+SELECT count(*) AS differing FROM by_custom c
+WHERE c.top IS DISTINCT FROM (SELECT array_agg(id::text || ':' || s) FROM
+			   (SELECT id, -(body <=> c.q) AS s FROM rk ORDER BY body <=> c.q LIMIT 4) x);
+RESET gpuidx.enable_customscan;
+SELECT count(*) AS rescanned FROM by_custom WHERE top IS NOT NULL;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT id FROM rk WHERE body @@& 'gpu' ORDER BY body <=> 'gpu' LIMIT 2;
+RESET enable_seqscan;
+
 -- tsvector documents
 CREATE TABLE rkv (id int, doc tsvector);
 INSERT INTO rkv VALUES (1, to_tsvector('english', 'gpu gpu index')), (2, 'gpu index'::tsvector), (3, to_tsvector('english', 'database'));

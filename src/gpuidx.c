@@ -55,6 +55,7 @@ _PG_init(void)
 	gpx_define_reloptions();
 	gpx_customscan_init();
 	gpx_rankplan_init();
+	gpx_rankscan_init();
 	MarkGUCPrefixReserved("gpuidx");
 	/* the GPU worker and its shared memory exist only when preloaded */
 	if (process_shared_preload_libraries_in_progress)

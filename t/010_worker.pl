@@ -116,6 +116,10 @@ if ($real)
 		'0', "$nranked real queries ranked through the worker, any term and every term, k = 1, 10, 100: the CPU's rows, order and scores");
 	cmp_ok(stats()->{requests} - $before_rank->{requests}, '>', 100,
 		'ranked segments reached the worker: ' . (stats()->{requests} - $before_rank->{requests}) . ' requests');
+	my $rplan = $node->safe_psql('postgres', qq{SET enable_seqscan = off;
+		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM docs ORDER BY body <=> '$pair' LIMIT 10});
+	like($rplan, qr/Custom Scan \(gpuidx rank\) on docs.*Index: docs_idx.*Segments Ranked on GPU Worker: [1-9].*Segments Ranked in Backend: 0.*Worker Requests: [1-9]/s,
+		"EXPLAIN ANALYZE of ranked '$pair' shows its segments ranked on the worker");
 
 	# rows deleted: first ids that are not visible make the scan ask for more;
 	# counts fetch what is not all-visible, then (VACUUMed) skip the dead docs

@@ -268,14 +268,14 @@ BEGIN
 												  WHERE d.live AND d.tid <> ALL (all_tids) ORDER BY d.tid LIMIT 101);
 					all_scores := all_scores || array_fill(0::float8, ARRAY[cardinality(all_tids) - cardinality(all_scores)]);
 				END IF;
-				-- the index's plan: an index scan in the operator's order, no sort
+				-- the index's plan: its ordered scan (run by the rank custom scan), no sort
 				PERFORM set_config('enable_seqscan', 'off', true);
 				PERFORM set_config('enable_sort', 'off', true);
 				plan := '';
 				FOR line IN EXECUTE format('EXPLAIN SELECT ctid FROM docs %s ORDER BY %I <=> $1 LIMIT 100', cond, col) USING r.q LOOP
 					plan := plan || line || E'\n';
 				END LOOP;
-				IF plan !~ ('Index Scan using ' || idx || ' on docs') OR plan !~ 'Order By: ' OR plan ~ 'Sort' THEN
+				IF plan !~ ('Custom Scan \(gpuidx rank\) on docs.*\n\s+Index: ' || idx || '\n') OR plan !~ 'Order By: ' OR plan ~ 'Sort' THEN
 					INSERT INTO rank_problems VALUES (round, col, r.qid, mode, NULL, 'plan: ' || plan);
 				END IF;
 				FOREACH k IN ARRAY ARRAY[100, 10, 1] LOOP
@@ -364,9 +364,12 @@ is(sql(q{SELECT rank_compare(3, 5, '{"(0,1)","(0,2)","(0,4)"}', '{3,2,1}', '{3,2
 
 # the plans meant, under the default settings
 like(sql("EXPLAIN SELECT id FROM docs ORDER BY body <=> '$f[0] $f[1]' LIMIT 10"),
-	qr/Index Scan using docs_gpx on docs.*\n(.*\n)*\s+Order By: \(body <=> /, 'ORDER BY body <=> q LIMIT 10 is the index\'s scan');
+	qr/Custom Scan \(gpuidx rank\) on docs.*\n\s+Index: docs_gpx\n(.*\n)*\s+Order By: \(body <=> /,
+	'ORDER BY body <=> q LIMIT 10 is the index\'s ordered scan, in the rank custom scan');
 like(sql("EXPLAIN SELECT id FROM docs ORDER BY tsv <=> '$f[0] $f[1]' LIMIT 10"),
-	qr/Index Scan using docs_tsv_gpx on docs/, 'and on the tsvector column, its index');
+	qr/Custom Scan \(gpuidx rank\) on docs.*\n\s+Index: docs_tsv_gpx/, 'and on the tsvector column, its index');
+like(sql("SET gpuidx.enable_customscan = off; EXPLAIN SELECT id FROM docs ORDER BY body <=> '$f[0] $f[1]' LIMIT 10"),
+	qr/Index Scan using docs_gpx on docs/, 'with the custom scan off, the index scan itself');
 unlike(sql("EXPLAIN SELECT id FROM docs ORDER BY body <=> '$f[0] $f[1]' LIMIT 10"), qr/Sort/, 'with no sort');
 
 # Rounds: after the build every query on the text column; after the writes

@@ -86,6 +86,21 @@ extern void gpx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orde
 extern int64 gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern bool gpx_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern void gpx_endscan(IndexScanDesc scan);
+
+/* what an ordered (ranked) scan did so far, for EXPLAIN ANALYZE of the rank custom scan */
+typedef struct GpxRankScanInfo
+{
+	bool		ranked;			/* the scan ranked (false: nothing yet, or no key) */
+	uint32		rounds;			/* top-k rounds */
+	uint32		k;				/* the last round's k */
+	uint64		cpu_segments;	/* segment rankings in this backend, every round */
+	uint64		worker_segments;	/* segment rankings by the GPU worker */
+	uint64		blocks_loaded;	/* WAND's blocks decoded (backend rankings) */
+	uint64		blocks_skipped;
+	uint32		pending;		/* pending entries scored */
+} GpxRankScanInfo;
+
+extern void gpx_scan_rank_info(IndexScanDesc scan, GpxRankScanInfo *info);
 /* the terms of a query string under cfg */
 extern void gpx_query_terms(Oid cfg, text *query, GpxLexemes *out);
 

@@ -506,3 +506,22 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 	MemoryContextSwitchTo(old);
 	return false;
 }
+
+void
+gpx_scan_rank_info(IndexScanDesc scan, GpxRankScanInfo *info)
+{
+	GpxScanOpaque *so = scan->opaque;
+	GqRank	   *r = so->started && so->ranked ? so->rank : NULL;
+
+	memset(info, 0, sizeof(*info));
+	if (r == NULL)
+		return;
+	info->ranked = true;
+	info->rounds = r->rounds;
+	info->k = so->k;
+	info->cpu_segments = r->cpu_segments;
+	info->worker_segments = r->worker_segments;
+	info->blocks_loaded = r->stats.blocks_loaded;
+	info->blocks_skipped = r->stats.blocks_skipped;
+	info->pending = (uint32) r->npend;
+}

@@ -700,6 +700,7 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 	q.key = seg_key;
 	q.arg = seg;
 	gpx_rank_run(&q, h, scratch, &r->stats);
+	r->cpu_segments++;
 done:
 	for (int i = 0; i < n; i++)
 	{
@@ -725,6 +726,7 @@ gq_rank_topk(GqRank *r, uint32 k, ItemPointerData *tids, double *scores)
 	void	   *scratch = palloc(gpx_rank_scratch_size(Max(r->terms.n, 1)));
 
 	gpx_topk_init(&h, k, scores, keys);
+	r->rounds++;
 	if (r->terms.n > 0)
 	{
 		for (uint32 s = 0; s < r->gq->meta.nsegments; s++)

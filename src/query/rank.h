@@ -34,6 +34,9 @@ typedef struct GqRank
 	ItemPointerData *pend_tids;
 	double	   *pend_scores;
 	gpx_rank_stats stats;
+	/* where the segments were ranked, over every top-k round (EXPLAIN ANALYZE) */
+	uint32		rounds;			/* gq_rank_topk calls */
+	uint64		cpu_segments;	/* segments ranked in this backend */
 	uint64		worker_segments;	/* segments the GPU worker ranked */
 } GqRank;
 

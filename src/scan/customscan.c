@@ -323,6 +323,7 @@ set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *r
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	replace_plain_index_paths(root, rel);
+	gpx_rankscan_add_paths(root, rel);
 	if (!gpx_enable_customscan || rte->rtekind != RTE_RELATION || rte->inh ||
 		rte->relkind != RELKIND_RELATION || rel->reloptkind != RELOPT_BASEREL ||
 		rel->baserestrictinfo == NIL || rel->indexlist == NIL || !bms_is_empty(rel->lateral_relids))

@@ -1,7 +1,8 @@
 /*
  * rankplan.c
  *	  An index scan that ranks (ORDER BY doc <=> query, served by a gpuidx
- *	  index) returns its rows in order; PostgreSQL still puts the sort key
+ *	  index), or the rank custom scan running one, returns its rows in
+ *	  order; PostgreSQL still puts the sort key
  *	  in the scan's target list as a junk column and computes it for every
  *	  row returned, which for BM25 means tokenizing each document again
  *	  (on gcide, 1 ms a row: ten times the ranking).  When nothing above the
@@ -37,19 +38,30 @@ is_gpuidx(Oid indexoid)
 	return result;
 }
 
+/* the junk copies of a ranked scan's ORDER BY expressions in its target list, made constants */
 static void
-drop_junk_scores(IndexScan *scan)
+drop_junk_scores(Plan *plan)
 {
+	List	   *orderby;
 	ListCell   *lc;
 
-	if (scan->indexorderbyorig == NIL || !is_gpuidx(scan->indexid))
+	if (IsA(plan, IndexScan))
+	{
+		IndexScan  *scan = (IndexScan *) plan;
+
+		if (scan->indexorderbyorig == NIL || !is_gpuidx(scan->indexid))
+			return;
+		orderby = scan->indexorderbyorig;
+	}
+	else if (gpx_is_rank_scan(plan))
+		orderby = list_make1(linitial(((CustomScan *) plan)->custom_exprs));
+	else
 		return;
-	foreach(lc, scan->scan.plan.targetlist)
+	foreach(lc, plan->targetlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 
-		if (tle->resjunk && tle->ressortgroupref != 0 &&
-			list_member(scan->indexorderbyorig, tle->expr))
+		if (tle->resjunk && tle->ressortgroupref != 0 && list_member(orderby, tle->expr))
 		{
 			/* in the plan's own memory: a cached plan outlives this execution */
 			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(tle));
@@ -75,8 +87,8 @@ walk_plan(Plan *plan)
 		return;
 	check_stack_depth();
 	if (IsA(plan, Limit) && ((Limit *) plan)->limitOption != LIMIT_OPTION_WITH_TIES &&
-		plan->lefttree != NULL && IsA(plan->lefttree, IndexScan))
-		drop_junk_scores((IndexScan *) plan->lefttree);
+		plan->lefttree != NULL)
+		drop_junk_scores(plan->lefttree);
 	walk_plan(plan->lefttree);
 	walk_plan(plan->righttree);
 	if (IsA(plan, Append))
@@ -103,8 +115,7 @@ rank_executor_start(QueryDesc *queryDesc, int eflags)
 		walk_plan(stmt->planTree);
 		foreach(lc, stmt->subplans)
 			walk_plan(lfirst(lc));
-		if (IsA(stmt->planTree, IndexScan))
-			drop_junk_scores((IndexScan *) stmt->planTree);
+		drop_junk_scores(stmt->planTree);
 	}
 	if (prev_executor_start)
 		prev_executor_start(queryDesc, eflags);

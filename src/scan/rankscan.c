@@ -1,0 +1,377 @@
+/*
+ * rankscan.c
+ *	  The gpuidx custom scan for ranked queries: ORDER BY doc <=> query, with
+ *	  the doc @@& query keys the index takes, served by the index's ordered
+ *	  scan (src/am/scan.c: top k by block-max WAND in this backend, or
+ *	  segment by segment through the GPU worker), so that EXPLAIN ANALYZE
+ *	  says where the ranking ran: segments ranked on the GPU worker and in
+ *	  the backend, the top-k rounds, the blocks WAND decoded and skipped,
+ *	  the worker's requests.  It takes the place of the ordered index path
+ *	  it wraps (same order, same rows, cost 2% lower);
+ *	  gpuidx.enable_customscan = off plans the index scan itself.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "am/gpuidx_am.h"
+#include "scan/customscan.h"
+#include "worker/worker.h"
+
+static Plan *plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							List *tlist, List *clauses, List *custom_plans);
+static Node *create_rank_state(CustomScan *cscan);
+static void begin_rank_scan(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *exec_rank_scan(CustomScanState *node);
+static void end_rank_scan(CustomScanState *node);
+static void rescan_rank_scan(CustomScanState *node);
+static void explain_rank_scan(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods rank_path_methods = {
+	.CustomName = "gpuidx rank",
+	.PlanCustomPath = plan_rank_path,
+};
+
+static const CustomScanMethods rank_plan_methods = {
+	.CustomName = "gpuidx rank",
+	.CreateCustomScanState = create_rank_state,
+};
+
+static const CustomExecMethods rank_exec_methods = {
+	.CustomName = "gpuidx rank",
+	.BeginCustomScan = begin_rank_scan,
+	.ExecCustomScan = exec_rank_scan,
+	.EndCustomScan = end_rank_scan,
+	.ReScanCustomScan = rescan_rank_scan,
+	.ExplainCustomScan = explain_rank_scan,
+};
+
+typedef struct RankScanState
+{
+	CustomScanState css;
+	Oid			indexoid;
+	Relation	index;
+	ExprState  *order_query;	/* the query of ORDER BY doc <=> query */
+	List	   *key_queries;	/* ExprStates: the queries of the doc @@& query keys */
+	ExprState  *keys_qual;		/* the keys themselves, for EvalPlanQual */
+	int			nkeys;
+	IndexScanDesc scan;
+	TupleTableSlot *fetch_slot; /* the table AM's own slot */
+	bool		started;
+	/* for EXPLAIN ANALYZE */
+	GpxRankScanInfo info;		/* summed over rescans */
+	GpxLocalStats worker_at_start;
+	GpxLocalStats worker;
+} RankScanState;
+
+/* ---------------------------------------------------------------------------
+ * Planning
+ */
+
+/*
+ * Each ordered gpuidx index path of the relation (unparameterized, one
+ * ORDER BY) gets a custom path beside it that runs it, with its order and
+ * a cost 2% lower, so that the custom one is chosen where the index path
+ * would have been.
+ */
+void
+gpx_rankscan_add_paths(PlannerInfo *root, RelOptInfo *rel)
+{
+	List	   *ordered = NIL;
+	ListCell   *lc;
+
+	if (!gpx_enable_customscan)
+		return;
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (IsA(p, IndexPath) && ((IndexPath *) p)->indexinfo->amcostestimate == gpx_costestimate &&
+			list_length(((IndexPath *) p)->indexorderbys) == 1 && p->param_info == NULL)
+			ordered = lappend(ordered, p);
+	}
+	foreach(lc, ordered)
+	{
+		IndexPath  *ipath = lfirst(lc);
+		CustomPath *cpath = makeNode(CustomPath);
+
+		cpath->path.pathtype = T_CustomScan;
+		cpath->path.parent = rel;
+		cpath->path.pathtarget = rel->reltarget;
+		cpath->path.param_info = NULL;
+		cpath->path.parallel_aware = false;
+		cpath->path.parallel_safe = false;
+		cpath->path.parallel_workers = 0;
+		cpath->path.rows = ipath->path.rows;
+		/* below add_path's 1% fuzz: the index path is parallel-safe, this one not */
+		cpath->path.startup_cost = ipath->path.startup_cost * 0.98;
+		cpath->path.total_cost = ipath->path.total_cost * 0.98;
+		cpath->path.pathkeys = ipath->path.pathkeys;
+		/* it projects (no Result node above it: rankplan.c finds the junk score) */
+		cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+		cpath->custom_paths = NIL;
+		/* the index path is not freed when this one pushes it out of the list */
+		cpath->custom_private = list_make1(ipath);
+		cpath->methods = &rank_path_methods;
+		add_path(rel, &cpath->path);
+	}
+	list_free(ordered);
+}
+
+/*
+ * custom_exprs: the ORDER BY expression (doc <=> query), then the keys
+ * (doc @@& query) the index answers exactly, so they leave the qual;
+ * custom_private: the index.
+ */
+static Plan *
+plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+			   List *tlist, List *clauses, List *custom_plans)
+{
+	IndexPath  *ipath = linitial(best_path->custom_private);
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *keys = NIL;
+	List	   *done = NIL;
+	List	   *other = NIL;
+	ListCell   *lc;
+
+	foreach(lc, ipath->indexclauses)
+	{
+		IndexClause *ic = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, ic->indexquals)
+			keys = lappend(keys, lfirst_node(RestrictInfo, lc2)->clause);
+		if (!ic->lossy)
+			done = lappend(done, ic->rinfo);
+	}
+	foreach(lc, clauses)
+		if (!list_member_ptr(done, lfirst(lc)))
+			other = lappend(other, lfirst(lc));
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(other, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_exprs = lcons(linitial(ipath->indexorderbys), keys);
+	cscan->custom_private = list_make1(makeInteger((int) ipath->indexinfo->indexoid));
+	cscan->methods = &rank_plan_methods;
+	return &cscan->scan.plan;
+}
+
+bool
+gpx_is_rank_scan(const Plan *plan)
+{
+	return IsA(plan, CustomScan) && ((const CustomScan *) plan)->methods == &rank_plan_methods;
+}
+
+/* ---------------------------------------------------------------------------
+ * Execution
+ */
+
+static Node *
+create_rank_state(CustomScan *cscan)
+{
+	RankScanState *s = palloc0(sizeof(RankScanState));
+
+	NodeSetTag(s, T_CustomScanState);
+	s->css.flags = cscan->flags;
+	s->css.methods = &rank_exec_methods;
+	s->indexoid = (Oid) intVal(linitial(cscan->custom_private));
+	return (Node *) s;
+}
+
+static void
+begin_rank_scan(CustomScanState *node, EState *estate, int eflags)
+{
+	RankScanState *s = (RankScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	OpExpr	   *order = linitial_node(OpExpr, cscan->custom_exprs);
+	List	   *keys = list_copy_tail(cscan->custom_exprs, 1);
+	ListCell   *lc;
+
+	/*
+	 * Rows come in the table AM's own slot, not the virtual scan slot the
+	 * expressions were compiled for: compiled again for any slot (as
+	 * customscan.c does, which says why).
+	 */
+	node->ss.ps.scanopsfixed = false;
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+	s->order_query = ExecInitExpr(lsecond(order->args), &node->ss.ps);
+	foreach(lc, keys)
+		s->key_queries = lappend(s->key_queries,
+								 ExecInitExpr(lsecond(lfirst_node(OpExpr, lc)->args), &node->ss.ps));
+	s->keys_qual = ExecInitQual(keys, &node->ss.ps);
+	s->nkeys = list_length(keys);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	s->index = index_open(s->indexoid, AccessShareLock);
+	s->fetch_slot = table_slot_create(node->ss.ss_currentRelation, &estate->es_tupleTable);
+}
+
+/* a query's value as a scan key of the index: its strategy, the value or NULL */
+static void
+make_key(ScanKey key, ExprState *query, ExprContext *econtext, StrategyNumber strategy, int flags)
+{
+	bool		isnull;
+	Datum		value = ExecEvalExprSwitchContext(query, econtext, &isnull);
+
+	/* the index reads the argument alone: no comparison function is called */
+	ScanKeyEntryInitialize(key, flags | (isnull ? SK_ISNULL : 0), 1, strategy, InvalidOid,
+						   InvalidOid, InvalidOid, value);
+}
+
+static void
+start_rank_scan(RankScanState *s)
+{
+	EState	   *estate = s->css.ss.ps.state;
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+	ScanKey		keys = palloc0(Max(s->nkeys, 1) * sizeof(ScanKeyData));
+	ScanKeyData order;
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, s->key_queries)
+		make_key(&keys[i++], lfirst(lc), econtext, 1, 0);
+	make_key(&order, s->order_query, econtext, 2, SK_ORDER_BY);
+	if (s->scan == NULL)
+		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
+								  s->nkeys, 1);
+	index_rescan(s->scan, keys, s->nkeys, &order, 1);
+	MemoryContextSwitchTo(old);
+	s->worker_at_start = gpx_local_stats;
+	s->started = true;
+}
+
+/* what the scan did since it started, into the totals */
+static void
+add_stats(RankScanState *s)
+{
+	GpxRankScanInfo now;
+	GpxLocalStats *a = &s->worker_at_start;
+	GpxLocalStats *b = &gpx_local_stats;
+
+	if (!s->started || s->scan == NULL)
+		return;
+	gpx_scan_rank_info(s->scan, &now);
+	s->info.ranked |= now.ranked;
+	s->info.rounds += now.rounds;
+	s->info.k = Max(s->info.k, now.k);
+	s->info.cpu_segments += now.cpu_segments;
+	s->info.worker_segments += now.worker_segments;
+	s->info.blocks_loaded += now.blocks_loaded;
+	s->info.blocks_skipped += now.blocks_skipped;
+	s->info.pending += now.pending;
+	s->worker.requests += b->requests - a->requests;
+	s->worker.fallbacks += b->fallbacks - a->fallbacks;
+	s->worker.bytes_sent += b->bytes_sent - a->bytes_sent;
+	s->worker.cache_hits += b->cache_hits - a->cache_hits;
+	s->worker.batched_with += b->batched_with - a->batched_with;
+	s->worker.wait_us += b->wait_us - a->wait_us;
+	s->worker_at_start = *b;
+}
+
+static TupleTableSlot *
+next_ranked(ScanState *ss)
+{
+	RankScanState *s = (RankScanState *) ss;
+
+	if (!s->started)
+		start_rank_scan(s);
+	if (index_getnext_slot(s->scan, ForwardScanDirection, s->fetch_slot))
+		return s->fetch_slot;
+	return ExecClearTuple(ss->ss_ScanTupleSlot);
+}
+
+/* EvalPlanQual: a row updated concurrently must still have the keys' terms */
+static bool
+recheck_ranked(ScanState *ss, TupleTableSlot *slot)
+{
+	RankScanState *s = (RankScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	econtext->ecxt_scantuple = slot;
+	return ExecQualAndReset(s->keys_qual, econtext);
+}
+
+static TupleTableSlot *
+exec_rank_scan(CustomScanState *node)
+{
+	return ExecScan(&node->ss, next_ranked, recheck_ranked);
+}
+
+static void
+rescan_rank_scan(CustomScanState *node)
+{
+	RankScanState *s = (RankScanState *) node;
+
+	add_stats(s);
+	s->started = false;
+}
+
+static void
+end_rank_scan(CustomScanState *node)
+{
+	RankScanState *s = (RankScanState *) node;
+
+	if (s->scan)
+		index_endscan(s->scan);
+	s->scan = NULL;
+	if (s->index)
+		index_close(s->index, AccessShareLock);
+}
+
+static void
+explain_rank_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	RankScanState *s = (RankScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+
+	ExplainPropertyText("Index", get_rel_name(s->indexoid), es);
+	ExplainPropertyText("Order By", deparse_expression(linitial(cscan->custom_exprs), context,
+													   es->verbose, false), es);
+	if (list_length(cscan->custom_exprs) > 1)
+		ExplainPropertyText("Index Keys",
+							deparse_expression((Node *) make_ands_explicit(list_copy_tail(cscan->custom_exprs, 1)),
+											   context, es->verbose, false), es);
+	if (!es->analyze)
+		return;
+	add_stats(s);
+	ExplainPropertyUInteger("Top-K Rounds", NULL, s->info.rounds, es);
+	ExplainPropertyUInteger("Last K", NULL, s->info.k, es);
+	ExplainPropertyUInteger("Segments Ranked on GPU Worker", NULL, s->info.worker_segments, es);
+	ExplainPropertyUInteger("Segments Ranked in Backend", NULL, s->info.cpu_segments, es);
+	ExplainPropertyUInteger("WAND Blocks Decoded", NULL, s->info.blocks_loaded, es);
+	ExplainPropertyUInteger("WAND Blocks Skipped", NULL, s->info.blocks_skipped, es);
+	ExplainPropertyUInteger("Pending Entries Scored", NULL, s->info.pending, es);
+	if (s->worker.requests + s->worker.fallbacks > 0)
+	{
+		ExplainPropertyUInteger("Worker Requests", NULL, s->worker.requests, es);
+		ExplainPropertyUInteger("Worker Fallbacks", NULL, s->worker.fallbacks, es);
+		ExplainPropertyUInteger("Bytes Sent", "bytes", s->worker.bytes_sent, es);
+		ExplainPropertyUInteger("Cache Hits", NULL, s->worker.cache_hits, es);
+		ExplainPropertyFloat("Batch Size", NULL,
+							 s->worker.requests ? (double) s->worker.batched_with / s->worker.requests : 0, 1, es);
+		if (es->timing)
+			ExplainPropertyFloat("Worker Wait", "ms", s->worker.wait_us / 1000.0, 3, es);
+	}
+}
+
+void
+gpx_rankscan_init(void)
+{
+	RegisterCustomScanMethods(&rank_plan_methods);
+}
