@@ -58,12 +58,14 @@ elif [ "$1" = run ]; then
 	[ "${BENCH:-1}" = 1 ] || exit 0
 	log "benchmark"
 	data=/tmp/gpuidx-rank-data
-	mkdir -p $data/debian-paths $data/gcide
-	xz -T0 -dc bench/build/rankdev/dpaths-docs.tsv.xz > $data/debian-paths/docs.tsv &
-	xz -T0 -dc bench/build/rankdev/gcide-docs.tsv.xz > $data/gcide/docs.tsv &
-	wait
-	xz -dc bench/build/rankdev/dpaths-queries.tsv.xz > $data/debian-paths/queries.tsv
-	xz -dc bench/build/rankdev/gcide-queries.tsv.xz > $data/gcide/queries.tsv
+	# the corpora carried (debian-paths as dpaths); run.sh skips a missing one
+	for c in dpaths gcide; do
+		[ -f bench/build/rankdev/$c-docs.tsv.xz ] || continue
+		d=$data/$c; [ $c = dpaths ] && d=$data/debian-paths
+		mkdir -p $d
+		xz -T0 -dc bench/build/rankdev/$c-docs.tsv.xz > $d/docs.tsv
+		xz -dc bench/build/rankdev/$c-queries.tsv.xz > $d/queries.tsv
+	done
 	id gpuidx > /dev/null 2>&1 || useradd -m gpuidx
 	chmod -R a+rX $data
 	GPUIDX_DATA=$data GPU=on BENCH_USER=gpuidx SECONDS_PER_CELL=${SECONDS_PER_CELL:-5} \
