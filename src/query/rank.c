@@ -618,8 +618,9 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 /*
  * Does the worker rank this segment?  It must be serving; the ranking
  * exact there (no filter other than every term, doc ids in TID order, k
- * within the engine's bound); and the lists long enough to repay the round
- * trip (gpuidx.gpu_min_postings, of all the terms' postings together).
+ * within the engine's bound); the lists long enough to repay the round
+ * trip (gpuidx.gpu_min_postings, of all the terms' postings together); and
+ * the segment's doc lengths small enough for the queue's arena.
  */
 static bool
 segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const bool *found,
@@ -634,7 +635,17 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 	for (int i = 0; i < r->terms.n; i++)
 		if (found[i])
 			postings += refs[i].df;
-	return postings >= gpx_placement.gpu_min_postings && gpx_worker_wanted();
+	if (postings < gpx_placement.gpu_min_postings || !gpx_worker_wanted())
+		return false;
+
+	/*
+	 * The doc lengths go through the arena once, to be cached: a segment
+	 * whose lengths might not fit (4 bytes a doc at most) would be built
+	 * and refused on every query.  A larger gpuidx.worker_arena_size lets
+	 * larger segments go.
+	 */
+	return gpx_doclens_size(seg->hdr->docmap_chunks, (uint64) seg->hdr->ndocs * 4 + seg->hdr->docmap_chunks) <=
+		gpx_worker_arena_bytes() / 2;
 }
 
 static void

@@ -284,6 +284,12 @@ gpx_worker_wanted(void)
 	return true;
 }
 
+uint64
+gpx_worker_arena_bytes(void)
+{
+	return gpx_worker_shared != NULL ? (uint64) gpx_worker_shared->arena_size : 0;
+}
+
 /* ---------------------------------------------------------------------------
  * A request: submit, wait, withdraw
  */

@@ -72,6 +72,9 @@ extern void gpx_worker_register(void);
  */
 extern bool gpx_worker_wanted(void);
 
+/* the bytes of the queue's arena (gpuidx.worker_arena_size): no request is larger */
+extern uint64 gpx_worker_arena_bytes(void);
+
 /* is the worker preloaded (whatever its state), and not turned off by gpuidx.device? */
 extern bool gpx_worker_present(void);
 
