@@ -215,6 +215,11 @@ request_take(GpxWorkerShared *sh, GpxSlot *slot, EngineBatch *b, int q)
 			if (list->kind != GPX_PART_LIST ||
 				(tfs->kind != GPX_PART_FREQS && !(tfs->kind == GPX_PART_TFS && tfs->len > 0)))
 				return false;
+			/* inline tfs come with their list's bytes, at least one a posting */
+			if (tfs->kind == GPX_PART_TFS &&
+				(list->len < sizeof(gpuidx_list_header) ||
+				 ((const gpuidx_list_header *) (base + list->offset))->count > tfs->len))
+				return false;
 			memset(&rterms[t], 0, sizeof(rterms[t]));
 			rterms[t].list = terms[1 + 2 * t];
 			if (tfs->kind == GPX_PART_TFS)
