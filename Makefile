@@ -9,7 +9,7 @@ DATA = $(wildcard sql/gpuidx--*.sql)
 
 CODEC_SRCS = $(wildcard src/codec/*.c)
 CPU_SRCS = $(wildcard src/cpu/*.c)
-RANK_SRCS = src/rank/wand.c src/rank/rankdata.c
+RANK_SRCS = src/rank/wand.c
 ENGINE_SRCS = $(wildcard src/engine/*.c)
 PG_SRCS = $(wildcard src/type/*.c) $(wildcard src/store/*.c) $(wildcard src/text/*.c) $(wildcard src/am/*.c) $(wildcard src/query/*.c) \
 	$(wildcard src/sched/*.c) $(wildcard src/worker/*.c) $(wildcard src/scan/*.c) \
@@ -53,9 +53,9 @@ EXTRA_CLEAN += cuda/build
 UNIT_CC ?= cc
 UNIT_CFLAGS ?= -std=gnu99 -O2 -g -ffp-contract=off -Wall -Wextra -Wdeclaration-after-statement -Werror
 UNIT_TESTS = $(patsubst test/unit/%.c,%,$(wildcard test/unit/test_*.c))
-UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/sched/placement.c
+UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c src/sched/placement.c
 
-unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/varint.h src/sched/*.h include/*.h test/*.h test/unit/*.h)
+unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/rankdata.h src/store/varint.h src/sched/*.h include/*.h test/*.h test/unit/*.h)
 	@mkdir -p test/unit/build
 	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm -lpthread -ldl
 

@@ -34,7 +34,7 @@ extern "C"
 #include "codec/codec.h"
 #include "engine/engine.h"
 #include "engine/lru.h"
-#include "rank/rankdata.h"
+#include "store/rankdata.h"
 }
 
 #include "device_ops.h"

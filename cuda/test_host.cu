@@ -12,7 +12,7 @@
 extern "C"
 {
 #include "codec/codec.h"
-#include "rank/rankdata.h"
+#include "store/rankdata.h"
 }
 #include <algorithm>
 #include <vector>

@@ -9,7 +9,7 @@
 #include "lru.h"
 #include "cpu/cpu.h"
 #include "rank/bm25.h"
-#include "rank/rankdata.h"
+#include "store/rankdata.h"
 #include "rank/wand.h"
 #include "store/parse.h"
 

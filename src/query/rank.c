@@ -11,7 +11,7 @@
 #include "utils/rel.h"
 
 #include "query/rank.h"
-#include "rank/rankdata.h"
+#include "store/rankdata.h"
 #include "store/parse.h"
 #include "store/pending.h"
 #include "worker/worker.h"

@@ -191,7 +191,7 @@ extern void gpx_freqs_free(GpxFreqs *f);
 struct GpxFreqHeader;
 extern void gpx_seg_freq_header(GpxSegment *seg, const GpxTermRef *ref, struct GpxFreqHeader *h);
 
-/* the segment's doc lengths as one blob for an engine (rank/rankdata.h), palloc'd */
+/* the segment's doc lengths as one blob for an engine (store/rankdata.h), palloc'd */
 extern uint8 *gpx_seg_doclens_blob(GpxSegment *seg, uint64 *len);
 
 /* the current term's tfs, read in order alongside gpx_list_reader (merges) */

@@ -16,7 +16,7 @@
 #include "utils/memutils.h"
 
 #include "rank/bm25.h"
-#include "rank/rankdata.h"
+#include "store/rankdata.h"
 #include "store/segment.h"
 #include "store/varint.h"
 

@@ -19,7 +19,7 @@
 #include "cpu/cpu.h"
 #include "engine/engine.h"
 #include "rank/bm25.h"
-#include "rank/rankdata.h"
+#include "store/rankdata.h"
 #include "rank/wand.h"
 
 #include <math.h>

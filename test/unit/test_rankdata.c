@@ -1,11 +1,11 @@
 /*
  * test_rankdata.c
- *	  The ranking data engines take (src/rank/rankdata.c): document-length
+ *	  The ranking data engines take (src/store/rankdata.c): document-length
  *	  blobs and frequency records read back exactly what they were built
  *	  from, at every width and size, and every damaged byte is refused.
  */
 #include "rank/bm25.h"
-#include "rank/rankdata.h"
+#include "store/rankdata.h"
 #include "store/parse.h"
 #include "unit.h"
 

@@ -8,7 +8,7 @@
 
 #include "codec/codec.h"
 #include "rank/bm25.h"
-#include "rank/rankdata.h"
+#include "store/rankdata.h"
 #include "store/parse.h"
 
 static uint32_t

@@ -6,8 +6,8 @@
  *	  read one value at a time.  No PostgreSQL header: the engines, the
  *	  backends and the tests share it.
  */
-#ifndef GPUIDX_RANK_RANKDATA_H
-#define GPUIDX_RANK_RANKDATA_H
+#ifndef GPUIDX_STORE_RANKDATA_H
+#define GPUIDX_STORE_RANKDATA_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -93,4 +93,4 @@ extern uint32_t gpx_freq_record_tf(const uint8_t *rec, uint32_t i);
  */
 extern uint8_t *gpx_freq_record_build(const uint32_t *docs, const uint8_t *tfs, uint32_t n, uint64_t *len);
 
-#endif							/* GPUIDX_RANK_RANKDATA_H */
+#endif							/* GPUIDX_STORE_RANKDATA_H */
