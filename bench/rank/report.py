@@ -20,7 +20,8 @@ SHAPES = {
               'RUM: `WHERE tsv @@ qa ORDER BY tsv <=> qa LIMIT 10`; qa: `plainto_tsquery(\'english\', q)`'),
 }
 NAMES = {'gin_rank': 'GIN + ts_rank', 'rum': 'RUM <=>', 'gpuidx': 'gpuidx BM25',
-         'gpuidx_gpu': 'gpuidx BM25, GPU worker', 'gpuidx_cpu': 'gpuidx BM25, CPU'}
+         'gpuidx_gpu': 'gpuidx BM25, GPU worker', 'gpuidx_cpu': 'gpuidx BM25, CPU',
+         'gpuidx_gpu_nolimit': 'gpuidx BM25, GPU worker, no backlog limit'}
 INDEXES = {'docs_gin': 'GIN (to_tsvector(\'english\', body))', 'docs_rum': 'RUM (tsv rum_tsvector_ops)',
            'docs_gpx': 'gpuidx (body)'}
 

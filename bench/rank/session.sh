@@ -186,6 +186,8 @@ for corpus in $CORPORA; do
 	for m in "${methods[@]}"; do
 		if [ "$m" = gpuidx ] && [ "$GPU" = on ]; then
 			runs+=("gpuidx_gpu:gpuidx:-c gpuidx.device=auto" "gpuidx_cpu:gpuidx:-c gpuidx.device=cpu")
+			# GPU_NOLIMIT=1: also every large segment to the worker, however busy
+			[ "${GPU_NOLIMIT:-0}" = 1 ] && runs+=("gpuidx_gpu_nolimit:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_rank_backlog=0")
 		else
 			runs+=("$m:$m:")
 		fi

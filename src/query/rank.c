@@ -560,7 +560,7 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 	params.avgdl = r->avgdl;
 	docs = palloc_extended((Size) params.k * sizeof(uint32), MCXT_ALLOC_HUGE);
 	scores = palloc_extended((Size) params.k * sizeof(double), MCXT_ALLOC_HUGE);
-	answered = gpx_worker_rank(parts, &params, docs, scores, &count, &matched);
+	answered = gpx_worker_rank(parts, &params, seg->hdr->ndocs, docs, scores, &count, &matched);
 	if (answered && count > 0)
 	{
 		RankedDoc  *ranked = palloc((Size) count * sizeof(RankedDoc));
@@ -619,8 +619,10 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
  * Does the worker rank this segment?  It must be serving; the ranking
  * exact there (no filter other than every term, doc ids in TID order, k
  * within the engine's bound); the lists long enough to repay the round
- * trip (gpuidx.gpu_min_postings, of all the terms' postings together); and
- * the segment's doc lengths small enough for the queue's arena.
+ * trip (gpuidx.gpu_min_postings, of all the terms' postings together);
+ * the segment's doc lengths small enough for the queue's arena; and the
+ * worker not already holding gpuidx.gpu_rank_backlog documents of ranked
+ * work.
  */
 static bool
 segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const bool *found,
@@ -637,6 +639,19 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 			postings += refs[i].df;
 	if (postings < gpx_placement.gpu_min_postings || !gpx_worker_wanted())
 		return false;
+
+	/*
+	 * The device sweeps a ranked request's whole segment: when the worker
+	 * holds that much work already, this backend's core ranks it sooner
+	 * than the queue would (an idle worker takes any segment).
+	 */
+	if (gpx_gpu_rank_backlog > 0)
+	{
+		uint64		backlog = gpx_worker_rank_backlog();
+
+		if (backlog > 0 && backlog + seg->hdr->ndocs > (uint64) gpx_gpu_rank_backlog)
+			return false;
+	}
 
 	/*
 	 * The doc lengths go through the arena once, to be cached: a segment

@@ -40,6 +40,7 @@ int			gpx_batch_max_requests = 1024;
 
 static int	cpu_ratio_threshold_setting = 128;
 static int	gpu_min_postings_setting = 16384;
+int			gpx_gpu_rank_backlog = 16 * 1024 * 1024;
 
 GpxWorkerShared *gpx_worker_shared = NULL;
 GpxLocalStats gpx_local_stats;
@@ -159,6 +160,12 @@ gpx_worker_define_settings(void)
 							"Shortest list length from which a query's rounds may go to the GPU.",
 							NULL, &gpu_min_postings_setting, 16384, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, assign_min_postings, NULL);
+	DefineCustomIntVariable("gpuidx.gpu_rank_backlog",
+							"Documents of ranked work the GPU worker may hold at once; past it, segments are ranked in the backend (0: no limit).",
+							"A ranked request costs the device a sweep of its segment's documents: a busy worker "
+							"would make every backend wait while their cores idle.",
+							&gpx_gpu_rank_backlog, 16 * 1024 * 1024, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuidx.batch_window",
 							"Longest time, in microseconds, the GPU worker holds a request to batch it with others.",
 							NULL, &gpx_batch_window_us, 100, 0, 1000000,
@@ -282,6 +289,25 @@ gpx_worker_wanted(void)
 	if (gpx_device == GPX_DEVICE_AUTO && !pg_atomic_read_u32(&sh->engine_is_gpu))
 		return false;
 	return true;
+}
+
+uint64
+gpx_worker_rank_backlog(void)
+{
+	GpxWorkerShared *sh = gpx_worker_shared;
+	uint64		docs = 0;
+
+	if (sh == NULL)
+		return 0;
+	for (int i = 0; i < sh->nslots; i++)
+	{
+		uint32		state = pg_atomic_read_u32(&sh->slots[i].state);
+
+		/* a slot's fields are its backend's; a stale read only errs one request's way */
+		if (state == GPX_SLOT_SUBMITTED || state == GPX_SLOT_RUNNING)
+			docs += sh->slots[i].rank_docs;
+	}
+	return docs;
 }
 
 uint64
@@ -461,8 +487,8 @@ request_build(const GpxWorkerList *parts, int n, uint32 kind, Size params_size, 
  * request freed, the fallback counted).
  */
 static int
-request_submit(GpxRequest *req, dsa_pointer dp, uint64 size, uint64 work, uint64 bytes,
-			   uint32 *state_out)
+request_submit(GpxRequest *req, dsa_pointer dp, uint64 size, uint64 work, uint64 rank_docs,
+			   uint64 bytes, uint32 *state_out)
 {
 	static bool exit_registered = false;
 	GpxWorkerShared *sh = gpx_worker_shared;
@@ -500,6 +526,7 @@ request_submit(GpxRequest *req, dsa_pointer dp, uint64 size, uint64 work, uint64
 	slot->offset = (uint64) ((char *) req - sh->arena);
 	slot->size = size;
 	slot->work = work;
+	slot->rank_docs = rank_docs;
 	start = GetCurrentTimestamp();
 	slot->submitted = start;
 	slot->status = GPUIDX_ENGINE_ERR_INTERNAL;
@@ -599,7 +626,7 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 		return false;
 	req->result = result;
 	req->out_capacity = out_capacity;
-	i = request_submit(req, dp, size, work, bytes, &state);
+	i = request_submit(req, dp, size, work, 0, bytes, &state);
 	if (i < 0)
 		return false;
 	slot = &gpx_worker_shared->slots[i];
@@ -616,8 +643,8 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 }
 
 bool
-gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 *docs,
-				double *scores, uint32 *count, uint32 *matched)
+gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 ndocs,
+				uint32 *docs, double *scores, uint32 *count, uint32 *matched)
 {
 	int			n = 1 + 2 * (int) params->nterms;
 	GpxSlot    *slot;
@@ -641,7 +668,7 @@ gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 
 	p = (GpxRankParams *) ((char *) req + req->params_offset);
 	memcpy(p, params, sizeof(GpxRankParams));
 	p->matched = 0;
-	i = request_submit(req, dp, size, work, bytes, &state);
+	i = request_submit(req, dp, size, work, ndocs, bytes, &state);
 	if (i < 0)
 		return false;
 	slot = &gpx_worker_shared->slots[i];

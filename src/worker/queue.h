@@ -52,6 +52,7 @@ typedef struct GpxSlot
 	uint64		offset;			/* the same, from the arena's start */
 	uint64		size;
 	uint64		work;			/* postings of its lists */
+	uint64		rank_docs;		/* a ranked request: its segment's docs; else 0 */
 	TimestampTz submitted;
 	/* set by the engine process before DONE */
 	int32		status;			/* gpuidx_engine_status */

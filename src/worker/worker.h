@@ -150,8 +150,15 @@ typedef struct GpxRankParams
 	double		idf[GPUIDX_ENGINE_MAX_TERMS];
 } GpxRankParams;
 
-extern bool gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params,
+extern bool gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 ndocs,
 							uint32 *docs, double *scores, uint32 *count, uint32 *matched);
+
+/*
+ * gpuidx.gpu_rank_backlog: the documents of ranked work (each ranked
+ * request's segment) the worker may hold at once, and what it holds now
+ */
+extern int	gpx_gpu_rank_backlog;
+extern uint64 gpx_worker_rank_backlog(void);
 
 /* this backend's share of the statistics, for EXPLAIN ANALYZE */
 typedef struct GpxLocalStats
