@@ -593,23 +593,6 @@ start(GpxScanState *s)
 	MemoryContextSwitchTo(old);
 }
 
-/* what the cursor's last step cost on the worker's side */
-static void
-add_worker_stats(GpxScanState *s)
-{
-	GpxLocalStats *a = &s->worker_at_start;
-	GpxLocalStats *b = &gpx_local_stats;
-
-	s->worker.requests += b->requests - a->requests;
-	s->worker.worker_rounds += b->worker_rounds - a->worker_rounds;
-	s->worker.backend_rounds += b->backend_rounds - a->backend_rounds;
-	s->worker.fallbacks += b->fallbacks - a->fallbacks;
-	s->worker.bytes_sent += b->bytes_sent - a->bytes_sent;
-	s->worker.cache_hits += b->cache_hits - a->cache_hits;
-	s->worker.batched_with += b->batched_with - a->batched_with;
-	s->worker.wait_us += b->wait_us - a->wait_us;
-}
-
 /*
  * The cursor's next batch of matches, and which of them lie on pages the
  * visibility map marks all-visible (only when counting).  Those are then
@@ -625,9 +608,10 @@ next_batch(GpxScanState *s)
 	bool		more;
 	bool		any_unread = false;
 
+	/* what the cursor's step cost on the worker's side */
 	s->worker_at_start = gpx_local_stats;
 	more = gq_cursor_next_batch(s->cursor, &s->batch, &s->nbatch);
-	add_worker_stats(s);
+	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 	if (more && s->nbatch > s->unread_cap)
 	{
 		s->unread_cap = Max(s->nbatch, 2 * s->unread_cap);
@@ -818,7 +802,7 @@ count_matches(GpxScanState *s)
 			CHECK_FOR_INTERRUPTS();
 			s->worker_at_start = gpx_local_stats;
 			k = (int64) gq_segment_count(s->gq, seg, &s->cursor->terms);
-			add_worker_stats(s);
+			gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 			n += k;
 			s->tids += k;
 			s->visible_unread += k;
@@ -949,17 +933,22 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			ExplainPropertyUInteger("Rounds on GPU Worker", NULL, s->worker.worker_rounds, es);
 			ExplainPropertyUInteger("Rounds in Backend", NULL, s->worker.backend_rounds, es);
-			ExplainPropertyUInteger("Worker Requests", NULL, s->worker.requests, es);
-			ExplainPropertyUInteger("Worker Fallbacks", NULL, s->worker.fallbacks, es);
-			ExplainPropertyUInteger("Bytes Sent", "bytes", s->worker.bytes_sent, es);
-			ExplainPropertyUInteger("Cache Hits", NULL, s->worker.cache_hits, es);
-			/* requests of the batches this scan's requests joined, on average */
-			ExplainPropertyFloat("Batch Size", NULL,
-								 s->worker.requests ? (double) s->worker.batched_with / s->worker.requests : 0, 1, es);
-			if (es->timing)
-				ExplainPropertyFloat("Worker Wait", "ms", s->worker.wait_us / 1000.0, 3, es);
+			gpx_explain_worker_requests(&s->worker, es);
 		}
 	}
+}
+
+void
+gpx_explain_worker_requests(const GpxLocalStats *w, ExplainState *es)
+{
+	ExplainPropertyUInteger("Worker Requests", NULL, w->requests, es);
+	ExplainPropertyUInteger("Worker Fallbacks", NULL, w->fallbacks, es);
+	ExplainPropertyUInteger("Bytes Sent", "bytes", w->bytes_sent, es);
+	ExplainPropertyUInteger("Cache Hits", NULL, w->cache_hits, es);
+	/* requests of the batches the scan's requests joined, on average */
+	ExplainPropertyFloat("Batch Size", NULL, w->requests ? (double) w->batched_with / w->requests : 0, 1, es);
+	if (es->timing)
+		ExplainPropertyFloat("Worker Wait", "ms", w->wait_us / 1000.0, 3, es);
 }
 
 void

@@ -260,8 +260,6 @@ static void
 add_stats(RankScanState *s)
 {
 	GpxRankScanInfo now;
-	GpxLocalStats *a = &s->worker_at_start;
-	GpxLocalStats *b = &gpx_local_stats;
 
 	if (!s->started || s->scan == NULL)
 		return;
@@ -274,13 +272,7 @@ add_stats(RankScanState *s)
 	s->info.blocks_loaded += now.blocks_loaded;
 	s->info.blocks_skipped += now.blocks_skipped;
 	s->info.pending += now.pending;
-	s->worker.requests += b->requests - a->requests;
-	s->worker.fallbacks += b->fallbacks - a->fallbacks;
-	s->worker.bytes_sent += b->bytes_sent - a->bytes_sent;
-	s->worker.cache_hits += b->cache_hits - a->cache_hits;
-	s->worker.batched_with += b->batched_with - a->batched_with;
-	s->worker.wait_us += b->wait_us - a->wait_us;
-	s->worker_at_start = *b;
+	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 }
 
 static TupleTableSlot *
@@ -358,16 +350,7 @@ explain_rank_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("WAND Blocks Skipped", NULL, s->info.blocks_skipped, es);
 	ExplainPropertyUInteger("Pending Entries Scored", NULL, s->info.pending, es);
 	if (s->worker.requests + s->worker.fallbacks > 0)
-	{
-		ExplainPropertyUInteger("Worker Requests", NULL, s->worker.requests, es);
-		ExplainPropertyUInteger("Worker Fallbacks", NULL, s->worker.fallbacks, es);
-		ExplainPropertyUInteger("Bytes Sent", "bytes", s->worker.bytes_sent, es);
-		ExplainPropertyUInteger("Cache Hits", NULL, s->worker.cache_hits, es);
-		ExplainPropertyFloat("Batch Size", NULL,
-							 s->worker.requests ? (double) s->worker.batched_with / s->worker.requests : 0, 1, es);
-		if (es->timing)
-			ExplainPropertyFloat("Worker Wait", "ms", s->worker.wait_us / 1000.0, 3, es);
-	}
+		gpx_explain_worker_requests(&s->worker, es);
 }
 
 void

@@ -291,6 +291,22 @@ gpx_worker_wanted(void)
 	return true;
 }
 
+void
+gpx_local_stats_collect(GpxLocalStats *sum, GpxLocalStats *since)
+{
+	const GpxLocalStats *now = &gpx_local_stats;
+
+	sum->requests += now->requests - since->requests;
+	sum->worker_rounds += now->worker_rounds - since->worker_rounds;
+	sum->backend_rounds += now->backend_rounds - since->backend_rounds;
+	sum->fallbacks += now->fallbacks - since->fallbacks;
+	sum->bytes_sent += now->bytes_sent - since->bytes_sent;
+	sum->cache_hits += now->cache_hits - since->cache_hits;
+	sum->batched_with += now->batched_with - since->batched_with;
+	sum->wait_us += now->wait_us - since->wait_us;
+	*since = *now;
+}
+
 uint64
 gpx_worker_rank_backlog(void)
 {
@@ -661,7 +677,7 @@ gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 
 	Assert(params->nterms >= 1 && params->nterms <= GPUIDX_ENGINE_MAX_TERMS);
 	Assert(params->k >= 1 && params->k <= GPUIDX_RANK_MAX_K);
 	req = request_build(parts, n, GPX_REQUEST_RANK, sizeof(GpxRankParams),
-						MAXALIGN((Size) params->k * sizeof(uint32)) + (Size) params->k * sizeof(double), &dp, &size, &work, &bytes);
+						gpx_rank_docs_bytes(params->k) + (Size) params->k * sizeof(double), &dp, &size, &work, &bytes);
 	if (req == NULL)
 		return false;
 	req->out_capacity = params->k;
@@ -680,7 +696,7 @@ gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 
 		*count = slot->out_count;
 		*matched = p->matched;
 		memcpy(docs, out, (Size) *count * sizeof(uint32));
-		memcpy(scores, out + MAXALIGN((Size) params->k * sizeof(uint32)), (Size) *count * sizeof(double));
+		memcpy(scores, out + gpx_rank_docs_bytes(params->k), (Size) *count * sizeof(double));
 		answered = true;
 	}
 	return request_finish(i, state, answered);

@@ -70,6 +70,13 @@ typedef struct GpxSlot
 #define GPX_REQUEST_RANK		1
 #define GPX_RANK_MAX_PARTS		(1 + 2 * GPUIDX_ENGINE_MAX_TERMS)
 
+/* a ranked request's answer: k doc ids, then (8-aligned) k scores */
+static inline uint64
+gpx_rank_docs_bytes(uint32 k)
+{
+	return MAXALIGN((uint64) k * sizeof(uint32));
+}
+
 typedef struct GpxRequest
 {
 	uint32		kind;			/* GPX_REQUEST_* */

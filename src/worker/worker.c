@@ -201,7 +201,7 @@ request_take(GpxWorkerShared *sh, GpxSlot *slot, EngineBatch *b, int q)
 			req->params_offset % 8 != 0 || req->out_offset % 8 != 0)
 			return false;
 		params = (GpxRankParams *) (base + req->params_offset);
-		docs_bytes = MAXALIGN((uint64) req->out_capacity * sizeof(uint32));
+		docs_bytes = gpx_rank_docs_bytes(req->out_capacity);
 		if (params->nterms < 1 || params->nterms > GPUIDX_ENGINE_MAX_TERMS ||
 			req->nterms != 1 + 2 * params->nterms || req->out_capacity != params->k ||
 			docs_bytes + (uint64) req->out_capacity * sizeof(double) > slot->size - req->out_offset ||

@@ -175,6 +175,9 @@ typedef struct GpxLocalStats
 
 extern GpxLocalStats gpx_local_stats;
 
+/* what this backend's counters gained since *since, added into *sum; *since then is now */
+extern void gpx_local_stats_collect(GpxLocalStats *sum, GpxLocalStats *since);
+
 /* rounds the placement kept in the backend, and rounds the worker ran, for the statistics */
 extern void gpx_count_backend_rounds(uint32 rounds);
 extern void gpx_count_worker_rounds(uint32 rounds);
