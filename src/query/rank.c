@@ -688,7 +688,10 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 		goto done;
 	if (segment_for_worker(r, seg, refs, found, h))
 	{
-		/* its lookups are reused; on a fallback the CPU reads them again */
+		/*
+		 * The worker's path opens the lists, which frees inline payloads:
+		 * it gets copies, so that a fallback ranks from these same lookups.
+		 */
 		GpxTermRef *copies = palloc(n * sizeof(GpxTermRef));
 		bool		answered;
 
