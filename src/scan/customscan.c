@@ -323,7 +323,6 @@ set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *r
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	replace_plain_index_paths(root, rel);
-	gpx_rankscan_add_paths(root, rel);
 	if (!gpx_enable_customscan || rte->rtekind != RTE_RELATION || rte->inh ||
 		rte->relkind != RELKIND_RELATION || rel->reloptkind != RELOPT_BASEREL ||
 		rel->baserestrictinfo == NIL || rel->indexlist == NIL || !bms_is_empty(rel->lateral_relids))
@@ -936,19 +935,6 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 			gpx_explain_worker_requests(&s->worker, es);
 		}
 	}
-}
-
-void
-gpx_explain_worker_requests(const GpxLocalStats *w, ExplainState *es)
-{
-	ExplainPropertyUInteger("Worker Requests", NULL, w->requests, es);
-	ExplainPropertyUInteger("Worker Fallbacks", NULL, w->fallbacks, es);
-	ExplainPropertyUInteger("Bytes Sent", "bytes", w->bytes_sent, es);
-	ExplainPropertyUInteger("Cache Hits", NULL, w->cache_hits, es);
-	/* requests of the batches the scan's requests joined, on average */
-	ExplainPropertyFloat("Batch Size", NULL, w->requests ? (double) w->batched_with / w->requests : 0, 1, es);
-	if (es->timing)
-		ExplainPropertyFloat("Worker Wait", "ms", w->wait_us / 1000.0, 3, es);
 }
 
 void

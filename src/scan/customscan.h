@@ -12,17 +12,9 @@ extern void gpx_customscan_init(void);
 /* rankplan.c: ranked index scans stop computing junk sort keys */
 extern void gpx_rankplan_init(void);
 
-/* EXPLAIN ANALYZE: a scan's requests to the GPU worker (both custom scans) */
-struct GpxLocalStats;
-struct ExplainState;
-extern void gpx_explain_worker_requests(const struct GpxLocalStats *w, struct ExplainState *es);
-
 /* rankscan.c: the custom scan for ranked queries (ORDER BY doc <=> query) */
-struct PlannerInfo;
-struct RelOptInfo;
 struct Plan;
 extern void gpx_rankscan_init(void);
-extern void gpx_rankscan_add_paths(struct PlannerInfo *root, struct RelOptInfo *rel);
 extern bool gpx_is_rank_scan(const struct Plan *plan);
 
 #endif							/* GPX_CUSTOMSCAN_H */

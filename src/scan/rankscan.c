@@ -21,6 +21,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -29,6 +30,8 @@
 #include "am/gpuidx_am.h"
 #include "scan/customscan.h"
 #include "worker/worker.h"
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
 static Plan *plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							List *tlist, List *clauses, List *custom_plans);
@@ -86,12 +89,14 @@ typedef struct RankScanState
  * a cost 2% lower, so that the custom one is chosen where the index path
  * would have been.
  */
-void
-gpx_rankscan_add_paths(PlannerInfo *root, RelOptInfo *rel)
+static void
+add_rank_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
 	List	   *ordered = NIL;
 	ListCell   *lc;
 
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	if (!gpx_enable_customscan)
 		return;
 	foreach(lc, rel->pathlist)
@@ -357,4 +362,6 @@ void
 gpx_rankscan_init(void)
 {
 	RegisterCustomScanMethods(&rank_plan_methods);
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = add_rank_paths;
 }

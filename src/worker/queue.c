@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "commands/explain.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -289,6 +290,19 @@ gpx_worker_wanted(void)
 	if (gpx_device == GPX_DEVICE_AUTO && !pg_atomic_read_u32(&sh->engine_is_gpu))
 		return false;
 	return true;
+}
+
+void
+gpx_explain_worker_requests(const GpxLocalStats *w, ExplainState *es)
+{
+	ExplainPropertyUInteger("Worker Requests", NULL, w->requests, es);
+	ExplainPropertyUInteger("Worker Fallbacks", NULL, w->fallbacks, es);
+	ExplainPropertyUInteger("Bytes Sent", "bytes", w->bytes_sent, es);
+	ExplainPropertyUInteger("Cache Hits", NULL, w->cache_hits, es);
+	/* requests of the batches the scan's requests joined, on average */
+	ExplainPropertyFloat("Batch Size", NULL, w->requests ? (double) w->batched_with / w->requests : 0, 1, es);
+	if (es->timing)
+		ExplainPropertyFloat("Worker Wait", "ms", w->wait_us / 1000.0, 3, es);
 }
 
 void

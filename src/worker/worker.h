@@ -175,6 +175,10 @@ typedef struct GpxLocalStats
 
 extern GpxLocalStats gpx_local_stats;
 
+/* EXPLAIN ANALYZE: a scan's requests to the worker (both custom scans) */
+struct ExplainState;
+extern void gpx_explain_worker_requests(const GpxLocalStats *w, struct ExplainState *es);
+
 /* what this backend's counters gained since *since, added into *sum; *since then is now */
 extern void gpx_local_stats_collect(GpxLocalStats *sum, GpxLocalStats *since);
 
