@@ -18,6 +18,7 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/fork_process.h"
 #include "postmaster/interrupt.h"
+#include "tcop/tcopprot.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -694,6 +695,14 @@ engine_stop_and_wait(GpxWorkerShared *sh)
 	}
 }
 
+/* on the supervisor's exit (shutdown, pg_terminate_backend, FATAL): its engine process too */
+static void
+supervisor_exit(int code, Datum arg)
+{
+	engine_stop_and_wait(gpx_worker_shared);
+	reclaim(gpx_worker_shared);
+}
+
 void
 gpx_worker_main(Datum arg)
 {
@@ -703,7 +712,11 @@ gpx_worker_main(Datum arg)
 	long		backoff_ms = 100;
 	bool		was_ready = false;
 
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	/*
+	 * die(): a shutdown or pg_terminate_backend ends it with FATAL (exit 1),
+	 * so the postmaster starts it again unless the server is stopping
+	 */
+	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGCHLD, SIG_DFL);
 	BackgroundWorkerUnblockSignals();
@@ -716,7 +729,9 @@ gpx_worker_main(Datum arg)
 	{
 		if (kill((pid_t) pg_atomic_read_u32(&sh->engine_pid), 0) != 0)
 			break;
-		pg_usleep(100000);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
 	engine_gone(sh);
 	sh->supervisor_pid = MyProcPid;
@@ -724,17 +739,12 @@ gpx_worker_main(Datum arg)
 	pg_atomic_write_u32(&sh->shutdown, 0);
 	gpx_worker_publish_settings();
 	(void) gpx_worker_arena();
+	before_shmem_exit(supervisor_exit, (Datum) 0);
 
 	for (;;)
 	{
 		TimestampTz now = GetCurrentTimestamp();
 
-		if (ShutdownRequestPending)
-		{
-			engine_stop_and_wait(sh);
-			reclaim(sh);
-			proc_exit(0);
-		}
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -784,5 +794,7 @@ gpx_worker_main(Datum arg)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		/* cancels, terminations and ProcSignalBarriers (DROP DATABASE waits on them) */
+		CHECK_FOR_INTERRUPTS();
 	}
 }
