@@ -41,6 +41,27 @@ endif
 # PGXS tracks no header dependencies: any header change rebuilds every object
 $(OBJS): $(wildcard include/*.h src/*.h src/*/*.h)
 
+# The engine process: a program of its own, exec'd by the GPU worker's
+# supervisor (src/engine_process); no PostgreSQL code, the engines linked in
+# or loaded.  Installed beside the module, where the supervisor looks.
+ENGINE_PROGRAM = src/engine_process/build/gpuidx_engine
+ENGINE_PROGRAM_SRCS = $(wildcard src/engine_process/*.c) $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) \
+	src/store/parse.c src/store/rankdata.c
+ENGINE_PROGRAM_CC ?= cc
+
+$(ENGINE_PROGRAM): $(ENGINE_PROGRAM_SRCS) $(wildcard src/engine_process/*.h src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/rankdata.h src/store/varint.h include/*.h)
+	@mkdir -p $(dir $@)
+	$(ENGINE_PROGRAM_CC) -std=gnu99 -D_GNU_SOURCE -O2 -g -ffp-contract=off -Wall -Wextra -Wdeclaration-after-statement \
+		$(if $(WERROR),-Werror) -Iinclude -Isrc -o $@ $(ENGINE_PROGRAM_SRCS) -lm -lpthread -ldl
+
+.PHONY: engine-program install-engine-program
+engine-program: $(ENGINE_PROGRAM)
+install-engine-program: $(ENGINE_PROGRAM)
+	$(INSTALL_PROGRAM) $(ENGINE_PROGRAM) '$(DESTDIR)$(pkglibdir)/gpuidx_engine'
+all: engine-program
+install: install-engine-program
+EXTRA_CLEAN += src/engine_process/build
+
 # the GPU engine, when nvcc is there
 include Makefile.cuda
 all: cuda-engine
@@ -53,9 +74,9 @@ EXTRA_CLEAN += cuda/build
 UNIT_CC ?= cc
 UNIT_CFLAGS ?= -std=gnu99 -O2 -g -ffp-contract=off -Wall -Wextra -Wdeclaration-after-statement -Werror
 UNIT_TESTS = $(patsubst test/unit/%.c,%,$(wildcard test/unit/test_*.c))
-UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c src/sched/placement.c
+UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c src/sched/placement.c src/worker/arena.c
 
-unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/rankdata.h src/store/varint.h src/sched/*.h include/*.h test/*.h test/unit/*.h)
+unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/rankdata.h src/store/varint.h src/sched/*.h src/worker/arena.h include/*.h test/*.h test/unit/*.h)
 	@mkdir -p test/unit/build
 	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm -lpthread -ldl
 

@@ -1,7 +1,6 @@
 -- the intersection engine: the GPU when one is there, else the CPU, and
 -- always the same answers; a missing or broken engine library is no error
-SELECT engine IN ('cpu', 'cuda') AS known_engine,
-       engine = 'cuda' OR fallback_reason ~ '(did not start|could not load|not a gpuidx engine)' AS explained
+SELECT engine IN ('cpu', 'cuda') AS known_engine, fallback_reason IS NOT NULL AS explained
 FROM gpuidx_engine_info();
 
 -- same answers as pl_intersect, every codec, skewed and similar lengths
@@ -13,17 +12,12 @@ FROM (SELECT pl_agg(g * 3) AS a, pl_agg(g * 5) FILTER (WHERE g % 2 = 0) AS b FRO
 ORDER BY c;
 SELECT gpuidx_engine_intersect('{}', '{1}'), gpuidx_engine_intersect('{1,2}', NULL), gpuidx_engine_intersect(VARIADIC ARRAY[]::postinglist[]);
 
--- a library that does not exist: the CPU engine, with the reason
-SET gpuidx.engine_library = '/nonexistent/gpuidx_cuda.so';
-SELECT engine, fallback_reason FROM gpuidx_engine_info();
-SELECT gpuidx_engine_intersect('{1,2,3}', '{2,3,4}');
+-- the GPU engine runs only in the GPU worker's engine process, never in a
+-- backend; without the worker (not preloaded here) the CPU engine answers
+SELECT engine, device, fallback_reason FROM gpuidx_engine_info();
 
--- a library that is no engine (the extension itself)
-SET gpuidx.engine_library = '$libdir/gpuidx';
-SELECT engine, fallback_reason ~ 'is not a gpuidx engine' AS refused FROM gpuidx_engine_info();
-SELECT gpuidx_engine_intersect('{1,2,3}', '{2,3,4}');
-
--- no library at all
-SET gpuidx.engine_library = '';
-SELECT engine, fallback_reason FROM gpuidx_engine_info();
-RESET gpuidx.engine_library;
+-- the engine library is the server's, installed under $libdir
+SET gpuidx.engine_library = '$libdir/gpuidx_cuda';
+ALTER SYSTEM SET gpuidx.engine_library = '/nonexistent/gpuidx_cuda.so';
+ALTER SYSTEM SET gpuidx.engine_library = '$libdir/../../../tmp/evil';
+ALTER SYSTEM SET gpuidx.engine_library = '$libdir/';

@@ -321,14 +321,16 @@ COMMENT ON FUNCTION gpuidx_engine_intersect(postinglist[]) IS 'pl_intersect thro
 
 CREATE FUNCTION gpuidx_worker_stats(
 		OUT serving boolean, OUT engine_pid integer, OUT engine text, OUT device text,
-		OUT engine_starts bigint, OUT batches bigint, OUT requests bigint,
+		OUT engine_note text, OUT engine_starts bigint, OUT engine_stalls bigint,
+		OUT gpu_retries bigint, OUT batches bigint, OUT requests bigint,
 		OUT worker_rounds bigint, OUT backend_rounds bigint, OUT bytes_sent bigint,
 		OUT bytes_returned bigint, OUT cache_hits bigint, OUT cache_misses bigint,
 		OUT cache_evictions bigint, OUT cache_lists bigint, OUT cache_bytes bigint,
 		OUT fallback_absent bigint, OUT fallback_queue_full bigint,
 		OUT fallback_arena_full bigint, OUT fallback_timeout bigint,
 		OUT fallback_engine_error bigint, OUT fallback_worker_lost bigint,
-		OUT fallback_cancelled bigint, OUT fallback_cache_lost bigint, OUT slots_in_use integer,
+		OUT fallback_cancelled bigint, OUT fallback_cache_lost bigint,
+		OUT fallback_bad_answer bigint, OUT slots_in_use integer, OUT arena_bytes_in_use bigint,
 		OUT wait_p50_us double precision, OUT wait_p99_us double precision,
 		OUT batch_host_ms double precision, OUT batch_device_ms double precision,
 		OUT batch_return_ms double precision, OUT stats_reset timestamptz)

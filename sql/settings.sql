@@ -36,7 +36,18 @@ SHOW gpuidx.gpu_rank_backlog;
 SET gpuidx.gpu_rank_backlog = -1;
 SET gpuidx.gpu_rank_backlog = 0;
 RESET gpuidx.gpu_rank_backlog;
+-- what a query may ask of the worker that all share is a superuser's to change
+CREATE ROLE regress_gpx_plain;
+SET ROLE regress_gpx_plain;
+SET gpuidx.gpu_min_postings = 0;
+SET gpuidx.gpu_rank_backlog = 0;
+SET gpuidx.cpu_ratio_threshold = 1000000;
+SET gpuidx.gpu_timeout = '2s';
+SET gpuidx.device = cpu;
+RESET ROLE;
+DROP ROLE regress_gpx_plain;
 SET gpuidx.batch_window = 10;
+SHOW gpuidx.engine_stall_timeout;
 SHOW gpuidx.batch_window;
 SHOW gpuidx.batch_max_requests;
 SET gpuidx.batch_max_requests = 1;

@@ -15,9 +15,6 @@
 #include "scan/customscan.h"
 #include "worker/worker.h"
 
-/* src/worker/engine_sql.c */
-extern char *gpuidx_engine_library;
-
 PG_MODULE_MAGIC;
 
 PGDLLEXPORT void _PG_init(void);
@@ -42,14 +39,6 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
-	DefineCustomStringVariable("gpuidx.engine_library",
-							   "Shared object of the GPU intersection engine.",
-							   "When it cannot be loaded or finds no usable device, the CPU engine is used.",
-							   &gpuidx_engine_library,
-							   "$libdir/gpuidx_cuda",
-							   PGC_SUSET,
-							   0,
-							   NULL, NULL, NULL);
 	gpx_text_define_settings();
 	gpx_worker_define_settings();
 	gpx_define_reloptions();

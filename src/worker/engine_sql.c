@@ -1,13 +1,12 @@
 /*
  * engine_sql.c
- *	  The intersection engine as this process sees it: the CUDA engine when
- *	  gpuidx.engine_library loads and finds a device, else the CPU engine,
- *	  with the reason kept for gpuidx_engine_info().  Queries never fail for
- *	  want of a GPU: any engine error answers on the CPU.
- *
- * gpuidx_engine_intersect() is the SQL door to the engine ABI: through the
- * GPU worker when gpuidx is preloaded (all its lists in one request, no
- * placement), else through an engine in the calling process.
+ *	  The engine as SQL sees it.  The GPU engine runs only in the GPU
+ *	  worker's engine process, never in a backend (a driver fault there
+ *	  would restart the whole server): gpuidx_engine_info() reports the
+ *	  worker's engine, and gpuidx_engine_intersect() goes through the worker
+ *	  when gpuidx is preloaded, else through the CPU engine in this backend.
+ *	  Queries never fail for want of a GPU: any engine error answers on the
+ *	  CPU.
  */
 #include "gpuidx.h"
 
@@ -15,95 +14,34 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "cpu/cpu.h"
 #include "engine/engine.h"
 #include "type/postinglist.h"
-#include "worker/worker.h"
+#include "worker/queue.h"
 
 GPUIDX_FUNCTION(gpuidx_engine_info_sql);
 GPUIDX_FUNCTION(gpuidx_engine_intersect);
 
-char	   *gpuidx_engine_library = NULL;
+/* this backend's CPU engine, made at first use */
+static gpuidx_engine *cpu_engine = NULL;
 
-/* this process's engine; the library path it was made from */
-static const gpuidx_engine_api *engine_api;
-static gpuidx_engine *engine;
-static char engine_path[MAXPGPATH];
-static char engine_reason[512];
-static gpuidx_engine_info engine_info;
-
-static void
-engine_release(void)
+static const gpuidx_engine_api *
+cpu_engine_acquire(void)
 {
-	if (engine != NULL)
-		engine_api->destroy(engine);
-	engine = NULL;
-	engine_api = NULL;
-}
-
-/* gpuidx.engine_library as a path ("" for none) */
-static void
-engine_library_path(char *path, size_t len)
-{
-	if (gpuidx_engine_library == NULL || gpuidx_engine_library[0] == '\0')
-		strlcpy(path, "", len);
-	else if (strncmp(gpuidx_engine_library, "$libdir/", 8) == 0)
-		snprintf(path, len, "%s/%s.so", pkglib_path, gpuidx_engine_library + 8);
-	else
-		strlcpy(path, gpuidx_engine_library, len);
-}
-
-const gpuidx_engine_api *
-gpx_engine_open(const gpuidx_engine_config *cfg, gpuidx_engine **engine, char *path, size_t pathlen,
-				char *why, size_t whylen)
-{
-	gpuidx_engine_config cpu_cfg = {sizeof(cpu_cfg), 0, 64 << 20, 0, 1, 0};
-	const gpuidx_engine_api *api = NULL;
+	const gpuidx_engine_api *api = cpu_engine_api();
+	gpuidx_engine_config cfg = {sizeof(cfg), 0, 64 << 20, 0, 1, 0};
 	gpuidx_engine_error err;
 
-	memset(&err, 0, sizeof(err));
-	*engine = NULL;
-	why[0] = '\0';
-	engine_library_path(path, pathlen);
-	if (path[0] == '\0')
-		strlcpy(why, "gpuidx.engine_library is empty", whylen);
-	else if ((api = engine_load(path, why, whylen)) != NULL)
+	if (cpu_engine == NULL && api->create(&cfg, &cpu_engine, &err) != GPUIDX_ENGINE_OK)
 	{
-		int			st = api->create(cfg, engine, &err);
-
-		if (st == GPUIDX_ENGINE_OK)
-			return api;
-		snprintf(why, whylen, "engine \"%s\" did not start: %s: %s", path,
-				 engine_status_name(st), err.message);
-		*engine = NULL;
-	}
-	api = cpu_engine_api();
-	if (api->create(&cpu_cfg, engine, &err) != GPUIDX_ENGINE_OK)
-	{
-		snprintf(why, whylen, "could not create the CPU engine: %s", err.message);
-		return NULL;
+		cpu_engine = NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("could not create the CPU engine: %s", err.message)));
 	}
 	return api;
-}
-
-/* the engine for the current setting, made or remade as needed */
-static void
-engine_acquire(void)
-{
-	char		path[MAXPGPATH];
-	gpuidx_engine_config cfg = {sizeof(cfg), 0, 256 << 20, 64 << 20, 1, 0};
-
-	engine_library_path(path, sizeof(path));
-	if (engine != NULL && strcmp(path, engine_path) == 0)
-		return;
-	engine_release();
-	engine_api = gpx_engine_open(&cfg, &engine, engine_path, sizeof(engine_path),
-								 engine_reason, sizeof(engine_reason));
-	if (engine_api == NULL)
-		elog(ERROR, "%s", engine_reason);
-	engine_api->get_info(engine, &engine_info);
 }
 
 /* never an error for the user because of the GPU: the CPU answers */
@@ -123,18 +61,38 @@ gpuidx_engine_info_sql(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
+	char		library[MAXPGPATH];
 
-	engine_acquire();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
-	values[0] = CStringGetTextDatum(engine_info.kind);
-	values[1] = CStringGetTextDatum(engine_info.device_name);
-	values[2] = CStringGetTextDatum(engine_path);
-	if (engine_reason[0] != '\0')
-		values[3] = CStringGetTextDatum(engine_reason);
+	gpx_engine_library_path(library, sizeof(library));
+	values[2] = CStringGetTextDatum(library);
+	if (gpx_queue != NULL && gpx_serving_generation() != 0)
+	{
+		/* the worker's engine, as its process reported it */
+		char		kind[sizeof(gpx_queue->kind) + 1];
+		char		device[sizeof(gpx_queue->device_name) + 1];
+		char		note[sizeof(gpx_queue->note) + 1];
+
+		gpx_engine_text(kind, gpx_queue->kind, sizeof(gpx_queue->kind));
+		gpx_engine_text(device, gpx_queue->device_name, sizeof(gpx_queue->device_name));
+		gpx_engine_text(note, gpx_queue->note, sizeof(gpx_queue->note));
+		values[0] = CStringGetTextDatum(kind);
+		values[1] = CStringGetTextDatum(device);
+		if (strcmp(kind, "cpu") == 0 && note[0] != '\0')
+			values[3] = CStringGetTextDatum(note);
+		else
+			nulls[3] = true;
+	}
 	else
-		nulls[3] = true;
+	{
+		values[0] = CStringGetTextDatum("cpu");
+		values[1] = CStringGetTextDatum("");
+		values[3] = CStringGetTextDatum(gpx_queue == NULL ?
+										"the GPU engine runs in the GPU worker, which needs shared_preload_libraries = 'gpuidx'" :
+										"the GPU worker's engine process is not serving");
+	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -155,6 +113,7 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 	uint32	   *out;
 	uint32		count;
 	int			st;
+	const gpuidx_engine_api *api;
 
 	deconstruct_array(arr, ARR_ELEMTYPE(arr), -1, false, TYPALIGN_INT, &elems, &elem_nulls, &n);
 	if (n == 0)
@@ -195,7 +154,7 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(pl_make_datum(out, count));
 	}
 
-	engine_acquire();
+	api = cpu_engine_acquire();
 	refs = palloc0(n * sizeof(gpuidx_term_ref));
 	for (int i = 0; i < n; i++)
 	{
@@ -207,12 +166,10 @@ gpuidx_engine_intersect(PG_FUNCTION_ARGS)
 	q.nterms = n;
 	q.out = out;
 	q.out_capacity = bound;
-	st = engine_api->run_batch(engine, &q, 1, NULL, &err);
+	st = api->run_batch(cpu_engine, &q, 1, NULL, &err);
 	count = q.out_count;
 	if (st != GPUIDX_ENGINE_OK || q.status != GPUIDX_ENGINE_OK)
 	{
-		if (st == GPUIDX_ENGINE_ERR_DEVICE_LOST)
-			engine_release();
 		ereport(DEBUG1,
 				(errmsg("gpuidx engine failed (%s), intersecting on the CPU",
 						engine_status_name(st != GPUIDX_ENGINE_OK ? st : q.status))));

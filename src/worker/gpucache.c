@@ -21,8 +21,6 @@
 
 /* the engines' allocation unit (the CUDA engine aligns lists to 256 bytes) */
 #define CACHE_ALIGN		256
-/* keys evicted and not yet dropped by the engine process */
-#define DROP_RING		8192
 /* an entry never valid: generations start at 1 */
 #define NO_GENERATION	0
 
@@ -53,10 +51,6 @@ typedef struct CacheShared
 	uint64		bytes_used;
 	uint64		bytes_capacity;
 	uint64		next_key;
-	pg_atomic_uint32 generation;
-	pg_atomic_uint64 drop_head;	/* written under the lock */
-	pg_atomic_uint64 drop_tail;	/* the engine process's */
-	uint64		drops[DROP_RING];
 	CacheEntry	entries[FLEXIBLE_ARRAY_MEMBER];
 } CacheShared;
 
@@ -112,9 +106,6 @@ gpx_cache_shmem_init(uint64 cache_bytes)
 		/* a little under the engine's room, for its alignment and holes */
 		cache->bytes_capacity = cache_bytes / 16 * 15;
 		cache->next_key = 1;
-		pg_atomic_init_u32(&cache->generation, 1);
-		pg_atomic_init_u64(&cache->drop_head, 0);
-		pg_atomic_init_u64(&cache->drop_tail, 0);
 		for (int i = 0; i < n; i++)
 		{
 			memset(&cache->entries[i], 0, sizeof(CacheEntry));
@@ -132,6 +123,13 @@ gpx_cache_shmem_init(uint64 cache_bytes)
 /* ---------------------------------------------------------------------------
  * Under the lock
  */
+
+/* the engine process serving now loaded what this generation holds */
+static uint32
+current_generation(void)
+{
+	return pg_atomic_read_u32(&gpx_control->generation);
+}
 
 /* len 0: a part known by its header alone (a segment's doc lengths) */
 static bool
@@ -154,20 +152,31 @@ static bool
 entry_resident(const CacheEntry *e, const gpuidx_list_header *hdr, uint64 len)
 {
 	return e->state == ENTRY_RESIDENT &&
-		e->generation == pg_atomic_read_u32(&cache->generation) && same_list(e, hdr, len);
+		e->generation == current_generation() && same_list(e, hdr, len);
+}
+
+/*
+ * Keys the engine process has yet to drop.  Its drop_tail is its to write:
+ * one it moved past the head (it cannot, unless it scribbles) reads as a
+ * full ring, which only stops evictions.
+ */
+static uint64
+drops_pending(void)
+{
+	return gpx_queue->drop_head - gpx_load_acquire64(&gpx_queue->drop_tail);
 }
 
 /* ask the engine process to drop key; false when the ring is full */
 static bool
 push_drop(uint64 key)
 {
-	uint64		head = pg_atomic_read_u64(&cache->drop_head);
+	uint64		head = gpx_queue->drop_head;
 
-	if (head - pg_atomic_read_u64(&cache->drop_tail) >= DROP_RING)
+	if (drops_pending() >= gpx_queue->ndrops)
 		return false;
-	cache->drops[head % DROP_RING] = key;
-	pg_write_barrier();
-	pg_atomic_write_u64(&cache->drop_head, head + 1);
+	gpx_queue_drops(gpx_queue)[head % gpx_queue->ndrops] = key;
+	/* release: the key is there before the engine sees the new head */
+	gpx_store_release64(&gpx_queue->drop_head, head + 1);
 	return true;
 }
 
@@ -179,7 +188,7 @@ remove_entry(CacheEntry *e)
 
 	Assert(pg_atomic_read_u32(&e->pins) == 0);
 	/* a full ring only costs the engine's own eviction of the list later */
-	if (e->generation == pg_atomic_read_u32(&cache->generation))
+	if (e->generation == current_generation())
 		(void) push_drop(e->engine_key);
 	hash_search(cache_index, &e->key, HASH_REMOVE, NULL);
 	cache->bytes_used -= e->bytes;
@@ -193,7 +202,7 @@ remove_entry(CacheEntry *e)
 static CacheEntry *
 clock_victim(void)
 {
-	uint32		gen = pg_atomic_read_u32(&cache->generation);
+	uint32		gen = current_generation();
 
 	for (int step = 0; step < 2 * cache->nentries; step++)
 	{
@@ -221,7 +230,7 @@ make_room(uint64 bytes, uint32 *evictions)
 		CacheEntry *victim;
 
 		/* an eviction the engine cannot hear of would overfill the device */
-		if (pg_atomic_read_u64(&cache->drop_head) - pg_atomic_read_u64(&cache->drop_tail) >= DROP_RING)
+		if (drops_pending() >= gpx_queue->ndrops)
 			return false;
 		victim = clock_victim();
 		if (victim == NULL)
@@ -263,7 +272,7 @@ load_entry(const GpxWorkerList *l, uint32 *evictions)
 	e->referenced = 1;
 	e->engine_key = cache->next_key++;
 	e->bytes = bytes;
-	e->generation = pg_atomic_read_u32(&cache->generation);
+	e->generation = current_generation();
 	pg_atomic_write_u32(&e->pins, 1);
 	cache->bytes_used += bytes;
 	cache->lists++;
@@ -290,45 +299,44 @@ gpx_cache_holds(const GpxListKey *key, const gpuidx_list_header *hdr, uint64 len
 }
 
 static void
-use_entry(CacheEntry *e, GpxRequestTerm *t)
+use_entry(CacheEntry *e, GpxRequestTerm *t, GpxCachePins *pins, int i)
 {
 	pg_atomic_fetch_add_u32(&e->pins, 1);
 	e->referenced = 1;
 	t->key = e->engine_key;
 	t->len = 0;
-	t->entry = (int32) (e - cache->entries);
+	pins->entry[i] = (int32) (e - cache->entries);
 }
 
 static void
-unpin_terms(GpxRequestTerm *terms, int n)
+unpin_all(GpxCachePins *pins)
 {
-	for (int i = 0; i < n; i++)
-		if (terms[i].entry >= 0)
+	for (uint32 i = 0; i < pins->n; i++)
+		if (pins->entry[i] >= 0)
 		{
-			pg_atomic_fetch_sub_u32(&cache->entries[terms[i].entry].pins, 1);
-			terms[i].entry = -1;
+			pg_atomic_fetch_sub_u32(&cache->entries[pins->entry[i]].pins, 1);
+			pins->entry[i] = -1;
 		}
 }
 
-/* exclusive lock: settle the terms' entries (gpx_cache_detach) */
+/* exclusive lock: settle the pinned entries (gpx_cache_detach) */
 static void
-detach_locked(GpxRequestTerm *terms, uint32 nterms, bool not_cached)
+detach_locked(GpxCachePins *pins, const GpxRequestTerm *terms, bool not_cached)
 {
-	uint32		gen = pg_atomic_read_u32(&cache->generation);
+	uint32		gen = current_generation();
 
-	for (uint32 i = 0; i < nterms; i++)
+	for (uint32 i = 0; i < pins->n; i++)
 	{
-		GpxRequestTerm *t = &terms[i];
 		CacheEntry *e;
 
-		if (t->entry < 0)
+		if (pins->entry[i] < 0)
 			continue;
-		e = &cache->entries[t->entry];
+		e = &cache->entries[pins->entry[i]];
 		pg_atomic_fetch_sub_u32(&e->pins, 1);
-		if (t->flags & GPX_TERM_PUT)
+		if (pins->put[i])
 		{
-			/* only this request pins a LOADING entry */
-			if (t->put_status == GPUIDX_ENGINE_OK && e->generation == gen)
+			/* only this request pins a LOADING entry; its put status is the engine's word */
+			if (terms != NULL && terms[i].put_status == GPUIDX_ENGINE_OK && e->generation == gen)
 				e->state = ENTRY_RESIDENT;
 			else
 				remove_entry(e);
@@ -338,20 +346,23 @@ detach_locked(GpxRequestTerm *terms, uint32 nterms, bool not_cached)
 			/* the engine lacked one of the request's lists: forget them all */
 			e->generation = NO_GENERATION;
 		}
-		t->entry = -1;
+		pins->entry[i] = -1;
 	}
 }
 
 bool
-gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCacheCounts *counts)
+gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCachePins *pins,
+				 GpxCacheCounts *counts)
 {
 	bool		loads = false;
 
 	memset(counts, 0, sizeof(*counts));
+	pins->n = (uint32) n;
 	for (int i = 0; i < n; i++)
 	{
 		memset(&terms[i], 0, sizeof(GpxRequestTerm));
-		terms[i].entry = -1;
+		pins->entry[i] = -1;
+		pins->put[i] = false;
 		terms[i].put_status = -1;
 		terms[i].len = lists[i].bytes != NULL ? lists[i].len : 0;
 		terms[i].kind = lists[i].kind;
@@ -376,7 +387,7 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCa
 		e = find_entry(&l->key);
 		if (e != NULL && entry_resident(e, &l->hdr, l->len))
 		{
-			use_entry(e, &terms[i]);
+			use_entry(e, &terms[i], pins, i);
 			counts->hits++;
 			continue;
 		}
@@ -387,9 +398,9 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCa
 			 * What the earlier lists pinned or began to load is let go.
 			 */
 			if (loads)
-				detach_locked(terms, i, false);
+				detach_locked(pins, NULL, false);
 			else
-				unpin_terms(terms, i);
+				unpin_all(pins);
 			LWLockRelease(cache->lock);
 			memset(counts, 0, sizeof(*counts));
 			return false;
@@ -412,7 +423,8 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCa
 		{
 			terms[i].key = e->engine_key;
 			terms[i].flags = GPX_TERM_PUT;
-			terms[i].entry = (int32) (e - cache->entries);
+			pins->entry[i] = (int32) (e - cache->entries);
+			pins->put[i] = true;
 		}
 	}
 	LWLockRelease(cache->lock);
@@ -420,27 +432,48 @@ gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *terms, GpxCa
 }
 
 void
-gpx_cache_detach(GpxRequestTerm *terms, uint32 nterms, bool not_cached)
+gpx_cache_detach(GpxCachePins *pins, const GpxRequestTerm *terms, bool not_cached)
 {
 	bool		loads = false;
 	bool		any = false;
 
 	if (cache == NULL)
 		return;
-	for (uint32 i = 0; i < nterms; i++)
+	for (uint32 i = 0; i < pins->n; i++)
 	{
-		any |= terms[i].entry >= 0;
-		loads |= terms[i].entry >= 0 && (terms[i].flags & GPX_TERM_PUT);
+		any |= pins->entry[i] >= 0;
+		loads |= pins->entry[i] >= 0 && pins->put[i];
 	}
 	if (!any)
 		return;
 	if (!loads && !not_cached)
 	{
-		unpin_terms(terms, nterms);
+		unpin_all(pins);
 		return;
 	}
 	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
-	detach_locked(terms, nterms, not_cached);
+	detach_locked(pins, terms, not_cached);
+	LWLockRelease(cache->lock);
+}
+
+void
+gpx_cache_forget_index(RelFileNode node)
+{
+	if (cache == NULL)
+		return;
+	LWLockAcquire(cache->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < cache->nentries; i++)
+	{
+		CacheEntry *e = &cache->entries[i];
+
+		if (e->state == ENTRY_FREE || !RelFileNodeEquals(e->key.node, node))
+			continue;
+		/* a pinned one goes when its request lets go of it */
+		if (pg_atomic_read_u32(&e->pins) == 0)
+			remove_entry(e);
+		else
+			e->generation = NO_GENERATION;
+	}
 	LWLockRelease(cache->lock);
 }
 
@@ -455,27 +488,4 @@ gpx_cache_usage(uint64 *lists, uint64 *bytes, uint64 *capacity)
 	*bytes = cache->bytes_used;
 	*capacity = cache->bytes_capacity;
 	LWLockRelease(cache->lock);
-}
-
-/* ---------------------------------------------------------------------------
- * The engine process: no lock, atomics only
- */
-
-bool
-gpx_cache_next_drop(uint64 *key)
-{
-	uint64		tail = pg_atomic_read_u64(&cache->drop_tail);
-
-	if (tail == pg_atomic_read_u64(&cache->drop_head))
-		return false;
-	pg_read_barrier();
-	*key = cache->drops[tail % DROP_RING];
-	pg_atomic_write_u64(&cache->drop_tail, tail + 1);
-	return true;
-}
-
-void
-gpx_cache_new_generation(void)
-{
-	pg_atomic_fetch_add_u32(&cache->generation, 1);
 }

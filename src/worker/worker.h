@@ -1,21 +1,24 @@
 /*
  * worker.h
  *	  The GPU worker as backends see it: settings, whether it serves, and one
- *	  call that has it intersect a query's lists.
+ *	  call that has it intersect a query's lists, one that has it rank a
+ *	  segment.
  *
  * Processes (docs/WORKER.md):
  *	- the supervisor, a background worker registered when gpuidx is in
  *	  shared_preload_libraries ("gpuidx worker" in pg_stat_activity): it owns
- *	  no device; it starts the engine process, restarts it when it dies,
- *	  reclaims what abandoned requests held, and stops it at shutdown;
- *	- the engine process, forked by the supervisor: it loads the engine
- *	  (CUDA, else the CPU engine), takes requests from the shared queue in
- *	  batches and answers them.  It is no postmaster child, so its death
- *	  (a driver fault, SIGKILL) restarts only it, never the cluster; it
- *	  takes no lock, only atomic slot states, so it can die anywhere.
- *	- backends submit a request into a slot, its lists into the shared arena
- *	  (by key when the GPU list cache holds them, gpucache.h; else their
- *	  bytes), and sleep on their latch until answered or timed out.
+ *	  no device; it execs the engine process, restarts it when it dies or
+ *	  stalls, frees what abandoned requests held, and stops it at shutdown;
+ *	- the engine process (src/engine_process, the program gpuidx_engine): it
+ *	  loads the engine (CUDA, else the CPU engine), takes requests from the
+ *	  queue in batches and answers them.  It maps only the queue segment
+ *	  (gpuidx_queue.h), never PostgreSQL's shared memory, so its death (a
+ *	  driver fault, SIGKILL) restarts only it, never the cluster;
+ *	- backends submit a request into a slot, its lists into the segment's
+ *	  arena (by key when the GPU list cache holds them, gpucache.h; else
+ *	  their bytes), and wait on their latch and their socket to the engine
+ *	  process until answered or timed out; they check the answer before
+ *	  using it.
  */
 #ifndef GPX_WORKER_H
 #define GPX_WORKER_H
@@ -26,6 +29,7 @@
 
 #include "gpuidx_engine.h"
 #include "gpuidx_format.h"
+#include "gpuidx_queue.h"
 #include "sched/placement.h"
 
 /* gpuidx.device */
@@ -51,19 +55,12 @@ typedef enum GpxFallback
 	GPX_FALLBACK_WORKER_LOST,	/* the engine process died with it */
 	GPX_FALLBACK_CANCELLED,		/* the query was cancelled while waiting */
 	GPX_FALLBACK_CACHE_LOST,	/* a list it named as cached was evicted or lost */
+	GPX_FALLBACK_BAD_ANSWER,	/* the engine's answer did not check */
 	GPX_NUM_FALLBACKS
 } GpxFallback;
 
 extern void gpx_worker_define_settings(void);
 
-/*
- * The engine gpuidx.engine_library names, created with cfg; else the CPU
- * engine, with why (empty when the configured one runs).  path: the library
- * as resolved.  NULL only when even the CPU engine cannot be created (why
- * says so).  Plain C, no ERROR: the engine process calls it too.
- */
-extern const gpuidx_engine_api *gpx_engine_open(const gpuidx_engine_config *cfg, gpuidx_engine **engine,
-												char *path, size_t pathlen, char *why, size_t whylen);
 extern void gpx_worker_register(void);
 
 /*
@@ -80,7 +77,9 @@ extern bool gpx_worker_present(void);
 
 /*
  * A list of an index, known to the worker's GPU cache by where it is and
- * checked by its header.  Segments are immutable, so a key never goes stale.
+ * checked by its header.  Segments are immutable, so a key never goes stale
+ * while its index lives; a relfilenode used again by a new index has its
+ * old entries forgotten when the new one is built (gpx_cache_forget_index).
  */
 typedef struct GpxListKey
 {
@@ -91,16 +90,6 @@ typedef struct GpxListKey
 	uint32		kind;			/* GPX_PART_* */
 } GpxListKey;
 
-/*
- * What a part of a request is: a list, or the data ranking reads
- * (gpuidx_engine.h GPUIDX_DATA_*), or a list's tfs as a plain array of
- * bytes (inline lists: never cached).
- */
-#define GPX_PART_LIST		0
-#define GPX_PART_FREQS		GPUIDX_DATA_FREQS
-#define GPX_PART_DOCLENS	GPUIDX_DATA_DOCLENS
-#define GPX_PART_TFS		3
-
 /* one list (or part) of a request to the worker */
 typedef struct GpxWorkerList
 {
@@ -109,7 +98,7 @@ typedef struct GpxWorkerList
 	uint64		len;			/* 0 with bytes NULL: whatever length was cached
 								 * (a segment's doc lengths, known by hdr) */
 	bool		cacheable;		/* key and hdr are set */
-	uint32		kind;			/* GPX_PART_* */
+	uint32		kind;			/* GPX_PART_* (gpuidx_queue.h) */
 	GpxListKey	key;
 	gpuidx_list_header hdr;		/* a part's identity: count, last, checksum */
 } GpxWorkerList;
@@ -119,6 +108,13 @@ typedef struct GpxWorkerList
 
 /* does the worker's GPU cache hold this list now (its bytes need not be read)? */
 extern bool gpx_cache_holds(const GpxListKey *key, const gpuidx_list_header *hdr, uint64 len);
+
+/*
+ * The index stored in node is new (built, rebuilt, truncated) or gone:
+ * whatever the GPU cache holds under node is forgotten and dropped from the
+ * device.
+ */
+extern void gpx_cache_forget_index(RelFileNode node);
 
 /*
  * Intersect lists through the worker: 'result' says what comes back
@@ -138,18 +134,6 @@ extern bool gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 resul
  * Returns true with the best *count (min(k, matched)) docs and their scores,
  * best first, and *matched; false when the caller must rank on the CPU.
  */
-typedef struct GpxRankParams
-{
-	uint32		nterms;
-	uint32		every_term;
-	uint32		k;
-	uint32		matched;		/* set by the engine */
-	double		k1;
-	double		b;
-	double		avgdl;
-	double		idf[GPUIDX_ENGINE_MAX_TERMS];
-} GpxRankParams;
-
 extern bool gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 ndocs,
 							uint32 *docs, double *scores, uint32 *count, uint32 *matched);
 
