@@ -25,6 +25,7 @@
 #include "am/gpuidx_am.h"
 #include "store/accum.h"
 #include "store/segment.h"
+#include "worker/worker.h"
 
 /* what the writer and the tape buffers need besides the accumulator */
 #define BUILD_RESERVE (256 * 1024)
@@ -120,6 +121,8 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	/* new storage: nothing cached under its relfilenode is this index's */
+	gpx_cache_forget_index(index->rd_node);
 	bs.kind = gpx_kind_of(index);
 	bs.config = gpx_build_config(index);
 	record_config_dependency(index, bs.config);

@@ -54,6 +54,8 @@ extern Size gpx_pending_limit(Relation index);
 extern bool gpx_index_freqs_option(Relation index);
 extern void gpx_index_bm25_params(Relation index, double *k1, double *b);
 extern void gpx_check_index(Relation index);	/* ERROR unless a gpuidx index */
+/* forget.c: the GPU cache forgets dropped indexes (from _PG_init) */
+extern void gpx_forget_init(void);
 extern void gpx_check_index_oid(Oid indexoid);	/* ERROR unless an index exists */
 
 /* config.c: the index's text search configuration */

@@ -86,7 +86,8 @@ gq_device_list(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxList *list, boo
 {
 	memset(l, 0, sizeof(*l));
 	*raw = NULL;
-	if (ref->external && ref->len >= GPX_CACHE_MIN_BYTES)
+	/* a temporary index's relfilenode may be a permanent one's too: not cached */
+	if (ref->external && ref->len >= GPX_CACHE_MIN_BYTES && !RelationUsesLocalBuffers(gq->index))
 	{
 		l->cacheable = true;
 		l->key.node = gq->index->rd_node;

@@ -484,7 +484,7 @@ device_tfs(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxFreqs *freqs, GpxWo
 		l->hdr.checksum = h.crc;
 		l->len = h.nbytes;
 	}
-	l->cacheable = l->len >= GPX_CACHE_MIN_BYTES;
+	l->cacheable = l->len >= GPX_CACHE_MIN_BYTES && !RelationUsesLocalBuffers(gq->index);
 	if (l->cacheable && gpx_cache_holds(&l->key, &l->hdr, l->len))
 		return;
 	gpx_seg_freqs(seg, ref, freqs);
@@ -502,14 +502,14 @@ device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
 	memset(l, 0, sizeof(*l));
 	*blob = NULL;
 	l->kind = GPX_PART_DOCLENS;
-	l->cacheable = true;
+	l->cacheable = !RelationUsesLocalBuffers(gq->index);
 	l->key.node = gq->index->rd_node;
 	l->key.segment = seg->ref.id;
 	l->key.kind = GPX_PART_DOCLENS;
 	l->hdr.count = seg->hdr->ndocs;
 	l->hdr.last = (uint32) seg->ref.sum_dl;
 	l->hdr.checksum = (uint32) (seg->ref.sum_dl >> 32);
-	if (gpx_cache_holds(&l->key, &l->hdr, 0))
+	if (l->cacheable && gpx_cache_holds(&l->key, &l->hdr, 0))
 		return;
 	*blob = gpx_seg_doclens_blob(seg, &l->len);
 	l->bytes = *blob;

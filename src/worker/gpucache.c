@@ -9,6 +9,9 @@
  */
 #include "gpuidx.h"
 
+#include <sys/stat.h>
+
+#include "common/relpath.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
@@ -475,6 +478,42 @@ gpx_cache_forget_index(RelFileNode node)
 			e->generation = NO_GENERATION;
 	}
 	LWLockRelease(cache->lock);
+}
+
+void
+gpx_cache_sweep(void)
+{
+	RelFileNode *nodes;
+	int			n = 0;
+
+	if (cache == NULL)
+		return;
+	nodes = palloc(cache->nentries * sizeof(RelFileNode));
+	LWLockAcquire(cache->lock, LW_SHARED);
+	for (int i = 0; i < cache->nentries; i++)
+	{
+		CacheEntry *e = &cache->entries[i];
+		bool		seen = false;
+
+		if (e->state == ENTRY_FREE)
+			continue;
+		for (int k = 0; k < n && !seen; k++)
+			seen = RelFileNodeEquals(nodes[k], e->key.node);
+		if (!seen)
+			nodes[n++] = e->key.node;
+	}
+	LWLockRelease(cache->lock);
+	for (int k = 0; k < n; k++)
+	{
+		char	   *path = relpathperm(nodes[k], MAIN_FORKNUM);
+		struct stat st;
+
+		/* dropped or rewritten: the file is gone, or truncated until the next checkpoint */
+		if ((stat(path, &st) != 0 && errno == ENOENT) || (stat(path, &st) == 0 && st.st_size == 0))
+			gpx_cache_forget_index(nodes[k]);
+		pfree(path);
+	}
+	pfree(nodes);
 }
 
 void

@@ -58,6 +58,13 @@ extern bool gpx_cache_attach(const GpxWorkerList *lists, int n, GpxRequestTerm *
  */
 extern void gpx_cache_detach(GpxCachePins *pins, const GpxRequestTerm *terms, bool not_cached);
 
+/*
+ * The supervisor, now and then: what the directory holds of indexes whose
+ * storage is gone (dropped or rewritten, also by a primary this server
+ * replays) is forgotten.
+ */
+extern void gpx_cache_sweep(void);
+
 /* lists and bytes the directory counts now */
 extern void gpx_cache_usage(uint64 *lists, uint64 *bytes, uint64 *capacity);
 

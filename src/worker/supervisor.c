@@ -34,6 +34,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "worker/gpucache.h"
 #include "worker/queue.h"
 
 /* the engine process this supervisor started */
@@ -413,6 +414,7 @@ gpx_worker_main(Datum arg)
 {
 	int64		next_start_ns = 0;
 	int64		backoff_ms = 100;
+	int64		next_sweep_ns = 0;
 
 	/*
 	 * die(): a shutdown or pg_terminate_backend ends it with FATAL (exit 1),
@@ -484,6 +486,11 @@ gpx_worker_main(Datum arg)
 					 note[0] ? errdetail("%s", note) : 0));
 		}
 		reclaim();
+		if (gpx_monotonic_ns() >= next_sweep_ns)
+		{
+			gpx_cache_sweep();
+			next_sweep_ns = gpx_monotonic_ns() + ms_to_ns(1000);
+		}
 
 		n = WaitEventSetWait(waitset, 100, events, lengthof(events), PG_WAIT_EXTENSION);
 		for (int i = 0; i < n; i++)
