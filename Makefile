@@ -62,6 +62,19 @@ all: engine-program
 install: install-engine-program
 EXTRA_CLEAN += src/engine_process/build
 
+# A test engine whose device starts only when told (test/worker/flaky_engine.c),
+# for the worker's retries (t/019); installed for the tests only.
+FLAKY_ENGINE = test/worker/build/gpuidx_flaky_engine.so
+$(FLAKY_ENGINE): test/worker/flaky_engine.c $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c
+	@mkdir -p $(dir $@)
+	$(ENGINE_PROGRAM_CC) -std=gnu99 -D_GNU_SOURCE -O2 -fPIC -shared -fvisibility=hidden -ffp-contract=off -Wall -Wextra \
+		$(if $(WERROR),-Werror) -Iinclude -Isrc -o $@ $^ -lm -lpthread -ldl
+
+.PHONY: install-test-engine
+install-test-engine: $(FLAKY_ENGINE)
+	$(INSTALL_SHLIB) $(FLAKY_ENGINE) '$(DESTDIR)$(pkglibdir)/gpuidx_flaky_engine.so'
+EXTRA_CLEAN += test/worker/build
+
 # the GPU engine, when nvcc is there
 include Makefile.cuda
 all: cuda-engine

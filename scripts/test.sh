@@ -21,6 +21,8 @@ bash scripts/deps.sh
 step "build and install"
 make -s -j"$jobs" WERROR=1
 make -s install
+# an engine whose device starts only when told, for the worker's retries (t/019)
+make -s install-test-engine WERROR=1
 
 step "test corpus"
 data=${GPUIDX_DATA:-$HOME/.cache/gpuidx-data}

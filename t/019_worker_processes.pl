@@ -1,0 +1,273 @@
+# The GPU worker keeps PostgreSQL's process model.  Its engine process is a
+# program of its own, exec'd by the supervisor: it maps the queue segment and
+# nothing of PostgreSQL's shared memory, and dies with its supervisor.
+# Whatever dies or hangs -- the engine process mid-batch, SIGSTOPped, the
+# supervisor (terminated, or killed), the postmaster -- while 16 clients
+# check every answer against the CPU's: no wrong answer, no process left
+# behind, the server starts again, an engine serves again within its
+# back-off.  An engine whose device does not start is tried again until it
+# does; a small arena keeps its room after load.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(time usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('processes');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'gpuidx'
+gpuidx.device = worker
+gpuidx.gpu_min_postings = 0
+gpuidx.engine_stall_timeout = '2s'
+max_connections = 60
+autovacuum = off
+restart_after_crash = on
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION gpuidx');
+$node->safe_psql('postgres', slurp_file('test/worker/lists.sql'));
+
+sub stat_of
+{
+	my ($col) = @_;
+	return $node->safe_psql('postgres', "SELECT $col FROM gpuidx_worker_stats");
+}
+
+sub wait_serving
+{
+	my ($what) = @_;
+	ok($node->poll_query_until('postgres', 'SELECT serving FROM gpuidx_worker_stats'), "$what: an engine serves");
+}
+
+sub supervisor_pid
+{
+	return $node->safe_psql('postgres',
+		q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'gpuidx worker'});
+}
+
+# a process is gone once it is reaped (a zombie only waits for that)
+sub gone
+{
+	my ($pid) = @_;
+	return 1 unless -e "/proc/$pid/stat";
+	my $stat = slurp_file("/proc/$pid/stat");
+	return $stat =~ /^\d+ \(.*\) Z/;
+}
+
+sub wait_gone
+{
+	my ($pids, $what) = @_;
+	my $deadline = time() + 10;
+	while (time() < $deadline)
+	{
+		return pass("$what: no process left (@$pids)") unless grep { !gone($_) } @$pids;
+		usleep(50_000);
+	}
+	fail("$what: processes left: " . join(' ', grep { !gone($_) } @$pids));
+}
+
+sub children_of
+{
+	my ($ppid) = @_;
+	my @pids;
+	for my $dir (glob('/proc/[0-9]*'))
+	{
+		my $status = eval { slurp_file("$dir/status") } // next;
+		push @pids, $dir =~ m{(\d+)$} if $status =~ /^PPid:\s+$ppid$/m;
+	}
+	return @pids;
+}
+
+wait_serving('at start');
+my $engine = stat_of('engine_pid');
+my $supervisor = supervisor_pid();
+
+# the engine process: exec'd, the supervisor's child, no PostgreSQL memory
+like(readlink("/proc/$engine/exe"), qr{/gpuidx_engine$}, 'the engine process runs the program gpuidx_engine');
+like(slurp_file("/proc/$engine/status"), qr/^PPid:\s+$supervisor$/m, 'its parent is the supervisor');
+my $maps = slurp_file("/proc/$engine/maps");
+like($maps, qr{memfd:gpuidx queue}, 'it maps the queue segment');
+unlike($maps, qr{SYSV|/dev/zero|/dev/shm/PostgreSQL}, 'and none of PostgreSQL\'s shared memory');
+my @shared = grep { (split ' ')[1] =~ /s$/ } split /\n/, $maps;
+is(scalar(grep { !/memfd:gpuidx queue/ } @shared), 0, 'no other shared mapping')
+  or diag(join("\n", @shared));
+my @files = map { readlink($_) // '' } glob("/proc/$engine/fd/*");
+is(scalar(grep { m{/(base|global|pg_wal)/} } @files), 0, 'no descriptor of the database\'s files');
+
+# pgbench in the background: every transaction checks its answer
+my $script = $node->basedir . '/check.sql';
+open(my $fh, '>', $script) or die;
+print $fh "\\set a random(1, 123)\n\\set b random(1, 123)\n\\set c random(1, 123)\nSELECT check_generated(:a, :b, :c);\n";
+close($fh);
+
+sub start_load
+{
+	my ($clients, $seconds) = @_;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'pgbench', '-n', '-c', $clients, '-j', 4, '-T', $seconds, '-f', $script,
+		  '-h', $node->host, '-p', $node->port, 'postgres' ],
+		'>', \$out, '2>', \$err);
+	return [ $h, \$out, \$err ];
+}
+
+# every transaction ends well (the server stays up)
+sub finish_load
+{
+	my ($load, $what) = @_;
+	my ($h, $out, $err) = @$load;
+	$h->finish;
+	is($h->result(0), 0, "$what: pgbench ends well") or diag($$err);
+	like($$out, qr/number of failed transactions: 0 /, "$what: no transaction failed");
+	my ($n) = $$out =~ /number of transactions actually processed: (\d+)/;
+	cmp_ok($n // 0, '>', 0, "$what: " . ($n // 0) . ' transactions, each checking the worker\'s answer');
+}
+
+# the server restarts under it: connections end, but no answer was wrong
+sub finish_load_broken
+{
+	my ($load, $what) = @_;
+	my ($h, $out, $err) = @$load;
+	eval { $h->finish; };
+	unlike($$err, qr/differs from the CPU/, "$what: no wrong answer before the connections ended");
+}
+
+# 1. the engine process killed mid-batch, again and again
+my $starts = stat_of('engine_starts');
+my $load = start_load(16, 6);
+my @killed;
+for my $i (1 .. 4)
+{
+	usleep(1_000_000);
+	my $pid = stat_of('engine_pid');
+	next unless $pid;
+	push @killed, $pid if kill('KILL', $pid);
+}
+finish_load($load, 'the engine process SIGKILLed ' . scalar(@killed) . ' times');
+cmp_ok(scalar(@killed), '>=', 3, 'killed at least 3 times');
+wait_gone(\@killed, 'the killed engine processes');
+wait_serving('after the kills');
+cmp_ok(stat_of('engine_starts') - $starts, '>=', scalar(@killed), 'a new engine process each time');
+
+# 2. a stalled engine process (SIGSTOP) is found out and replaced
+my $stopped = stat_of('engine_pid');
+my $stalls = stat_of('engine_stalls');
+$load = start_load(16, 6);
+usleep(500_000);
+kill('STOP', $stopped);
+my $t0 = time();
+ok($node->poll_query_until('postgres',
+	"SELECT serving AND engine_pid <> $stopped FROM gpuidx_worker_stats"), 'a stopped engine process is replaced');
+my $took = time() - $t0;
+cmp_ok($took, '<', 2 + 5, sprintf('within its stall timeout (2 s) and a little: %.1f s', $took));
+finish_load($load, 'an engine process stopped under load');
+is(stat_of('engine_stalls') - $stalls, 1, 'counted as one stall');
+wait_gone([$stopped], 'the stopped engine process');
+like(slurp_file($node->logfile), qr/engine process $stopped made no progress for 2000 ms; killing it/,
+	'the log says why it was killed');
+
+# 3. pg_terminate_backend of the supervisor: another one, with a new engine process
+$supervisor = supervisor_pid();
+$engine = stat_of('engine_pid');
+$load = start_load(16, 5);
+usleep(1_000_000);
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($supervisor)");
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'gpuidx worker' AND pid <> $supervisor"),
+	'a terminated supervisor is started again');
+wait_gone([$supervisor, $engine], 'the terminated supervisor and its engine process');
+wait_serving('after the supervisor was terminated');
+finish_load($load, 'the supervisor terminated under load');
+
+# 4. the supervisor killed: the postmaster restarts the server (its rule for
+# any child's death by a signal); its engine process dies with it
+$supervisor = supervisor_pid();
+$engine = stat_of('engine_pid');
+$load = start_load(16, 5);
+usleep(1_000_000);
+kill('KILL', $supervisor);
+wait_gone([$supervisor, $engine], 'the killed supervisor and its engine process');
+finish_load_broken($load, 'the supervisor killed under load');
+ok($node->poll_query_until('postgres', 'SELECT 1', '1'), 'the server is back');
+wait_serving('after the server restarted');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM generate_series(1, 40) i WHERE check_generated(i, i + 40, i + 80) < 0'),
+	'0', 'answers are right after the restart');
+
+# 5. the postmaster killed: nothing of the old server stays, the next start works
+$engine = stat_of('engine_pid');
+my $postmaster = $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity WHERE backend_type = \'checkpointer\'');
+$postmaster = (slurp_file("/proc/$postmaster/status") =~ /^PPid:\s+(\d+)/m)[0];
+# every process of the old server: the postmaster's children, the engine process
+my @old = ($engine, children_of($postmaster));
+$load = start_load(16, 5);
+usleep(1_000_000);
+$node->kill9;
+wait_gone(\@old, 'the postmaster killed: its children and the engine process');
+finish_load_broken($load, 'the postmaster killed under load');
+$node->start;
+wait_serving('after the postmaster was killed and the server started');
+unlike(slurp_file($node->logfile), qr/pre-existing shared memory block|could not create the GPU worker/,
+	'no start-up failure');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM generate_series(1, 40) i WHERE check_generated(i, i + 40, i + 80) < 0'),
+	'0', 'answers are right after the new start');
+
+# 6. a library that is no engine: the CPU engine, said why, not tried again
+$node->append_conf('postgresql.conf', "gpuidx.engine_library = '\$libdir/gpuidx'\n");
+$node->restart;
+wait_serving('with a library that is no engine');
+like(stat_of('engine || \': \' || engine_note'), qr/^cpu: .*is not a gpuidx engine/,
+	'the CPU engine serves and the view says why');
+usleep(2_500_000);
+is(stat_of('gpu_retries'), '0', 'a library that does not load is not tried again');
+
+# 7. an engine whose device does not start yet: tried again, backing off, until it does
+my $libdir = `pg_config --pkglibdir`;
+chomp $libdir;
+SKIP:
+{
+	skip 'the test engine is not installed (make install-test-engine)', 6
+	  unless -e "$libdir/gpuidx_flaky_engine.so";
+	unlink($node->data_dir . '/gpuidx_flaky_engine.ok');
+	$node->append_conf('postgresql.conf', "gpuidx.engine_library = '\$libdir/gpuidx_flaky_engine'\n");
+	$node->restart;
+	wait_serving('with a device that does not start');
+	like(stat_of('engine || \': \' || engine_note'), qr/^cpu: .*flaky test device is busy.*trying again/,
+		'the CPU engine stands in, and the view says it tries again');
+	ok($node->poll_query_until('postgres', 'SELECT gpu_retries >= 2 FROM gpuidx_worker_stats'),
+		'the device is tried again');
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM generate_series(1, 20) i WHERE check_generated(i, i + 40, i + 80) < 0'),
+		'0', 'meanwhile the CPU engine answers');
+	my $pid = stat_of('engine_pid');
+	open(my $ok, '>', $node->data_dir . '/gpuidx_flaky_engine.ok') or die;
+	close($ok);
+	ok($node->poll_query_until('postgres', q{SELECT engine = 'flaky' FROM gpuidx_worker_stats}),
+		'once the device starts, the engine process serves with it');
+	is(stat_of('engine_pid'), $pid, 'in the same process, without a restart');
+	like(slurp_file($node->logfile), qr/serves with the flaky engine now, after \d+ tries/, 'and the log says so');
+}
+
+# 8. a 1 MB arena keeps its room: the same work three times, the same fallbacks
+$node->append_conf('postgresql.conf', "gpuidx.engine_library = '\$libdir/gpuidx_cuda'\ngpuidx.worker_arena_size = '1MB'\n");
+$node->restart;
+wait_serving('with a 1 MB arena');
+my @full;
+for my $pass (1 .. 3)
+{
+	my $before = stat_of('fallback_arena_full');
+	finish_load(start_load(16, 3), "1 MB arena, pass $pass");
+	push @full, stat_of('fallback_arena_full') - $before;
+	ok($node->poll_query_until('postgres', 'SELECT slots_in_use = 0 AND arena_bytes_in_use = 0 FROM gpuidx_worker_stats'),
+		"pass $pass: the arena is all free once idle");
+}
+diag("arena-full fallbacks by pass: @full");
+cmp_ok($full[2], '<=', 2 * $full[0] + 20, "the third pass falls back no more than the first (@full)");
+
+$engine = stat_of('engine_pid');
+$node->stop('fast');
+wait_gone([$engine], 'a fast shutdown');
+unlike(slurp_file($node->logfile), qr/PANIC/, 'no PANIC');
+done_testing();
