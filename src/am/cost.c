@@ -24,6 +24,7 @@
 #include "optimizer/optimizer.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
@@ -275,6 +276,7 @@ Datum
 gpuidx_matchsel(PG_FUNCTION_ARGS)
 {
 	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	Oid			operator = PG_GETARG_OID(1);
 	List	   *args = (List *) PG_GETARG_POINTER(2);
 	int			varRelid = PG_GETARG_INT32(3);
 	VariableStatData vardata;
@@ -300,7 +302,12 @@ gpuidx_matchsel(PG_FUNCTION_ARGS)
 		IndexOptInfo *info = lfirst_node(IndexOptInfo, lc);
 		bool		same_key;
 
-		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1)
+		/*
+		 * Only the search operator of the index's operator family: another
+		 * operator naming this estimator may take another type of query
+		 */
+		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1 ||
+			get_op_opfamily_strategy(operator, info->opfamily[0]) != GPX_STRATEGY_MATCH)
 			continue;
 		if (info->indexkeys[0] != 0)
 			same_key = IsA(vardata.var, Var) &&

@@ -31,6 +31,10 @@ typedef struct GpxOptions
 	double		b;
 } GpxOptions;
 
+/* the strategies of the operator classes: doc @@& query, ORDER BY doc <=> query */
+#define GPX_STRATEGY_MATCH			1
+#define GPX_STRATEGY_RANK			2
+
 #define GPX_DEFAULT_PENDING_LIMIT	4096	/* kB, as GIN's gin_pending_list_limit */
 #define GPX_CODEC_AUTO				(-1)
 

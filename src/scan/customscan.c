@@ -22,7 +22,6 @@
 #include "storage/smgr.h"
 #include "nodes/tidbitmap.h"
 #include "catalog/pg_aggregate.h"
-#include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -137,37 +136,42 @@ static void reset_cursor(GpxScanState *s);
  * Planning
  */
 
-static bool
-is_match_operator(Oid opno)
-{
-	Oid			func = get_opcode(opno);
-	char	   *name = OidIsValid(func) ? get_func_name(func) : NULL;
-
-	return name != NULL && strcmp(name, "gpuidx_match") == 0;
-}
-
-/* "Var @@& expr" on this relation, expr free of its Vars and volatility: the Var */
+/* the Var of "Var op query" (under any RelabelType), and the query */
 static Var *
-match_clause(RestrictInfo *rinfo, Index relid, Node **query)
+clause_var(OpExpr *op, Node **query)
 {
-	OpExpr	   *op;
-	Node	   *left;
+	Node	   *left = linitial(op->args);
 
-	if (!IsA(rinfo->clause, OpExpr))
-		return NULL;
-	op = (OpExpr *) rinfo->clause;
-	if (list_length(op->args) != 2 || !is_match_operator(op->opno))
-		return NULL;
-	left = linitial(op->args);
 	while (IsA(left, RelabelType))
 		left = (Node *) ((RelabelType *) left)->arg;
-	if (!IsA(left, Var) || ((Var *) left)->varno != relid || ((Var *) left)->varlevelsup != 0)
-		return NULL;
 	*query = lsecond(op->args);
+	return IsA(left, Var) ? (Var *) left : NULL;
+}
+
+/*
+ * Is the clause "column @@& query" that the index answers?  The operator is
+ * known as the search strategy of the index's operator family, never by
+ * its name or its function's (any role can create an operator or function
+ * of any name in its temporary schema); the column is the index's; the
+ * query is free of the relation's Vars and of volatility.
+ */
+static bool
+match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query)
+{
+	OpExpr	   *op;
+	Var		   *var;
+
+	if (!IsA(rinfo->clause, OpExpr))
+		return false;
+	op = (OpExpr *) rinfo->clause;
+	if (list_length(op->args) != 2 ||
+		get_op_opfamily_strategy(op->opno, ix->opfamily[0]) != GPX_STRATEGY_MATCH)
+		return false;
+	var = clause_var(op, query);
+	if (var == NULL || var->varno != relid || var->varlevelsup != 0 || var->varattno != ix->indexkeys[0])
+		return false;
 	/* constants and parameters only: the same query for the whole scan (or rescan) */
-	if (contain_var_clause(*query) || contain_volatile_functions(*query))
-		return NULL;
-	return (Var *) left;
+	return !contain_var_clause(*query) && !contain_volatile_functions(*query);
 }
 
 /*
@@ -219,24 +223,23 @@ limit_hint(PlannerInfo *root, RelOptInfo *rel, List *other_quals)
 static void
 add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
-	Oid			amoid = get_am_oid("gpuidx", true);
 	ListCell   *lc;
 
-	if (!OidIsValid(amoid))
-		return;
-	foreach(lc, rel->baserestrictinfo)
+	foreach(lc, rel->indexlist)
 	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Node	   *query;
-		Var		   *var = match_clause(rinfo, rti, &query);
+		IndexOptInfo *ix = lfirst(lc);
+		int			answers = -1;	/* not asked yet */
+		uint32		nsegments = 0;
 		ListCell   *lc2;
-		ListCell   *lc3;
 
-		if (var == NULL)
+		/* a gpuidx index (known by its routine) on one column, not partial */
+		if (ix->amcostestimate != gpx_costestimate || ix->nkeycolumns != 1 || ix->indexkeys[0] == 0 ||
+			ix->indpred != NIL)
 			continue;
-		foreach(lc2, rel->indexlist)
+		foreach(lc2, rel->baserestrictinfo)
 		{
-			IndexOptInfo *ix = lfirst(lc2);
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Node	   *query;
 			IndexClause *ic;
 			IndexPath  *ipath;
 			CustomPath *cpath;
@@ -248,19 +251,20 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			bool		lossy;
 			double		factor;
 			BitmapHeapPath *bpath;
-			Relation	index;
-			bool		answers;
-			uint32		nsegments;
+			ListCell   *lc3;
 
-			if (ix->relam != amoid || ix->nkeycolumns != 1 || ix->indexkeys[0] != var->varattno ||
-				ix->indpred != NIL)
+			if (!match_clause(rinfo, rti, ix, &query))
 				continue;
-			index = index_open(ix->indexoid, NoLock);
-			answers = gpx_index_answers(index, gpx_current_config());
-			nsegments = answers ? gpx_index_segments(index) : 0;
-			index_close(index, NoLock);
+			if (answers < 0)
+			{
+				Relation	index = index_open(ix->indexoid, NoLock);
+
+				answers = gpx_index_answers(index, gpx_current_config());
+				nsegments = answers ? gpx_index_segments(index) : 0;
+				index_close(index, NoLock);
+			}
 			if (!answers)
-				continue;
+				break;
 
 			/* the index's own estimate, through its cost function */
 			ic = makeNode(IndexClause);
@@ -312,7 +316,6 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 											   makeInteger(limit_hint(root, rel, other)));
 			cpath->methods = &path_methods;
 			add_path(rel, &cpath->path);
-			break;
 		}
 	}
 }
@@ -454,8 +457,8 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	rinfo = lthird(scan->custom_private);
 	if (rinfo != linitial(input_rel->baserestrictinfo) || rinfo->pseudoconstant)
 		return;
-	var = match_clause(rinfo, input_rel->relid, &query);
-	Assert(var != NULL);		/* the scan path was made from this clause */
+	/* the scan path was made from this clause, which its index answers */
+	var = clause_var((OpExpr *) rinfo->clause, &query);
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
