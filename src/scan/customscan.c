@@ -19,6 +19,7 @@
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "storage/smgr.h"
 #include "nodes/tidbitmap.h"
 #include "catalog/pg_aggregate.h"
@@ -110,7 +111,7 @@ typedef struct GpxScanState
 	struct TableScanDescData *seq;	/* then: every row, the clause evaluated */
 	Relation	index;
 	struct IndexFetchTableData *fetch;
-	TupleTableSlot *fetch_slot; /* the table AM's own slot (PG 15 gives custom scans virtual ones) */
+	TupleTableSlot *fetch_slot; /* rows are fetched into it: the scan slot, or the aggregate's own */
 	Buffer		vmbuffer;
 	MemoryContext cxt;			/* the cursor's memory, reset on rescan */
 	GqIndex    *gq;
@@ -534,30 +535,33 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
 	/*
-	 * PostgreSQL 15 gives a custom scan a virtual scan slot and compiles its
-	 * expressions for that slot alone, skipping the step that deforms a
-	 * stored tuple.  Rows come here in the table AM's own slots (ours, or
-	 * EvalPlanQual's), so the scan slot's type is declared not fixed and the
-	 * projection and quals compiled again: every expression then deforms
-	 * whatever slot it is given, and rows are returned without a copy.
+	 * PostgreSQL 15 gives a custom scan a virtual scan slot.  Rows are
+	 * fetched into a slot of the table AM's own type, which is made the
+	 * scan slot (the projection and quals compiled again for it), so that
+	 * WHERE CURRENT OF finds the row's TID there and rows are returned
+	 * without a copy.  The aggregate's one row of counts is built in the
+	 * virtual scan slot; it fetches rows into a slot of its own.
 	 */
 	s->query_expr = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	if (!s->aggregate)
 	{
-		node->ss.ps.scanopsfixed = false;
+		s->heap = node->ss.ss_currentRelation;
+		ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(s->heap), table_slot_callbacks(s->heap));
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
 		node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
 		s->match_qual = ExecInitQual(list_make1(lsecond(cscan->custom_exprs)), &node->ss.ps);
-		s->heap = node->ss.ss_currentRelation;
 	}
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	/* an aggregate's one row of counts is built here, in the virtual scan slot */
 	if (s->aggregate)
+	{
 		s->heap = table_open(s->heap_oid, AccessShareLock);
+		s->fetch_slot = table_slot_create(s->heap, &estate->es_tupleTable);
+	}
+	else
+		s->fetch_slot = node->ss.ss_ScanTupleSlot;
 	s->index = index_open(s->indexoid, AccessShareLock);
 	s->fetch = table_index_fetch_begin(s->heap);
-	s->fetch_slot = table_slot_create(s->heap, &estate->es_tupleTable);
 	s->vmbuffer = InvalidBuffer;
 	s->cxt = AllocSetContextCreate(estate->es_query_cxt, "gpuidx custom scan", ALLOCSET_DEFAULT_SIZES);
 }
@@ -589,6 +593,13 @@ start(GpxScanState *s)
 	}
 	if (!isnull)
 		gpx_query_terms(cfg, DatumGetTextPP(q), &terms);
+
+	/*
+	 * SERIALIZABLE: a lock on the whole index, as index_beginscan takes for
+	 * an index without predicate locks of its own; an insert into the index
+	 * then conflicts with this scan (index_insert checks it)
+	 */
+	PredicateLockRelation(s->index, s->css.ss.ps.state->es_snapshot);
 	s->gq = gq_open(s->index);
 	s->cursor = gq_cursor_begin(s->gq, &terms, s->limit);
 	s->skip_visible = s->count_only && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
@@ -660,6 +671,8 @@ next_match(GpxScanState *s, bool *unread)
 		*unread = s->unread[i];
 		if (*unread)
 		{
+			/* a row not read is locked as if read: its page, as an index-only scan does */
+			PredicateLockPage(s->heap, ItemPointerGetBlockNumber(&s->batch[i]), snapshot);
 			s->visible_unread++;
 			return true;
 		}
@@ -683,12 +696,12 @@ next_tuple(ScanState *ss)
 	{
 		ExprContext *econtext = ss->ps.ps_ExprContext;
 
-		while (table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
+		while (table_scan_getnextslot(s->seq, ForwardScanDirection, slot))
 		{
 			s->heap_fetches++;
-			econtext->ecxt_scantuple = s->fetch_slot;
+			econtext->ecxt_scantuple = slot;
 			if (ExecQual(s->match_qual, econtext))
-				return s->fetch_slot;
+				return slot;
 			ResetExprContext(econtext);
 			CHECK_FOR_INTERRUPTS();
 		}
@@ -698,10 +711,12 @@ next_tuple(ScanState *ss)
 		return ExecClearTuple(slot);
 	if (unread)
 	{
+		/* no column is read, but WHERE CURRENT OF reads the row's TID */
 		ExecStoreAllNullTuple(slot);
-		return slot;
+		slot->tts_tid = s->batch[s->bpos - 1];
+		slot->tts_tableOid = RelationGetRelid(s->heap);
 	}
-	return s->fetch_slot;
+	return slot;
 }
 
 /* EvalPlanQual: a row updated concurrently must still match */
@@ -796,7 +811,12 @@ count_matches(GpxScanState *s)
 	}
 	if (s->skip_visible && heap_all_visible(s->heap))
 	{
-		/* every segment counted where it is, no doc mapped to its TID */
+		/*
+		 * every segment counted where it is, no doc mapped to its TID: no
+		 * row known, the whole table locked (SERIALIZABLE), as a sequential
+		 * scan locks it
+		 */
+		PredicateLockRelation(s->heap, s->css.ss.ps.state->es_snapshot);
 		for (uint32 seg = 0; seg < s->gq->meta.nsegments; seg++)
 		{
 			int64		k;
