@@ -19,6 +19,7 @@
 
 #include <math.h>
 
+#include "access/table.h"
 #include "access/xact.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -264,6 +265,17 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		 */
 		*startup += 0.1 * est.docs * POSTING_COST * cpu_operator_cost;
 		*total = *startup + est.selectivity * est.docs * cpu_index_tuple_cost;
+		/* without a key, the rows without a document come last, from a read of the table */
+		if (path->indexclauses == NIL)
+		{
+			Relation	heap = table_open(index->rd_index->indrelid, NoLock);
+			double		spc_seq_page_cost;
+
+			get_tablespace_page_costs(info->rel->reltablespace, NULL, &spc_seq_page_cost);
+			if (gpx_index_may_miss_rows(heap, index))
+				*total += info->rel->pages * spc_seq_page_cost + info->rel->tuples * cpu_tuple_cost;
+			table_close(heap, NoLock);
+		}
 	}
 	index_close(index, NoLock);
 }

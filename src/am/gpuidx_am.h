@@ -2,7 +2,8 @@
  * gpuidx_am.h
  *	  The contract between the files of the gpuidx index access method, one
  *	  file per phase of an index's life: handler.c (the AM routine, options),
- *	  build.c, insert.c, scan.c (bitmap, plain and ranked scans), merge.c,
+ *	  build.c, insert.c, scan.c (bitmap, plain and ranked scans), nulls.c
+ *	  (the rows with no document, after the ranked ones), merge.c,
  *	  vacuum.c, cost.c, verify.c, stats.c and rank.c (BM25 row by row, and
  *	  binding a ranked query to its index).  On-disk layout: store/layout.h; query executor: query/.
  */
@@ -102,11 +103,25 @@ typedef struct GpxRankScanInfo
 	uint64		blocks_loaded;	/* WAND's blocks decoded (backend rankings) */
 	uint64		blocks_skipped;
 	uint32		pending;		/* pending entries scored */
+	bool		nulls_read;		/* the table was read for the rows without a document */
+	uint64		nulls;			/* how many of them came */
 } GpxRankScanInfo;
 
 extern void gpx_scan_rank_info(IndexScanDesc scan, GpxRankScanInfo *info);
 /* the terms of a query string under cfg */
 extern void gpx_query_terms(Oid cfg, text *query, GpxLexemes *out);
+
+/*
+ * nulls.c: the rows an index does not hold (indexed value NULL, within its
+ * predicate), in heap order, as the TIDs its entries would have
+ */
+typedef struct GpxNullScan GpxNullScan;
+
+/* can the table hold such rows?  (not when the indexed column is NOT NULL) */
+extern bool gpx_index_may_miss_rows(Relation heap, Relation index);
+extern GpxNullScan *gpx_nulls_begin(Relation heap, Relation index, Snapshot snapshot);
+extern bool gpx_nulls_next(GpxNullScan *ns, ItemPointer tid);
+extern void gpx_nulls_end(GpxNullScan *ns);
 
 /* merge.c: callers hold the merge lock */
 extern void gpx_merge_lock(Relation index);

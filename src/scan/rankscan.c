@@ -275,6 +275,8 @@ add_stats(RankScanState *s)
 	s->info.blocks_loaded += now.blocks_loaded;
 	s->info.blocks_skipped += now.blocks_skipped;
 	s->info.pending += now.pending;
+	s->info.nulls_read |= now.nulls_read;
+	s->info.nulls += now.nulls;
 	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 }
 
@@ -353,6 +355,9 @@ explain_rank_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("WAND Blocks Decoded", NULL, s->info.blocks_loaded, es);
 	ExplainPropertyUInteger("WAND Blocks Skipped", NULL, s->info.blocks_skipped, es);
 	ExplainPropertyUInteger("Pending Entries Scored", NULL, s->info.pending, es);
+	/* the table read for the rows without a document, when the index's ran out */
+	if (s->info.nulls_read)
+		ExplainPropertyUInteger("Rows Without Document", NULL, s->info.nulls, es);
 	if (s->worker.requests + s->worker.fallbacks > 0)
 		gpx_explain_worker_requests(&s->worker, es);
 }
