@@ -19,6 +19,16 @@ CREATE FUNCTION pg_temp.gpuidx_match(d text, q int) RETURNS bool LANGUAGE plpgsq
 CREATE OPERATOR pg_temp.!@@ (LEFTARG = text, RIGHTARG = int, FUNCTION = pg_temp.gpuidx_match);
 -- no privilege on the table: refused, as for any operator
 SELECT count(*) FROM oi WHERE body OPERATOR(pg_temp.!@@) 5;
+-- nor may it read an index's statistics (which terms the documents hold)
+SELECT gpuidx_bm25('word1', 'word1', 'oi_body');
+SELECT 'word1' <=> gpuidx_rank_query('word1', 'oi_tsv');
+RESET ROLE;
+-- the indexed column is enough
+GRANT SELECT (id, body) ON oi TO regress_gpuidx_login;
+SET ROLE regress_gpuidx_login;
+SELECT gpuidx_bm25('word1', 'word1', 'oi_body') > 0 AS scored;
+SELECT id FROM oi ORDER BY body <=> 'word1', id LIMIT 2;
+SELECT gpuidx_bm25('word1'::tsvector, 'word1', 'oi_tsv');
 RESET ROLE;
 GRANT SELECT ON oi TO regress_gpuidx_login;
 SET ROLE regress_gpuidx_login;

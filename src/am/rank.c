@@ -13,6 +13,7 @@
 
 #include "access/genam.h"
 #include "access/relation.h"
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
@@ -21,6 +22,7 @@
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
@@ -28,6 +30,7 @@
 #include "parser/parsetree.h"
 #include "parser/parse_relation.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
@@ -111,6 +114,35 @@ gpx_rank_query_terms(Relation index, const char *query, int len, GpxLexemes *ter
 	gpx_lexemes_of_text(cfg, query, len, terms);
 }
 
+/*
+ * The index's statistics tell which terms its table's documents hold: read
+ * only by a role that may read the columns it indexes (the table, or each
+ * of those columns), as gpuidx_index_stats and pg_stats require.
+ */
+static void
+check_read_privilege(Relation index)
+{
+	Oid			heapoid = index->rd_index->indrelid;
+	Bitmapset  *cols = NULL;
+	int			i = -1;
+
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+		return;
+	for (int k = 0; k < index->rd_index->indnatts; k++)
+		if (index->rd_index->indkey.values[k] != 0)
+			cols = bms_add_member(cols, index->rd_index->indkey.values[k] - FirstLowInvalidHeapAttributeNumber);
+	pull_varattnos((Node *) RelationGetIndexExpressions(index), 1, &cols);
+	pull_varattnos((Node *) RelationGetIndexPredicate(index), 1, &cols);
+	while ((i = bms_next_member(cols, i)) >= 0)
+	{
+		AttrNumber	attno = i + FirstLowInvalidHeapAttributeNumber;
+
+		if (pg_attribute_aclcheck(heapoid, attno, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid),
+							   get_attname(heapoid, attno, false));
+	}
+}
+
 static RankFnCache *
 rank_cache(FunctionCallInfo fcinfo, text *query, Oid index_arg)
 {
@@ -144,6 +176,7 @@ rank_cache(FunctionCallInfo fcinfo, text *query, Oid index_arg)
 	c->index = index;
 	rel = index_open(index, AccessShareLock);
 	gpx_check_index(rel);
+	check_read_privilege(rel);
 	c->kind = gpx_index_info(rel)->kind;
 	c->doc_config = c->kind == GPX_KIND_TEXT ? gpx_index_config(rel) : gpx_current_config();
 	gpx_rank_query_terms(rel, q, qlen, &c->terms);
