@@ -247,8 +247,8 @@ start_rank_scan(RankScanState *s)
 	ListCell   *lc;
 
 	foreach(lc, s->key_queries)
-		make_key(&keys[i++], lfirst(lc), econtext, 1, 0);
-	make_key(&order, s->order_query, econtext, 2, SK_ORDER_BY);
+		make_key(&keys[i++], lfirst(lc), econtext, GPX_STRATEGY_MATCH, 0);
+	make_key(&order, s->order_query, econtext, GPX_STRATEGY_RANK, SK_ORDER_BY);
 	if (s->scan == NULL)
 		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
 								  s->nkeys, 1);
