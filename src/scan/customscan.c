@@ -175,28 +175,6 @@ match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query)
 	return !contain_var_clause(*query) && !contain_volatile_functions(*query);
 }
 
-/*
- * Does the query read a system column the scan's (virtual) slot cannot give?
- * ctid and tableoid it gives; xmin, xmax, cmin, cmax it cannot.
- */
-static bool
-needs_other_system_column(List *tlist, List *quals, Index relid)
-{
-	Bitmapset  *attrs = NULL;
-	int			i = -1;
-
-	pull_varattnos((Node *) tlist, relid, &attrs);
-	pull_varattnos((Node *) quals, relid, &attrs);
-	while ((i = bms_next_member(attrs, i)) >= 0)
-	{
-		AttrNumber	attno = i + FirstLowInvalidHeapAttributeNumber;
-
-		if (attno < 0 && attno != SelfItemPointerAttributeNumber && attno != TableOidAttributeNumber)
-			return true;
-	}
-	return false;
-}
-
 /* no Var at all: the rows' contents are not needed (count(*), EXISTS) */
 static bool
 needs_no_column(List *tlist, List *quals)
@@ -279,8 +257,6 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			foreach(lc3, rel->baserestrictinfo)
 				if (lfirst(lc3) != rinfo)
 					other = lappend(other, lfirst(lc3));
-			if (needs_other_system_column(rel->reltarget->exprs, extract_actual_clauses(other, false), rti))
-				return;
 			count_only = needs_no_column(rel->reltarget->exprs, extract_actual_clauses(other, false));
 
 			/*
