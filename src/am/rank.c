@@ -137,7 +137,13 @@ check_read_privilege(Relation index)
 	{
 		AttrNumber	attno = i + FirstLowInvalidHeapAttributeNumber;
 
-		if (pg_attribute_aclcheck(heapoid, attno, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		/* a whole-row reference reads every column */
+		if (attno == InvalidAttrNumber)
+		{
+			if (pg_attribute_aclcheck_all(heapoid, GetUserId(), ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK)
+				aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
+		}
+		else if (pg_attribute_aclcheck(heapoid, attno, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 			aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid),
 							   get_attname(heapoid, attno, false));
 	}

@@ -15,7 +15,6 @@
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/relation.h"
-#include "access/sysattr.h"
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "storage/bufmgr.h"
