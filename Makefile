@@ -19,6 +19,9 @@ OBJS = $(patsubst %.c,%.o,$(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) 
 # pg_regress: every sql/NAME.sql but the extension scripts
 REGRESS = $(filter-out gpuidx--%,$(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+# isolation tests: every specs/NAME.spec, expected output in expected/
+ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
+ISOLATION_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 
 # Only the fmgr entry points and _PG_init leave the shared object.

@@ -93,13 +93,13 @@ FROM cs WHERE body @@& 'w3 v5';
 EXPLAIN (COSTS OFF) SELECT q, (SELECT count(*) FROM cs WHERE body @@& v.q) FROM (VALUES ('u5'), ('w3 v5'), ('the')) v(q);
 SELECT q, (SELECT count(*) FROM cs WHERE body @@& v.q) FROM (VALUES ('u5'), ('w3 v5'), ('the')) v(q);
 
--- the rows' identity: ctid and tableoid, UPDATE, DELETE and FOR UPDATE through
--- the custom scan; a query reading xmin is left to the other scans
+-- the rows' identity: ctid, tableoid, xmin (rows come in the table's own
+-- slots), UPDATE, DELETE and FOR UPDATE through the custom scan
 SET enable_bitmapscan = off;
-SELECT c.ctid = s.ctid AS same_ctid, c.tableoid::regclass
-FROM (SELECT ctid, tableoid, id FROM cs WHERE body @@& 'u77') c
-JOIN (SELECT ctid, id FROM cs WHERE id = 77) s USING (id);
-EXPLAIN (COSTS OFF) SELECT xmin FROM cs WHERE body @@& 'u77';
+EXPLAIN (COSTS OFF) SELECT ctid, tableoid, xmin, id FROM cs WHERE body @@& 'u77';
+SELECT c.ctid = s.ctid AS same_ctid, c.tableoid::regclass, c.xmin = s.xmin AS same_xmin
+FROM (SELECT ctid, tableoid, xmin, id FROM cs WHERE body @@& 'u77') c
+JOIN (SELECT ctid, xmin, id FROM cs WHERE id = 77) s USING (id);
 EXPLAIN (COSTS OFF) UPDATE cs SET body = body || ' renamed' WHERE body @@& 'u77';
 UPDATE cs SET body = body || ' renamed' WHERE body @@& 'u77' RETURNING id, body;
 DELETE FROM cs WHERE body @@& 'u78' RETURNING id;

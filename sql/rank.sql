@@ -25,8 +25,9 @@ CREATE TEMP TABLE by_seq AS
 	SELECT row_number() OVER () AS n, id, body <=> 'gpu index' AS d FROM (SELECT id, body FROM rk ORDER BY body <=> 'gpu index', ctid LIMIT 300) s;
 RESET enable_indexscan;
 SELECT count(*) AS rows, count(*) FILTER (WHERE i.id = s.id AND i.d = s.d) AS same FROM by_index i JOIN by_seq s USING (n);
--- every non-NULL row comes back, those without a query term last (score 0)
-SELECT count(*), count(*) FILTER (WHERE d = 0) AS zero FROM (SELECT body <=> 'gpu index' AS d FROM rk ORDER BY body <=> 'gpu index') s;
+-- every row comes back: those without a query term after the scored ones
+-- (score 0), the NULL document last
+SELECT count(*), count(*) FILTER (WHERE d = 0) AS zero, count(*) FILTER (WHERE d IS NULL) AS no_doc FROM (SELECT body <=> 'gpu index' AS d FROM rk ORDER BY body <=> 'gpu index') s;
 -- the index orders: the junk sort key is not computed again for each row
 -- (a constant in the scan's output), a selected score is; WITH TIES keeps it
 EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM rk ORDER BY body <=> 'gpu index' LIMIT 5;

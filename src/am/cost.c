@@ -19,11 +19,13 @@
 
 #include <math.h>
 
+#include "access/table.h"
 #include "access/xact.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
@@ -263,6 +265,17 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		 */
 		*startup += 0.1 * est.docs * POSTING_COST * cpu_operator_cost;
 		*total = *startup + est.selectivity * est.docs * cpu_index_tuple_cost;
+		/* without a key, the rows without a document come last, from a read of the table */
+		if (path->indexclauses == NIL)
+		{
+			Relation	heap = table_open(index->rd_index->indrelid, NoLock);
+			double		spc_seq_page_cost;
+
+			get_tablespace_page_costs(info->rel->reltablespace, NULL, &spc_seq_page_cost);
+			if (gpx_index_may_miss_rows(heap, index))
+				*total += info->rel->pages * spc_seq_page_cost + info->rel->tuples * cpu_tuple_cost;
+			table_close(heap, NoLock);
+		}
 	}
 	index_close(index, NoLock);
 }
@@ -275,6 +288,7 @@ Datum
 gpuidx_matchsel(PG_FUNCTION_ARGS)
 {
 	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	Oid			operator = PG_GETARG_OID(1);
 	List	   *args = (List *) PG_GETARG_POINTER(2);
 	int			varRelid = PG_GETARG_INT32(3);
 	VariableStatData vardata;
@@ -300,7 +314,12 @@ gpuidx_matchsel(PG_FUNCTION_ARGS)
 		IndexOptInfo *info = lfirst_node(IndexOptInfo, lc);
 		bool		same_key;
 
-		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1)
+		/*
+		 * Only the search operator of the index's operator family: another
+		 * operator naming this estimator may take another type of query
+		 */
+		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1 ||
+			get_op_opfamily_strategy(operator, info->opfamily[0]) != GPX_STRATEGY_MATCH)
 			continue;
 		if (info->indexkeys[0] != 0)
 			same_key = IsA(vardata.var, Var) &&

@@ -2,7 +2,8 @@
  * gpuidx_am.h
  *	  The contract between the files of the gpuidx index access method, one
  *	  file per phase of an index's life: handler.c (the AM routine, options),
- *	  build.c, insert.c, scan.c (bitmap, plain and ranked scans), merge.c,
+ *	  build.c, insert.c, scan.c (bitmap, plain and ranked scans), nulls.c
+ *	  (the rows with no document, after the ranked ones), merge.c,
  *	  vacuum.c, cost.c, verify.c, stats.c and rank.c (BM25 row by row, and
  *	  binding a ranked query to its index).  On-disk layout: store/layout.h; query executor: query/.
  */
@@ -30,6 +31,10 @@ typedef struct GpxOptions
 	double		k1;				/* BM25 parameters of ranked queries */
 	double		b;
 } GpxOptions;
+
+/* the strategies of the operator classes: doc @@& query, ORDER BY doc <=> query */
+#define GPX_STRATEGY_MATCH			1
+#define GPX_STRATEGY_RANK			2
 
 #define GPX_DEFAULT_PENDING_LIMIT	4096	/* kB, as GIN's gin_pending_list_limit */
 #define GPX_CODEC_AUTO				(-1)
@@ -100,11 +105,25 @@ typedef struct GpxRankScanInfo
 	uint64		blocks_loaded;	/* WAND's blocks decoded (backend rankings) */
 	uint64		blocks_skipped;
 	uint32		pending;		/* pending entries scored */
+	bool		nulls_read;		/* the table was read for the rows without a document */
+	uint64		nulls;			/* how many of them came */
 } GpxRankScanInfo;
 
 extern void gpx_scan_rank_info(IndexScanDesc scan, GpxRankScanInfo *info);
 /* the terms of a query string under cfg */
 extern void gpx_query_terms(Oid cfg, text *query, GpxLexemes *out);
+
+/*
+ * nulls.c: the rows an index does not hold (indexed value NULL, within its
+ * predicate), in heap order, as the TIDs its entries would have
+ */
+typedef struct GpxNullScan GpxNullScan;
+
+/* can the table hold such rows?  (not when the indexed column is NOT NULL) */
+extern bool gpx_index_may_miss_rows(Relation heap, Relation index);
+extern GpxNullScan *gpx_nulls_begin(Relation heap, Relation index, Snapshot snapshot);
+extern bool gpx_nulls_next(GpxNullScan *ns, ItemPointer tid);
+extern void gpx_nulls_end(GpxNullScan *ns);
 
 /* merge.c: callers hold the merge lock */
 extern void gpx_merge_lock(Relation index);

@@ -184,8 +184,8 @@ gpx_validate(Oid opclassoid)
 	{
 		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&oprs->members[i]->tuple);
 
-		bool		search = amop->amopstrategy == 1 && amop->amoppurpose == AMOP_SEARCH;
-		bool		order = amop->amopstrategy == 2 && amop->amoppurpose == AMOP_ORDER;
+		bool		search = amop->amopstrategy == GPX_STRATEGY_MATCH && amop->amoppurpose == AMOP_SEARCH;
+		bool		order = amop->amopstrategy == GPX_STRATEGY_RANK && amop->amoppurpose == AMOP_ORDER;
 
 		if (!(search || order) || amop->amoprighttype != TEXTOID)
 		{

@@ -11,24 +11,33 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relation.h"
+#include "access/sysattr.h"
 #include "access/table.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_am.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
-#include "parser/parse_func.h"
-#include "parser/parse_oper.h"
 #include "parser/parsetree.h"
 #include "parser/parse_relation.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "am/gpuidx_am.h"
 #include "query/rank.h"
@@ -105,6 +114,41 @@ gpx_rank_query_terms(Relation index, const char *query, int len, GpxLexemes *ter
 	gpx_lexemes_of_text(cfg, query, len, terms);
 }
 
+/*
+ * The index's statistics tell which terms its table's documents hold: read
+ * only by a role that may read the columns it indexes (the table, or each
+ * of those columns), as gpuidx_index_stats and pg_stats require.
+ */
+static void
+check_read_privilege(Relation index)
+{
+	Oid			heapoid = index->rd_index->indrelid;
+	Bitmapset  *cols = NULL;
+	int			i = -1;
+
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+		return;
+	for (int k = 0; k < index->rd_index->indnatts; k++)
+		if (index->rd_index->indkey.values[k] != 0)
+			cols = bms_add_member(cols, index->rd_index->indkey.values[k] - FirstLowInvalidHeapAttributeNumber);
+	pull_varattnos((Node *) RelationGetIndexExpressions(index), 1, &cols);
+	pull_varattnos((Node *) RelationGetIndexPredicate(index), 1, &cols);
+	while ((i = bms_next_member(cols, i)) >= 0)
+	{
+		AttrNumber	attno = i + FirstLowInvalidHeapAttributeNumber;
+
+		/* a whole-row reference reads every column */
+		if (attno == InvalidAttrNumber)
+		{
+			if (pg_attribute_aclcheck_all(heapoid, GetUserId(), ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK)
+				aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
+		}
+		else if (pg_attribute_aclcheck(heapoid, attno, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error_col(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid),
+							   get_attname(heapoid, attno, false));
+	}
+}
+
 static RankFnCache *
 rank_cache(FunctionCallInfo fcinfo, text *query, Oid index_arg)
 {
@@ -138,6 +182,7 @@ rank_cache(FunctionCallInfo fcinfo, text *query, Oid index_arg)
 	c->index = index;
 	rel = index_open(index, AccessShareLock);
 	gpx_check_index(rel);
+	check_read_privilege(rel);
 	c->kind = gpx_index_info(rel)->kind;
 	c->doc_config = c->kind == GPX_KIND_TEXT ? gpx_index_config(rel) : gpx_current_config();
 	gpx_rank_query_terms(rel, q, qlen, &c->terms);
@@ -243,9 +288,13 @@ gpuidx_rank_distance_tsvector(PG_FUNCTION_ARGS)
  * Planning: bind the query to the index of the ranked column
  */
 
-/* a gpuidx index on the relation whose key is doc (varno's), preferring the current configuration */
+/*
+ * A gpuidx index on the relation whose key is doc (varno's), preferring the
+ * current configuration, and its ORDER BY operator for doc (its operator
+ * family's, InvalidOid if it has none).
+ */
 static Oid
-index_for(Oid relid, Index varno, Node *doc)
+index_for(Oid relid, Index varno, Node *doc, Oid *rank_op)
 {
 	Relation	heap = table_open(relid, AccessShareLock);
 	List	   *indexes = RelationGetIndexList(heap);
@@ -253,6 +302,7 @@ index_for(Oid relid, Index varno, Node *doc)
 	Oid			cfg = gpx_current_config();
 	ListCell   *lc;
 
+	*rank_op = InvalidOid;
 	foreach(lc, indexes)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
@@ -273,10 +323,89 @@ index_for(Oid relid, Index varno, Node *doc)
 			}
 		}
 		if (same && (!OidIsValid(found) || gpx_index_answers(index, cfg)))
+		{
 			found = RelationGetRelid(index);
+			*rank_op = get_opfamily_member(index->rd_opfamily[0], index->rd_opcintype[0], TEXTOID,
+										   GPX_STRATEGY_RANK);
+		}
 		index_close(index, AccessShareLock);
 	}
 	table_close(heap, AccessShareLock);
+	return found;
+}
+
+/*
+ * The OID of gpuidx_rank_query: the function of the extension that owns
+ * the support function being called whose code is gpuidx_rank_query.
+ * Found among the extension's members (pg_depend) by its C entry point,
+ * never by name: any role can create a function of that name where a
+ * lookup by name could find it.  Cached until pg_proc changes.
+ */
+static Oid	rank_query_support = InvalidOid;	/* the cache is for this support function */
+static Oid	rank_query_oid = InvalidOid;
+
+static void
+forget_rank_query_oid(Datum arg, int cacheid, uint32 hashvalue)
+{
+	rank_query_support = InvalidOid;
+	rank_query_oid = InvalidOid;
+}
+
+static bool
+is_rank_query_function(Oid func)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(func));
+	bool		is_c;
+	FmgrInfo	flinfo;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	is_c = ((Form_pg_proc) GETSTRUCT(tup))->prolang == ClanguageId;
+	ReleaseSysCache(tup);
+	if (!is_c)
+		return false;
+	fmgr_info(func, &flinfo);
+	return flinfo.fn_addr == gpuidx_rank_query;
+}
+
+static Oid
+rank_query_function(Oid support)
+{
+	static bool registered = false;
+	Oid			ext;
+	Relation	depend;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			found = InvalidOid;
+
+	if (support == rank_query_support)
+		return rank_query_oid;
+	if (!registered)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, forget_rank_query_oid, (Datum) 0);
+		registered = true;
+	}
+	ext = getExtensionOfObject(ProcedureRelationId, support);
+	if (!OidIsValid(ext))
+		return InvalidOid;
+	depend = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ExtensionRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(ext));
+	scan = systable_beginscan(depend, DependReferenceIndexId, true, NULL, 2, key);
+	while (!OidIsValid(found) && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+
+		if (dep->classid == ProcedureRelationId && dep->deptype == DEPENDENCY_EXTENSION &&
+			is_rank_query_function(dep->objid))
+			found = dep->objid;
+	}
+	systable_endscan(scan);
+	table_close(depend, AccessShareLock);
+	rank_query_support = support;
+	rank_query_oid = found;
 	return found;
 }
 
@@ -320,7 +449,7 @@ gpuidx_rank_support(PG_FUNCTION_ARGS)
 	Oid			index;
 	Oid			bind;
 	List	   *args;
-	char	   *fname;
+	Oid			rank_op;
 
 	if (!IsA(req, SupportRequestSimplify))
 		PG_RETURN_POINTER(NULL);
@@ -330,12 +459,7 @@ gpuidx_rank_support(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(NULL);
 	doc = linitial(fc->args);
 	query = lsecond(fc->args);
-	{
-		Oid			argtypes[2] = {TEXTOID, REGCLASSOID};
-		char	   *nsp = get_namespace_name(get_func_namespace(fc->funcid));
-
-		bind = LookupFuncName(list_make2(makeString(nsp), makeString("gpuidx_rank_query")), 2, argtypes, true);
-	}
+	bind = rank_query_function(fcinfo->flinfo->fn_oid);
 	if (!OidIsValid(bind) || (IsA(query, FuncExpr) && ((FuncExpr *) query)->funcid == bind))
 		PG_RETURN_POINTER(NULL);
 
@@ -363,10 +487,10 @@ gpuidx_rank_support(PG_FUNCTION_ARGS)
 
 		if (base == NULL)
 			PG_RETURN_POINTER(NULL);
-		index = index_for(rte->relid, base->varno, (Node *) base);
+		index = index_for(rte->relid, base->varno, (Node *) base, &rank_op);
 	}
 	else if (rte->rtekind == RTE_RELATION)
-		index = index_for(rte->relid, var->varno, doc);
+		index = index_for(rte->relid, var->varno, doc, &rank_op);
 	else
 		PG_RETURN_POINTER(NULL);
 	if (!OidIsValid(index))
@@ -376,19 +500,12 @@ gpuidx_rank_support(PG_FUNCTION_ARGS)
 										list_make2(query, makeConst(REGCLASSOID, -1, InvalidOid, sizeof(Oid),
 																	ObjectIdGetDatum(index), false, true)),
 										InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
-	fname = get_func_name(fc->funcid);
-	if (strncmp(fname, "gpuidx_rank_distance", 20) == 0)
+	if (OidIsValid(rank_op) && get_opcode(rank_op) == fc->funcid)
 	{
-		/* the operator stays an operator: the index's ORDER BY matches it */
-		Oid			opno = OpernameGetOprid(list_make2(makeString(get_namespace_name(get_func_namespace(fc->funcid))),
-													   makeString("<=>")),
-											exprType(doc), TEXTOID);
-		OpExpr	   *op;
+		/* the index's ORDER BY operator stays an operator: the index's ORDER BY matches it */
+		OpExpr	   *op = (OpExpr *) make_opclause(rank_op, FLOAT8OID, false, (Expr *) doc,
+												  (Expr *) lsecond(args), InvalidOid, fc->inputcollid);
 
-		if (!OidIsValid(opno))
-			PG_RETURN_POINTER(NULL);
-		op = (OpExpr *) make_opclause(opno, FLOAT8OID, false, (Expr *) doc, (Expr *) lsecond(args),
-									  InvalidOid, fc->inputcollid);
 		op->opfuncid = fc->funcid;
 		op->location = fc->location;
 		PG_RETURN_POINTER(op);

@@ -47,6 +47,7 @@ typedef struct GpxScanOpaque
 	uint32		pos;			/* next to return */
 	uint64		returned;		/* ranked rows returned so far */
 	bool		complete;		/* res holds every row with a score */
+	bool		null_order;		/* ORDER BY doc <=> NULL: no row has a score */
 	bool		zeros;			/* on to the rows of score 0 */
 	/* the rows of score 0 of an unfiltered scan, merged in TID order */
 	struct ZeroSource *zsrc;
@@ -54,6 +55,10 @@ typedef struct GpxScanOpaque
 	ItemPointerData *scored;	/* the rows with a score, in TID order */
 	uint32		nscored;
 	uint32		spos;
+	/* then the rows the index does not hold (no document: <=> is NULL) */
+	GpxNullScan *nulls;
+	bool		nulls_done;
+	uint64		nnulls;
 } GpxScanOpaque;
 
 /*
@@ -88,6 +93,7 @@ gpx_beginscan(Relation index, int nkeys, int norderbys)
 	so->rcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx ordered scan", ALLOCSET_DEFAULT_SIZES);
 	so->started = false;
 	so->gq = NULL;
+	so->nulls = NULL;
 	scan->opaque = so;
 	/* the ORDER BY values the executor reads (ours to allocate) */
 	if (norderbys > 0)
@@ -102,6 +108,9 @@ gpx_beginscan(Relation index, int nkeys, int norderbys)
 static void
 reset_tuple_scan(GpxScanOpaque *so)
 {
+	if (so->nulls)
+		gpx_nulls_end(so->nulls);
+	so->nulls = NULL;
 	if (so->gq)
 		gq_close(so->gq);
 	so->gq = NULL;
@@ -208,9 +217,11 @@ done:
 /* ---------------------------------------------------------------------------
  * amgettuple: plain index scans (matches in TID order) and ordered scans
  * (doc <=> query: best first, ties by TID, then the rows of score 0 in TID
- * order).  The executor does not pass the LIMIT down: the top k grows by a
- * factor when the rows returned run out (rows the heap finds invisible
- * take places too), each time recomputed and continued where it was.
+ * order, then, without a key, the rows the index does not hold, whose
+ * value is NULL: nulls.c).  The executor does not pass the LIMIT down: the
+ * top k grows by a factor when the rows returned run out (rows the heap
+ * finds invisible take places too), each time recomputed and continued
+ * where it was.
  */
 static void
 collect_tids(void *arg, ItemPointerData *tids, int n)
@@ -250,7 +261,10 @@ start_tuple_scan(IndexScanDesc scan)
 	so->pos = 0;
 	so->returned = 0;
 	so->complete = false;
+	so->null_order = false;
 	so->zeros = false;
+	so->nulls_done = false;
+	so->nnulls = 0;
 	so->zsrc = NULL;
 	so->nzsrc = 0;
 	so->scores = NULL;
@@ -307,7 +321,9 @@ start_tuple_scan(IndexScanDesc scan)
 
 		if (ob->sk_flags & SK_ISNULL)
 		{
-			so->empty = true;
+			/* every row's value is NULL: all come, unordered, none ranked */
+			so->null_order = true;
+			so->complete = true;
 			return;
 		}
 		if (gpx_rank_query_parse(DatumGetTextPP(ob->sk_argument), &bound, &q, &qlen) &&
@@ -343,13 +359,14 @@ start_zeros(GpxScanOpaque *so)
 	so->zeros = true;
 	so->nscored = so->nres;
 	so->scored = so->res;
-	qsort(so->scored, so->nscored, sizeof(ItemPointerData), tid_cmp);
+	if (so->nscored > 0)
+		qsort(so->scored, so->nscored, sizeof(ItemPointerData), tid_cmp);
 	so->spos = 0;
 	so->res = NULL;
 	so->rescap = 0;
 	so->nres = 0;
 	so->pos = 0;
-	if (so->rank->conjunctive)
+	if (so->rank != NULL && so->rank->conjunctive)
 		return;					/* a row with every term has a score */
 	if (so->filter.n > 0)
 	{
@@ -457,12 +474,38 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		if (so->empty)
 			break;
+		if (so->nulls)
+		{
+			if (!gpx_nulls_next(so->nulls, &scan->xs_heaptid))
+			{
+				gpx_nulls_end(so->nulls);
+				so->nulls = NULL;
+				so->nulls_done = true;
+				break;
+			}
+			so->nnulls++;
+			scan->xs_orderbyvals[0] = (Datum) 0;
+			scan->xs_orderbynulls[0] = true;
+			MemoryContextSwitchTo(old);
+			return true;
+		}
 		if (so->zeros)
 		{
 			if (!next_zero(so, &scan->xs_heaptid))
-				break;
+			{
+				/*
+				 * Every row the index holds came: then the rows it does not
+				 * hold, whose value is NULL (a sort puts them last), unless
+				 * a key excludes them (@@& is never true of NULL)
+				 */
+				if (so->nulls_done || scan->numberOfKeys > 0 ||
+					!gpx_index_may_miss_rows(scan->heapRelation, scan->indexRelation))
+					break;
+				so->nulls = gpx_nulls_begin(scan->heapRelation, scan->indexRelation, scan->xs_snapshot);
+				continue;
+			}
 			scan->xs_orderbyvals[0] = Float8GetDatum(0.0);
-			scan->xs_orderbynulls[0] = false;
+			scan->xs_orderbynulls[0] = so->null_order;
 			MemoryContextSwitchTo(old);
 			return true;
 		}
@@ -514,6 +557,10 @@ gpx_scan_rank_info(IndexScanDesc scan, GpxRankScanInfo *info)
 	GqRank	   *r = so->started && so->ranked ? so->rank : NULL;
 
 	memset(info, 0, sizeof(*info));
+	if (!so->started)
+		return;
+	info->nulls_read = so->nulls != NULL || so->nulls_done;
+	info->nulls = so->nnulls;
 	if (r == NULL)
 		return;
 	info->ranked = true;

@@ -15,14 +15,13 @@
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/relation.h"
-#include "access/sysattr.h"
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "storage/smgr.h"
 #include "nodes/tidbitmap.h"
 #include "catalog/pg_aggregate.h"
-#include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -111,7 +110,7 @@ typedef struct GpxScanState
 	struct TableScanDescData *seq;	/* then: every row, the clause evaluated */
 	Relation	index;
 	struct IndexFetchTableData *fetch;
-	TupleTableSlot *fetch_slot; /* the table AM's own slot (PG 15 gives custom scans virtual ones) */
+	TupleTableSlot *fetch_slot; /* rows are fetched into it: the scan slot, or the aggregate's own */
 	Buffer		vmbuffer;
 	MemoryContext cxt;			/* the cursor's memory, reset on rescan */
 	GqIndex    *gq;
@@ -137,59 +136,42 @@ static void reset_cursor(GpxScanState *s);
  * Planning
  */
 
-static bool
-is_match_operator(Oid opno)
-{
-	Oid			func = get_opcode(opno);
-	char	   *name = OidIsValid(func) ? get_func_name(func) : NULL;
-
-	return name != NULL && strcmp(name, "gpuidx_match") == 0;
-}
-
-/* "Var @@& expr" on this relation, expr free of its Vars and volatility: the Var */
+/* the Var of "Var op query" (under any RelabelType), and the query */
 static Var *
-match_clause(RestrictInfo *rinfo, Index relid, Node **query)
+clause_var(OpExpr *op, Node **query)
 {
-	OpExpr	   *op;
-	Node	   *left;
+	Node	   *left = linitial(op->args);
 
-	if (!IsA(rinfo->clause, OpExpr))
-		return NULL;
-	op = (OpExpr *) rinfo->clause;
-	if (list_length(op->args) != 2 || !is_match_operator(op->opno))
-		return NULL;
-	left = linitial(op->args);
 	while (IsA(left, RelabelType))
 		left = (Node *) ((RelabelType *) left)->arg;
-	if (!IsA(left, Var) || ((Var *) left)->varno != relid || ((Var *) left)->varlevelsup != 0)
-		return NULL;
 	*query = lsecond(op->args);
-	/* constants and parameters only: the same query for the whole scan (or rescan) */
-	if (contain_var_clause(*query) || contain_volatile_functions(*query))
-		return NULL;
-	return (Var *) left;
+	return IsA(left, Var) ? (Var *) left : NULL;
 }
 
 /*
- * Does the query read a system column the scan's (virtual) slot cannot give?
- * ctid and tableoid it gives; xmin, xmax, cmin, cmax it cannot.
+ * Is the clause "column @@& query" that the index answers?  The operator is
+ * known as the search strategy of the index's operator family, never by
+ * its name or its function's (any role can create an operator or function
+ * of any name in its temporary schema); the column is the index's; the
+ * query is free of the relation's Vars and of volatility.
  */
 static bool
-needs_other_system_column(List *tlist, List *quals, Index relid)
+match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query)
 {
-	Bitmapset  *attrs = NULL;
-	int			i = -1;
+	OpExpr	   *op;
+	Var		   *var;
 
-	pull_varattnos((Node *) tlist, relid, &attrs);
-	pull_varattnos((Node *) quals, relid, &attrs);
-	while ((i = bms_next_member(attrs, i)) >= 0)
-	{
-		AttrNumber	attno = i + FirstLowInvalidHeapAttributeNumber;
-
-		if (attno < 0 && attno != SelfItemPointerAttributeNumber && attno != TableOidAttributeNumber)
-			return true;
-	}
-	return false;
+	if (!IsA(rinfo->clause, OpExpr))
+		return false;
+	op = (OpExpr *) rinfo->clause;
+	if (list_length(op->args) != 2 ||
+		get_op_opfamily_strategy(op->opno, ix->opfamily[0]) != GPX_STRATEGY_MATCH)
+		return false;
+	var = clause_var(op, query);
+	if (var == NULL || var->varno != relid || var->varlevelsup != 0 || var->varattno != ix->indexkeys[0])
+		return false;
+	/* constants and parameters only: the same query for the whole scan (or rescan) */
+	return !contain_var_clause(*query) && !contain_volatile_functions(*query);
 }
 
 /* no Var at all: the rows' contents are not needed (count(*), EXISTS) */
@@ -219,24 +201,23 @@ limit_hint(PlannerInfo *root, RelOptInfo *rel, List *other_quals)
 static void
 add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
-	Oid			amoid = get_am_oid("gpuidx", true);
 	ListCell   *lc;
 
-	if (!OidIsValid(amoid))
-		return;
-	foreach(lc, rel->baserestrictinfo)
+	foreach(lc, rel->indexlist)
 	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Node	   *query;
-		Var		   *var = match_clause(rinfo, rti, &query);
+		IndexOptInfo *ix = lfirst(lc);
+		int			answers = -1;	/* not asked yet */
+		uint32		nsegments = 0;
 		ListCell   *lc2;
-		ListCell   *lc3;
 
-		if (var == NULL)
+		/* a gpuidx index (known by its routine) on one column, not partial */
+		if (ix->amcostestimate != gpx_costestimate || ix->nkeycolumns != 1 || ix->indexkeys[0] == 0 ||
+			ix->indpred != NIL)
 			continue;
-		foreach(lc2, rel->indexlist)
+		foreach(lc2, rel->baserestrictinfo)
 		{
-			IndexOptInfo *ix = lfirst(lc2);
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Node	   *query;
 			IndexClause *ic;
 			IndexPath  *ipath;
 			CustomPath *cpath;
@@ -248,19 +229,20 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			bool		lossy;
 			double		factor;
 			BitmapHeapPath *bpath;
-			Relation	index;
-			bool		answers;
-			uint32		nsegments;
+			ListCell   *lc3;
 
-			if (ix->relam != amoid || ix->nkeycolumns != 1 || ix->indexkeys[0] != var->varattno ||
-				ix->indpred != NIL)
+			if (!match_clause(rinfo, rti, ix, &query))
 				continue;
-			index = index_open(ix->indexoid, NoLock);
-			answers = gpx_index_answers(index, gpx_current_config());
-			nsegments = answers ? gpx_index_segments(index) : 0;
-			index_close(index, NoLock);
+			if (answers < 0)
+			{
+				Relation	index = index_open(ix->indexoid, NoLock);
+
+				answers = gpx_index_answers(index, gpx_current_config());
+				nsegments = answers ? gpx_index_segments(index) : 0;
+				index_close(index, NoLock);
+			}
 			if (!answers)
-				continue;
+				break;
 
 			/* the index's own estimate, through its cost function */
 			ic = makeNode(IndexClause);
@@ -274,8 +256,6 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			foreach(lc3, rel->baserestrictinfo)
 				if (lfirst(lc3) != rinfo)
 					other = lappend(other, lfirst(lc3));
-			if (needs_other_system_column(rel->reltarget->exprs, extract_actual_clauses(other, false), rti))
-				return;
 			count_only = needs_no_column(rel->reltarget->exprs, extract_actual_clauses(other, false));
 
 			/*
@@ -312,7 +292,6 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 											   makeInteger(limit_hint(root, rel, other)));
 			cpath->methods = &path_methods;
 			add_path(rel, &cpath->path);
-			break;
 		}
 	}
 }
@@ -454,8 +433,8 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	rinfo = lthird(scan->custom_private);
 	if (rinfo != linitial(input_rel->baserestrictinfo) || rinfo->pseudoconstant)
 		return;
-	var = match_clause(rinfo, input_rel->relid, &query);
-	Assert(var != NULL);		/* the scan path was made from this clause */
+	/* the scan path was made from this clause, which its index answers */
+	var = clause_var((OpExpr *) rinfo->clause, &query);
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -531,30 +510,33 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 
 	/*
-	 * PostgreSQL 15 gives a custom scan a virtual scan slot and compiles its
-	 * expressions for that slot alone, skipping the step that deforms a
-	 * stored tuple.  Rows come here in the table AM's own slots (ours, or
-	 * EvalPlanQual's), so the scan slot's type is declared not fixed and the
-	 * projection and quals compiled again: every expression then deforms
-	 * whatever slot it is given, and rows are returned without a copy.
+	 * PostgreSQL 15 gives a custom scan a virtual scan slot.  Rows are
+	 * fetched into a slot of the table AM's own type, which is made the
+	 * scan slot (the projection and quals compiled again for it), so that
+	 * WHERE CURRENT OF finds the row's TID there and rows are returned
+	 * without a copy.  The aggregate's one row of counts is built in the
+	 * virtual scan slot; it fetches rows into a slot of its own.
 	 */
 	s->query_expr = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	if (!s->aggregate)
 	{
-		node->ss.ps.scanopsfixed = false;
+		s->heap = node->ss.ss_currentRelation;
+		ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(s->heap), table_slot_callbacks(s->heap));
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
 		node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
 		s->match_qual = ExecInitQual(list_make1(lsecond(cscan->custom_exprs)), &node->ss.ps);
-		s->heap = node->ss.ss_currentRelation;
 	}
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	/* an aggregate's one row of counts is built here, in the virtual scan slot */
 	if (s->aggregate)
+	{
 		s->heap = table_open(s->heap_oid, AccessShareLock);
+		s->fetch_slot = table_slot_create(s->heap, &estate->es_tupleTable);
+	}
+	else
+		s->fetch_slot = node->ss.ss_ScanTupleSlot;
 	s->index = index_open(s->indexoid, AccessShareLock);
 	s->fetch = table_index_fetch_begin(s->heap);
-	s->fetch_slot = table_slot_create(s->heap, &estate->es_tupleTable);
 	s->vmbuffer = InvalidBuffer;
 	s->cxt = AllocSetContextCreate(estate->es_query_cxt, "gpuidx custom scan", ALLOCSET_DEFAULT_SIZES);
 }
@@ -586,6 +568,13 @@ start(GpxScanState *s)
 	}
 	if (!isnull)
 		gpx_query_terms(cfg, DatumGetTextPP(q), &terms);
+
+	/*
+	 * SERIALIZABLE: a lock on the whole index, as index_beginscan takes for
+	 * an index without predicate locks of its own; an insert into the index
+	 * then conflicts with this scan (index_insert checks it)
+	 */
+	PredicateLockRelation(s->index, s->css.ss.ps.state->es_snapshot);
 	s->gq = gq_open(s->index);
 	s->cursor = gq_cursor_begin(s->gq, &terms, s->limit);
 	s->skip_visible = s->count_only && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
@@ -657,6 +646,8 @@ next_match(GpxScanState *s, bool *unread)
 		*unread = s->unread[i];
 		if (*unread)
 		{
+			/* a row not read is locked as if read: its page, as an index-only scan does */
+			PredicateLockPage(s->heap, ItemPointerGetBlockNumber(&s->batch[i]), snapshot);
 			s->visible_unread++;
 			return true;
 		}
@@ -680,12 +671,12 @@ next_tuple(ScanState *ss)
 	{
 		ExprContext *econtext = ss->ps.ps_ExprContext;
 
-		while (table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
+		while (table_scan_getnextslot(s->seq, ForwardScanDirection, slot))
 		{
 			s->heap_fetches++;
-			econtext->ecxt_scantuple = s->fetch_slot;
+			econtext->ecxt_scantuple = slot;
 			if (ExecQual(s->match_qual, econtext))
-				return s->fetch_slot;
+				return slot;
 			ResetExprContext(econtext);
 			CHECK_FOR_INTERRUPTS();
 		}
@@ -695,10 +686,12 @@ next_tuple(ScanState *ss)
 		return ExecClearTuple(slot);
 	if (unread)
 	{
+		/* no column is read, but WHERE CURRENT OF reads the row's TID */
 		ExecStoreAllNullTuple(slot);
-		return slot;
+		slot->tts_tid = s->batch[s->bpos - 1];
+		slot->tts_tableOid = RelationGetRelid(s->heap);
 	}
-	return s->fetch_slot;
+	return slot;
 }
 
 /* EvalPlanQual: a row updated concurrently must still match */
@@ -793,7 +786,12 @@ count_matches(GpxScanState *s)
 	}
 	if (s->skip_visible && heap_all_visible(s->heap))
 	{
-		/* every segment counted where it is, no doc mapped to its TID */
+		/*
+		 * every segment counted where it is, no doc mapped to its TID: no
+		 * row known, the whole table locked (SERIALIZABLE), as a sequential
+		 * scan locks it
+		 */
+		PredicateLockRelation(s->heap, s->css.ss.ps.state->es_snapshot);
 		for (uint32 seg = 0; seg < s->gq->meta.nsegments; seg++)
 		{
 			int64		k;

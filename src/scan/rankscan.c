@@ -71,7 +71,6 @@ typedef struct RankScanState
 	ExprState  *keys_qual;		/* the keys themselves, for EvalPlanQual */
 	int			nkeys;
 	IndexScanDesc scan;
-	TupleTableSlot *fetch_slot; /* the table AM's own slot */
 	bool		started;
 	/* for EXPLAIN ANALYZE */
 	GpxRankScanInfo info;		/* summed over rescans */
@@ -206,11 +205,11 @@ begin_rank_scan(CustomScanState *node, EState *estate, int eflags)
 	ListCell   *lc;
 
 	/*
-	 * Rows come in the table AM's own slot, not the virtual scan slot the
-	 * expressions were compiled for: compiled again for any slot (as
-	 * customscan.c does, which says why).
+	 * Rows are fetched into a slot of the table AM's type, made the scan
+	 * slot (customscan.c says why), the expressions compiled again for it.
 	 */
-	node->ss.ps.scanopsfixed = false;
+	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(node->ss.ss_currentRelation),
+						  table_slot_callbacks(node->ss.ss_currentRelation));
 	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
 	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
 	s->order_query = ExecInitExpr(lsecond(order->args), &node->ss.ps);
@@ -222,7 +221,6 @@ begin_rank_scan(CustomScanState *node, EState *estate, int eflags)
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	s->index = index_open(s->indexoid, AccessShareLock);
-	s->fetch_slot = table_slot_create(node->ss.ss_currentRelation, &estate->es_tupleTable);
 }
 
 /* a query's value as a scan key of the index: its strategy, the value or NULL */
@@ -249,8 +247,8 @@ start_rank_scan(RankScanState *s)
 	ListCell   *lc;
 
 	foreach(lc, s->key_queries)
-		make_key(&keys[i++], lfirst(lc), econtext, 1, 0);
-	make_key(&order, s->order_query, econtext, 2, SK_ORDER_BY);
+		make_key(&keys[i++], lfirst(lc), econtext, GPX_STRATEGY_MATCH, 0);
+	make_key(&order, s->order_query, econtext, GPX_STRATEGY_RANK, SK_ORDER_BY);
 	if (s->scan == NULL)
 		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
 								  s->nkeys, 1);
@@ -277,6 +275,8 @@ add_stats(RankScanState *s)
 	s->info.blocks_loaded += now.blocks_loaded;
 	s->info.blocks_skipped += now.blocks_skipped;
 	s->info.pending += now.pending;
+	s->info.nulls_read |= now.nulls_read;
+	s->info.nulls += now.nulls;
 	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 }
 
@@ -287,8 +287,8 @@ next_ranked(ScanState *ss)
 
 	if (!s->started)
 		start_rank_scan(s);
-	if (index_getnext_slot(s->scan, ForwardScanDirection, s->fetch_slot))
-		return s->fetch_slot;
+	if (index_getnext_slot(s->scan, ForwardScanDirection, ss->ss_ScanTupleSlot))
+		return ss->ss_ScanTupleSlot;
 	return ExecClearTuple(ss->ss_ScanTupleSlot);
 }
 
@@ -316,6 +316,7 @@ rescan_rank_scan(CustomScanState *node)
 
 	add_stats(s);
 	s->started = false;
+	ExecScanReScan(&node->ss);
 }
 
 static void
@@ -354,6 +355,9 @@ explain_rank_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("WAND Blocks Decoded", NULL, s->info.blocks_loaded, es);
 	ExplainPropertyUInteger("WAND Blocks Skipped", NULL, s->info.blocks_skipped, es);
 	ExplainPropertyUInteger("Pending Entries Scored", NULL, s->info.pending, es);
+	/* the table read for the rows without a document, when the index's ran out */
+	if (s->info.nulls_read)
+		ExplainPropertyUInteger("Rows Without Document", NULL, s->info.nulls, es);
 	if (s->worker.requests + s->worker.fallbacks > 0)
 		gpx_explain_worker_requests(&s->worker, es);
 }
