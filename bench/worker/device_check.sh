@@ -35,8 +35,8 @@ if [ "$mode" = check ]; then
 	# the engine ABI on the GPU first: every result mode against the CPU engine, and memcheck
 	log "engine_check: CUDA engine against the CPU engine (all ids, first n, count)"
 	make -s -j"$(nproc)" test/gpu/build/engine_check 2>&1 | tail -3
-	timeout 240 test/gpu/build/engine_check --engine cuda/build/gpuidx_cuda.so --reference cpu \
-		--queries "${CHECK_QUERIES:-100000}" --max-len 200000 2>&1 | tee "$out/engine_check.txt"
+	timeout 300 test/gpu/build/engine_check --engine cuda/build/gpuidx_cuda.so --reference cpu \
+		--queries "${CHECK_QUERIES:-100000}" --ranked "${CHECK_RANKED:-5000}" --max-len 200000 2>&1 | tee "$out/engine_check.txt"
 	timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 test/gpu/build/engine_check \
 		--engine cuda/build/gpuidx_cuda.so --queries 2000 --max-len 3000 > "$out/memcheck.log" 2>&1
 	echo "memcheck exit $?"; tail -2 "$out/memcheck.log"

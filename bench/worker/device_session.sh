@@ -25,8 +25,17 @@ P="psql -h $w -d postgres -X -q -v ON_ERROR_STOP=1"
 trap 'pg_ctl -D $w/data -m fast stop > /dev/null' EXIT
 $P -c 'CREATE EXTENSION gpuidx'
 for i in $(seq 30); do [ "$($P -Atc 'SELECT serving FROM gpuidx_worker_stats')" = t ] && break; sleep 1; done
-$P -xc 'SELECT serving, engine, device, engine_pid FROM gpuidx_worker_stats'
+$P -xc 'SELECT serving, engine, device, engine_pid, engine_note FROM gpuidx_worker_stats'
 grep "gpuidx engine" $w/data/log
+# the engine process: the exec'd program, its parent the supervisor, none of PostgreSQL's shared memory
+epid=$($P -Atc 'SELECT engine_pid FROM gpuidx_worker_stats')
+echo "engine process $epid: exe $(readlink /proc/$epid/exe), parent $(awk '/^PPid/{print $2}' /proc/$epid/status)"
+echo "its shared mappings:"; awk '$2 ~ /s$/' /proc/$epid/maps | awk '{print $2, $6, $7, $8}' | sort | uniq -c
+# PostgreSQL's shared memory: the postmaster's shared mappings (the GPU driver maps its own /dev/zero too)
+pm=$(head -1 $w/data/postmaster.pid)
+shared=$(awk '$2 ~ /s$/ && $5 != 0 {print $5}' /proc/$pm/maps | sort -u)
+found=$(for ino in $shared; do awk -v i=$ino '$2 ~ /s$/ && $5 == i' /proc/$epid/maps; done | grep -v 'memfd:gpuidx queue')
+if [ -n "$found" ]; then echo "CHECK FAILED: the engine maps PostgreSQL's shared memory: $found"; else echo "none of the postmaster's shared mappings (inodes $(echo $shared | tr '\n' ' ')) but the queue in the engine process"; fi
 
 log "load GCIDE, build the lists and the index"
 $P -f lists.sql > /dev/null
@@ -47,6 +56,7 @@ $P -c "DELETE FROM docs WHERE id % 7 = 0"
 $P -Atc "SELECT 'after deletes, counts and first rows differing: ' || count(*) FROM iq WHERE n % 2 = 0 AND (check_count(n) IS NULL OR check_limit(n, 7) IS NULL)" || echo "CHECK FAILED"
 $P -c "VACUUM docs"
 $P -Atc "SELECT 'after VACUUM, counts and first rows differing: ' || count(*) FROM iq WHERE n % 2 = 1 AND (check_count(n) IS NULL OR check_limit(n, 7) IS NULL)" || echo "CHECK FAILED"
+$P -Atc "SELECT 'ranked top 1, 10, 100 (rows, order, scores) differing: ' || count(*) FROM iq WHERE check_ranked(n, 1) IS NULL OR check_ranked(n, 10) IS NULL OR check_ranked(n, 100) IS NULL" || echo "CHECK FAILED"
 $P -xc 'SELECT * FROM gpuidx_worker_stats'
 
 nq=$($P -Atc 'SELECT count(*) FROM queries')
@@ -70,6 +80,15 @@ wait
 grep -E "processed|failed|tps|abort|error" kill.txt
 for i in $(seq 30); do [ "$($P -Atc 'SELECT serving FROM gpuidx_worker_stats')" = t ] && break; sleep 1; done
 $P -xc 'SELECT * FROM gpuidx_worker_stats'
+
+log "the same, the engine process stopped (SIGSTOP): replaced within gpuidx.engine_stall_timeout (10 s)"
+pgbench -n -c 32 -j 16 -T 20 -f check.pgb -h $w postgres > stall.txt 2>&1 &
+sleep 2; pid=$($P -Atc 'SELECT engine_pid FROM gpuidx_worker_stats'); kill -STOP $pid; t0=$(date +%s.%N)
+for i in $(seq 300); do n=$($P -Atc "SELECT serving AND engine_pid <> $pid FROM gpuidx_worker_stats"); [ "$n" = t ] && break; sleep 0.1; done
+echo "stopped engine $pid replaced after $(awk "BEGIN{print $(date +%s.%N) - $t0}") s"
+wait
+grep -E "processed|failed|tps|abort|error" stall.txt
+$P -xc 'SELECT engine, engine_starts, engine_stalls, fallback_timeout, fallback_worker_lost, fallback_bad_answer FROM gpuidx_worker_stats'
 
 log "first look at throughput: count(*) of index queries, 32 clients, 15 s each"
 cat > count.pgb <<PGB

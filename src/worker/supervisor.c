@@ -30,7 +30,6 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
-#include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -356,6 +355,8 @@ wait_for_earlier_engine(void)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 100, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+			proc_exit(1);
 	}
 	pg_atomic_write_u32(&gpx_control->engine_pid, 0);
 	/* every earlier generation is gone */
@@ -417,10 +418,10 @@ gpx_worker_main(Datum arg)
 	int64		next_sweep_ns = 0;
 
 	/*
-	 * die(): a shutdown or pg_terminate_backend ends it with FATAL (exit 1),
-	 * so the postmaster starts it again unless the server is stopping
+	 * A shutdown or pg_terminate_backend ends it with exit code 1, so the
+	 * postmaster starts it again unless the server is stopping
 	 */
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGCHLD, SIG_DFL);
 	BackgroundWorkerUnblockSignals();
@@ -442,7 +443,10 @@ gpx_worker_main(Datum arg)
 		WaitEvent	events[3];
 		int			n;
 
+		/* cancels and ProcSignalBarriers (DROP DATABASE waits for them) */
 		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+			proc_exit(1);
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
