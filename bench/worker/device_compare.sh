@@ -65,8 +65,7 @@ $P -c "CREATE TABLE src (id int, body text); COPY src FROM '$w/docs.tsv' WITH (F
        CREATE TABLE qsrc (id int, terms text); COPY qsrc FROM '$w/queries.tsv' WITH (FORMAT csv, DELIMITER E'\t', QUOTE E'\x01');
        CREATE TABLE docs AS SELECT id, body FROM src;
        CREATE INDEX docs_idx ON docs USING gpuidx (body);
-       VACUUM ANALYZE docs;
-       CREATE TABLE iq AS SELECT row_number() OVER (ORDER BY id)::int AS n, terms FROM qsrc;"
+       CREATE TABLE iq AS SELECT row_number() OVER (ORDER BY id)::int AS n, terms FROM qsrc;" -c "VACUUM ANALYZE docs"
 ni=$($P -Atc 'SELECT count(*) FROM iq')
 cat > $w/count.pgb <<PGB
 \set i random(1, $ni)
