@@ -19,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -438,6 +439,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	LOCKMODE	lockmode = standby ? AccessShareLock : ShareLock;
 	Snapshot	snapshot = NULL;
 	uint64		total = 0;
+	uint64		live = 0;
 	uint64		dead = 0;
 	uint64		terms = 0;
 	uint64		postings = 0;
@@ -476,8 +478,19 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	if (vs.kind != gpx_kind_of(vs.index))
 		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "Metapage's document kind does not match the operator class");
 
+	/*
+	 * Memory is sized by the metapage's counts: first each segment's header
+	 * agrees with them, and the live docs fit in the table (one row a TID).
+	 */
 	for (uint32 s = 0; s < vs.meta.nsegments; s++)
+	{
+		gpx_seg_close(gpx_seg_open(vs.index, &vs.meta.segments[s]));
 		total += vs.meta.segments[s].ndocs;
+		live += vs.meta.segments[s].ndocs - vs.meta.segments[s].ndead;
+	}
+	if (live + vs.meta.pend_entries > (uint64) RelationGetNumberOfBlocks(vs.heap) * MaxHeapTuplesPerPage)
+		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "Metapage counts %llu live docs, more rows than table \"%s\" holds",
+						   (unsigned long long) (live + vs.meta.pend_entries), RelationGetRelationName(vs.heap));
 	vs.nrows = total + vs.meta.pend_entries;
 	vs.rows = palloc_extended(Max(vs.nrows, 1) * sizeof(RowSig), MCXT_ALLOC_HUGE);
 	for (uint32 s = 0; s < vs.meta.nsegments; s++)

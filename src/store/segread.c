@@ -82,7 +82,7 @@ static void
 check_header(GpxSegment *seg, uint32 used)
 {
 	GpxSegHeaderData *h = seg->hdr;
-	uint32		npages = 0;
+	uint64		npages = 0;
 	uint32		slots;
 
 	if (used < offsetof(GpxSegHeaderData, table) || h->magic != GPX_MAGIC || h->id != seg->ref.id)
@@ -98,11 +98,13 @@ check_header(GpxSegment *seg, uint32 used)
 		gpx_seg_corrupt(seg, -1, 0, "doc length streams are inconsistent");
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 	{
-		if (h->streams[i].first != npages)
+		if (h->streams[i].first != npages ||
+			h->streams[i].bytes > (uint64) h->streams[i].npages * GPX_PAGE_CAPACITY)
 			gpx_seg_corrupt(seg, -1, 0, "stream page ranges are inconsistent");
 		npages += h->streams[i].npages;
 	}
-	if (npages != h->npages)
+	/* the metapage's count, which the index's size bounds */
+	if (npages != h->npages || (uint64) h->npages + h->ntables + 1 != seg->ref.npages)
 		gpx_seg_corrupt(seg, -1, 0, "page table size is inconsistent");
 	slots = h->ntables == 0 ? h->npages : h->ntables;
 	if ((h->ntables != 0 &&
