@@ -390,7 +390,7 @@ gpx_pending_next(GpxPendingReader *r)
 		/* the end of what the metapage copy counts */
 		if (r->entries_left != 0 || r->dl_left != 0)
 			gpx_report_corrupt(r->index, GPX_META_BLKNO,
-							   "The pending area holds %llu entries fewer than the metapage counts, of lengths %llu less",
+							   "The pending area ends %llu entries and %llu of doc length short of the metapage's counts",
 							   (unsigned long long) r->entries_left, (unsigned long long) r->dl_left);
 		return false;
 	}
@@ -401,7 +401,7 @@ gpx_pending_next(GpxPendingReader *r)
 		gpx_report_corrupt(r->index, r->blk, "The pending area ends %llu bytes before the metapage says",
 						   (unsigned long long) r->bytes_left);
 	memcpy(&body, p, ENTRY_HEAD);
-	if (body < TID_BYTES + 1 || ENTRY_HEAD + (uint64) body > r->bytes_left)
+	if (body < TID_BYTES + 1 || body > MaxAllocSize || ENTRY_HEAD + (uint64) body > r->bytes_left)
 		gpx_report_corrupt(r->index, r->blk, "A pending entry has an impossible length");
 	p = read_bytes(r, body, &eof);
 	if (eof)
