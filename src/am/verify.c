@@ -11,12 +11,15 @@
  * Terms are compared per row as a count and a sum of 64-bit term hashes,
  * computed from the index's lists and from the table's values: 16 bytes per
  * indexed row.  The table and the index are share-locked meanwhile, so no
- * write or merge runs.  A hot standby cannot take share locks: there the
- * check holds access-share locks, and is exact only while the primary does
- * not write to the table.
+ * write or merge runs.  A hot standby cannot take share locks, and replays
+ * the primary's writes meanwhile: there the check holds access-share locks,
+ * holds the index's counters to what writes may have made of them since
+ * the metapage was read (dead docs marked, entries appended), and checks
+ * the rows its snapshot sees.
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -29,6 +32,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "am/gpuidx_am.h"
 #include "rank/bm25.h"
@@ -110,6 +114,23 @@ check_all_pages(VerifyState *vs)
 	}
 }
 
+/*
+ * The dead docs' lengths against the metapage: as it summed them when it
+ * counted as many (the copy verified, or on a standby where VACUUM goes on,
+ * the metapage as it is after the bitmap was read), else between the two.
+ */
+static bool
+dead_dl_sound(const GpxSegRef *ref, const GpxSegRef *now, uint32 ndead, uint64 dead_dl)
+{
+	if (ndead == ref->ndead)
+		return dead_dl == ref->dead_dl;
+	if (dead_dl < ref->dead_dl)
+		return false;
+	if (now->id == 0)
+		return true;			/* merged away meanwhile */
+	return ndead == now->ndead ? dead_dl == now->dead_dl : dead_dl <= now->dead_dl;
+}
+
 static void
 check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 {
@@ -117,7 +138,9 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 	GpxSegHeaderData *h = seg->hdr;
 	GpxDictIter it;
 	uint64		postings = 0;
-	uint32		ndead = 0;
+	uint32		ndead;
+	uint32	   *dead;
+	GpxSegRef	now;
 	uint64		seg_dl = 0;
 	uint64		dead_dl = 0;
 	ItemPointerData tids[GPX_DOCMAP_CHUNK];
@@ -171,34 +194,17 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 	if (((h->flags & GPX_SEG_FREQS) != 0) != vs->freqs)
 		gpx_seg_corrupt(seg, -1, 0, "stores frequencies where the index does not, or the reverse");
 
-	/* the dead-doc bitmap */
-	for (uint32 d = 0; d < h->ndocs; d++)
-		if (gpx_seg_is_dead(seg, d))
-		{
-			ndead++;
-			dead_dl += rows[d].dl;
-			rows[d].matched = 2;	/* not expected in the table */
-		}
-	if (dead_dl != ref->dead_dl)
-		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "dead docs' lengths sum to another total than the metapage's");
-	if (ndead != ref->ndead)
-		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "holds another number of dead docs than the metapage");
+	/* the dead-doc bitmap: their number, bits past the end, their lengths */
+	dead = gpx_seg_dead_docs(seg, &ndead, &now);
+	for (uint32 i = 0; i < ndead; i++)
 	{
-		seg->dead_page = PG_UINT32_MAX;
-		for (uint32 p = 0; p < h->streams[GPX_STREAM_DEAD].npages; p++)
-		{
-			Buffer		buf = gpx_seg_read(seg, GPX_STREAM_DEAD, p);
-			Page		page = BufferGetPage(buf);
-			uint64		first = (uint64) p * GPX_DEAD_BITS_PER_PAGE;
-			uint32		used = gpx_page_used(page);
-			const uint8 *bits = (const uint8 *) PageGetContents(page);
-
-			for (uint64 bit = h->ndocs - Min(h->ndocs, first); bit < (uint64) used * 8; bit++)
-				if (bits[bit / 8] & (1 << (bit % 8)))
-					gpx_seg_corrupt(seg, GPX_STREAM_DEAD, p, "bitmap marks docs past the segment's end");
-			UnlockReleaseBuffer(buf);
-		}
+		dead_dl += rows[dead[i]].dl;
+		rows[dead[i]].matched = 2;	/* not expected in the table */
 	}
+	if (!dead_dl_sound(ref, &now, ndead, dead_dl))
+		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "dead docs' lengths sum to another total than the metapage's");
+	if (dead)
+		pfree(dead);
 
 	/* the dictionary: terms in order, every list whole and sound */
 	first_keys = palloc(Max(nleaves, 1) * sizeof(char *));
@@ -294,8 +300,6 @@ check_pending(VerifyState *vs, RowSig *rows)
 {
 	GpxPendingReader r;
 	uint64		entries = 0;
-	uint64		bytes = 0;
-	uint64		pend_dl = 0;
 	BlockNumber last = InvalidBlockNumber;
 
 	gpx_pending_begin(&r, vs->index, &vs->meta, InvalidBlockNumber, 0);
@@ -320,7 +324,6 @@ check_pending(VerifyState *vs, RowSig *rows)
 		row->nterms = 0;
 		row->matched = 0;
 		row->dl = r.dl;
-		pend_dl += r.dl;
 		while (gpx_pending_lexeme(&p, r.end, r.freqs, &lex, &len, &tf))
 		{
 			if (prev && gpx_lexeme_cmp(prev, prev_len, lex, len) >= 0)
@@ -333,26 +336,17 @@ check_pending(VerifyState *vs, RowSig *rows)
 		if (row->nterms != r.nlex)
 			gpx_report_corrupt(vs->index, r.blk, "A pending entry has another number of lexemes than it says");
 		entries++;
-		bytes += r.entry_bytes;
 		if (r.blk != last)
 		{
 			claim(vs, r.blk, "the pending area");
 			last = r.blk;
 		}
-		if (entries > vs->meta.pend_entries)
-			break;
 	}
+	/* the reader held the entries, bytes and lengths to the metapage's counts */
 	if (r.blk != InvalidBlockNumber && r.pages_read != vs->meta.pend_pages)
 		gpx_report_corrupt(vs->index, GPX_META_BLKNO, "The pending area has %u pages, the metapage says %u",
 						   r.pages_read, vs->meta.pend_pages);
 	gpx_pending_end(&r);
-	if (pend_dl != vs->meta.pend_dl)
-		gpx_report_corrupt(vs->index, GPX_META_BLKNO, "The pending entries' lengths sum to another total than the metapage's");
-	if (entries != vs->meta.pend_entries || bytes != vs->meta.pend_bytes)
-		gpx_report_corrupt(vs->index, GPX_META_BLKNO,
-						   "The pending area holds %llu entries of %llu bytes, the metapage says %llu of %llu",
-						   (unsigned long long) entries, (unsigned long long) bytes,
-						   (unsigned long long) vs->meta.pend_entries, (unsigned long long) vs->meta.pend_bytes);
 }
 
 static int
@@ -441,8 +435,11 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	Oid			indexoid = PG_GETARG_OID(0);
 	Oid			heapoid;
 	VerifyState vs;
-	LOCKMODE	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
+	bool		standby = RecoveryInProgress();
+	LOCKMODE	lockmode = standby ? AccessShareLock : ShareLock;
+	Snapshot	snapshot = NULL;
 	uint64		total = 0;
+	uint64		live = 0;
 	uint64		dead = 0;
 	uint64		terms = 0;
 	uint64		postings = 0;
@@ -462,18 +459,38 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	if (!pg_class_ownercheck(heapoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(vs.heap));
 
+	/*
+	 * A standby replays writes meanwhile: it checks the rows a snapshot taken
+	 * before the index is read sees (as amcheck's bt_index_check does), each
+	 * indexed before the metapage is read; replay that would remove one of
+	 * them cancels the check instead.
+	 */
+	if (standby)
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	gpx_meta_read(vs.index, &vs.meta);
+	/* after the metapage: every block it references is there */
 	vs.nblocks = RelationGetNumberOfBlocks(vs.index);
 	vs.claimed = palloc0(vs.nblocks / 8 + 1);
 	check_all_pages(&vs);
-	gpx_meta_read(vs.index, &vs.meta);
 	vs.kind = vs.meta.kind;
 	vs.freqs = (vs.meta.flags & GPX_META_FREQS) != 0;
 	vs.config = vs.kind == GPX_KIND_TEXT ? gpx_index_config(vs.index) : InvalidOid;
 	if (vs.kind != gpx_kind_of(vs.index))
 		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "Metapage's document kind does not match the operator class");
 
+	/*
+	 * Memory is sized by the metapage's counts: first each segment's header
+	 * agrees with them, and the live docs fit in the table (one row a TID).
+	 */
 	for (uint32 s = 0; s < vs.meta.nsegments; s++)
+	{
+		gpx_seg_close(gpx_seg_open(vs.index, &vs.meta.segments[s]));
 		total += vs.meta.segments[s].ndocs;
+		live += vs.meta.segments[s].ndocs - vs.meta.segments[s].ndead;
+	}
+	if (live + vs.meta.pend_entries > (uint64) RelationGetNumberOfBlocks(vs.heap) * MaxHeapTuplesPerPage)
+		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "Metapage counts %llu live docs, more rows than table \"%s\" holds",
+						   (unsigned long long) (live + vs.meta.pend_entries), RelationGetRelationName(vs.heap));
 	vs.nrows = total + vs.meta.pend_entries;
 	vs.rows = palloc_extended(Max(vs.nrows, 1) * sizeof(RowSig), MCXT_ALLOC_HUGE);
 	for (uint32 s = 0; s < vs.meta.nsegments; s++)
@@ -500,7 +517,15 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 					 errhint("Rebuild the index with REINDEX.")));
 	ii = BuildIndexInfo(vs.index);
 	vs.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx verify row", ALLOCSET_DEFAULT_SIZES);
-	table_index_build_scan(vs.heap, vs.index, ii, false, false, heap_callback, &vs, NULL);
+	if (snapshot)
+	{
+		TableScanDesc scan = table_beginscan_strat(vs.heap, snapshot, 0, NULL, true, false);
+
+		table_index_build_scan(vs.heap, vs.index, ii, true, false, heap_callback, &vs, scan);
+		UnregisterSnapshot(snapshot);
+	}
+	else
+		table_index_build_scan(vs.heap, vs.index, ii, false, false, heap_callback, &vs, NULL);
 
 	report = psprintf("index \"%s\" is sound: %u segments, %llu docs (%llu dead), %llu terms, "
 					  "%llu postings, %llu pending entries; %llu pages checked; %llu rows of \"%s\" found",

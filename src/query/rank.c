@@ -98,30 +98,18 @@ pending_entry_tfs(const GpxPendingReader *pr, const GpxLexemes *terms, const Gpx
 	return pass && f == filter->n;
 }
 
-/* the docs of a segment VACUUM marked dead, in order (NULL if none) */
+/*
+ * the docs of a segment VACUUM marked dead, in order (NULL if none); those
+ * it marked since the metapage was read too, and seg->ref.ndead counts them
+ */
 static uint32 *
 dead_docs(GpxSegment *seg)
 {
-	uint32	   *dead;
-	uint32		n = 0;
+	uint32		n;
 
 	if (seg->ref.ndead == 0)
 		return NULL;
-	dead = palloc_extended((Size) seg->ref.ndead * sizeof(uint32), MCXT_ALLOC_HUGE);
-	for (uint32 d = 0; d < seg->hdr->ndocs; d++)
-	{
-		if ((d & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (gpx_seg_is_dead(seg, d))
-		{
-			if (n == seg->ref.ndead)
-				gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "holds more dead docs than the metapage says");
-			dead[n++] = d;
-		}
-	}
-	if (n != seg->ref.ndead)
-		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "holds fewer dead docs than the metapage says");
-	return dead;
+	return gpx_seg_dead_docs(seg, &n, NULL);
 }
 
 /*
@@ -584,11 +572,22 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 				live[nlive++] = ranked[i].doc;
 			}
 		}
-		if (gpx_seg_map(seg, live, nlive, tids) != nlive)
-			elog(ERROR, "gpuidx: live documents did not map to TIDs");
-		for (uint32 i = 0; i < nlive; i++)
-			gpx_topk_offer(h, ranked[i].score, tid_key(&tids[i]));
-		r->stats.candidates += matched;
+
+		/*
+		 * More of them dead than the segment counted (VACUUM marked them
+		 * meanwhile): its best k live docs may lie past what came back, so
+		 * the CPU ranks it.
+		 */
+		if (count == params.k && nlive < h->k)
+			answered = false;
+		else
+		{
+			if (gpx_seg_map(seg, live, nlive, tids) != nlive)
+				elog(ERROR, "gpuidx: live documents did not map to TIDs");
+			for (uint32 i = 0; i < nlive; i++)
+				gpx_topk_offer(h, ranked[i].score, tid_key(&tids[i]));
+			r->stats.candidates += matched;
+		}
 		pfree(ranked);
 		pfree(live);
 		pfree(tids);

@@ -15,6 +15,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "rank/bm25.h"
 #include "store/meta.h"
 
 static const GpxPageTag meta_tag = {GPX_PAGE_META, GPX_ANY_STREAM, GPX_ANY_OWNER, GPX_ANY_OWNER};
@@ -125,6 +126,68 @@ gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta)
 	gpx_meta_check(index, meta);
 }
 
+static void
+most_block(BlockNumber *most, BlockNumber blkno)
+{
+	if (blkno != InvalidBlockNumber && blkno > *most)
+		*most = blkno;
+}
+
+/*
+ * The counters held to what the index's pages can hold, since they size
+ * memory, plans and reads: entries take at least GPX_PENDING_MIN_ENTRY
+ * bytes of the pending pages, a segment's docs a bit each of its pages, a
+ * posting a doc and a term, a doc's length is the sum of its tfs (1 to
+ * GPX_MAX_TF a posting); the pages of the pending chain, the segments and
+ * the retired-list chain are distinct, and every block referenced exists.
+ */
+static void
+check_bounds(Relation index, const GpxMetaPageData *meta)
+{
+	bool		freqs = (meta->flags & GPX_META_FREQS) != 0;
+	uint64		pages = 1 + (uint64) meta->pend_pages +
+		((uint64) meta->nretired_more + GPX_RETIRED_PER_PAGE - 1) / GPX_RETIRED_PER_PAGE;
+	BlockNumber most = GPX_META_BLKNO;
+
+	if ((meta->pend_head == InvalidBlockNumber ?
+		 (meta->pend_pages | meta->pend_entries | meta->pend_bytes | meta->pend_dl) != 0 :
+		 meta->pend_pages == 0) ||
+		(meta->pend_entries == 0) != (meta->pend_bytes == 0) ||
+		meta->pend_bytes > (uint64) meta->pend_pages * GPX_PAGE_CAPACITY ||
+		meta->pend_entries > meta->pend_bytes / GPX_PENDING_MIN_ENTRY ||
+		meta->pend_dl > (freqs ? GPX_MAX_TF * meta->pend_bytes : 0))
+		gpx_report_corrupt(index, GPX_META_BLKNO,
+						   "Metapage counts %llu pending entries of %llu bytes on %u pages",
+						   (unsigned long long) meta->pend_entries,
+						   (unsigned long long) meta->pend_bytes, meta->pend_pages);
+	most_block(&most, meta->pend_head);
+	most_block(&most, meta->pend_tail);
+	for (uint32 i = 0; i < meta->nsegments; i++)
+	{
+		const GpxSegRef *s = &meta->segments[i];
+
+		if (s->npages == 0 || s->ndocs > (uint64) s->npages * GPX_DEAD_BITS_PER_PAGE ||
+			s->nterms > s->npostings || s->npostings > (uint64) s->ndocs * s->nterms ||
+			(freqs ? s->sum_dl < s->npostings || s->sum_dl > GPX_MAX_TF * s->npostings :
+			 (s->sum_dl | s->dead_dl) != 0))
+			gpx_report_corrupt(index, GPX_META_BLKNO,
+							   "Metapage counts %u docs, %u terms and %llu postings on %u pages in segment %u",
+							   s->ndocs, s->nterms, (unsigned long long) s->npostings, s->npages, s->id);
+		pages += s->npages;
+		most_block(&most, s->head);
+	}
+	for (uint32 i = 0; i < meta->nretired; i++)
+	{
+		most_block(&most, meta->retired[i].first);
+		most_block(&most, meta->retired[i].stop);
+	}
+	most_block(&most, meta->retired_more);
+	if (!gpx_index_has_blocks(index, Max(pages, (uint64) most + 1)))
+		gpx_report_corrupt(index, GPX_META_BLKNO,
+						   "Metapage references %llu pages and block %u, more than the index has",
+						   (unsigned long long) pages, most);
+}
+
 void
 gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 {
@@ -148,7 +211,9 @@ gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 	if (meta->retired_more == GPX_META_BLKNO ||
 		(meta->retired_more == InvalidBlockNumber) != (meta->nretired_more == 0))
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage retired-list chain is inconsistent");
+	check_bounds(index, meta);
 }
+
 
 void
 gpx_meta_read(Relation index, GpxMetaPageData *meta)

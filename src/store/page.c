@@ -158,6 +158,43 @@ gpx_check_page(Relation index, BlockNumber blkno, Page page, const GpxPageTag *e
 					   page_type_names[opaque->type], opaque->stream, opaque->owner, opaque->pageno);
 }
 
+/*
+ * The size of each index this backend read lately, as last seen: an index
+ * grows under its readers but never shrinks while they read it (a rewrite
+ * gives it a new file), so the size is asked again only for a block past
+ * the one seen.  A few indexes at a time (a join of several).
+ */
+#define KNOWN_SIZES 8
+
+typedef struct KnownSize
+{
+	RelFileNode node;
+	BlockNumber nblocks;
+} KnownSize;
+
+static KnownSize known_sizes[KNOWN_SIZES];
+static int	known_next;
+
+bool
+gpx_index_has_blocks(Relation index, uint64 nblocks)
+{
+	KnownSize  *k = NULL;
+
+	for (int i = 0; i < KNOWN_SIZES && k == NULL; i++)
+		if (RelFileNodeEquals(known_sizes[i].node, index->rd_node))
+			k = &known_sizes[i];
+	if (k != NULL && nblocks <= k->nblocks)
+		return true;
+	if (k == NULL)
+	{
+		k = &known_sizes[known_next];
+		known_next = (known_next + 1) % KNOWN_SIZES;
+		k->node = index->rd_node;
+	}
+	k->nblocks = RelationGetNumberOfBlocks(index);
+	return nblocks <= k->nblocks;
+}
+
 Buffer
 gpx_read_page(Relation index, BlockNumber blkno, int lockmode, const GpxPageTag *expect)
 {
@@ -165,6 +202,9 @@ gpx_read_page(Relation index, BlockNumber blkno, int lockmode, const GpxPageTag 
 
 	if (blkno == InvalidBlockNumber)
 		gpx_report_corrupt(index, blkno, "A reference points to no block");
+	/* the buffer manager would fail on a block past the end, and not as damage */
+	if (!gpx_index_has_blocks(index, (uint64) blkno + 1))
+		gpx_report_corrupt(index, blkno, "A reference points past the end of the index");
 	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, lockmode);
 	gpx_check_page(index, blkno, BufferGetPage(buf), expect);

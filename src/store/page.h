@@ -46,6 +46,12 @@ extern Buffer gpx_read_page(Relation index, BlockNumber blkno, int lockmode,
 extern void gpx_check_page(Relation index, BlockNumber blkno, Page page,
 						   const GpxPageTag *expect);
 
+/*
+ * Does the index have at least nblocks blocks?  The bound every block
+ * number and page count read from the index is held to before it is used.
+ */
+extern bool gpx_index_has_blocks(Relation index, uint64 nblocks);
+
 /* a new page, exclusively locked: a free one or one past the end */
 extern Buffer gpx_new_buffer(Relation index, bool use_fsm);
 

@@ -74,9 +74,12 @@ gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *
 	e->tfs = NULL;
 	if (e->external)
 	{
+		/* the stream fills each page before the next: the list ends inside it */
 		if (!(gpx_varint_get32(p, end, &e->page) && gpx_varint_get32(p, end, &e->offset) &&
 			  e->page < limits->list_pages && e->offset < limits->page_capacity &&
-			  e->offset % 4 == 0 && e->len >= 16))
+			  e->offset % 4 == 0 && e->len >= 16 &&
+			  (uint64_t) e->page * limits->page_capacity + e->offset + e->len <=
+			  (uint64_t) limits->list_pages * limits->page_capacity))
 			return false;
 		if (!limits->freqs)
 			return true;
@@ -342,6 +345,7 @@ gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, 
 {
 	const uint8_t *p = body + GPX_PENDING_TID_BYTES;
 	const uint8_t *end = body + len;
+	uint64_t	dl = 0;
 
 	if (len < GPX_PENDING_TID_BYTES + 1)
 		return "A pending entry has an impossible length";
@@ -364,8 +368,13 @@ gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, 
 		if (!gpx_varint_get32(&p, end, &n) || n == 0 || n > (uint32_t) (end - p))
 			return "A pending entry's lexemes are malformed";
 		p += n;
-		if (freqs && (p == end || *p++ == 0))
+		if (freqs && (p == end || *p == 0))
 			return "A pending entry's frequencies are malformed";
+		if (freqs)
+			dl += *p++;
 	}
-	return p == end ? NULL : "A pending entry has bytes after its lexemes";
+	if (p != end)
+		return "A pending entry has bytes after its lexemes";
+	/* a doc's length is the sum of its tfs */
+	return dl == entry->dl ? NULL : "A pending entry's length is not the sum of its frequencies";
 }

@@ -270,6 +270,8 @@ extern const char *gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, 
  */
 #define GPX_PENDING_HEAD		sizeof(uint32_t)
 #define GPX_PENDING_TID_BYTES	6
+/* the smallest entry: its length, a TID and no lexeme */
+#define GPX_PENDING_MIN_ENTRY	(GPX_PENDING_HEAD + GPX_PENDING_TID_BYTES + 1)
 
 typedef struct GpxPendingEntry
 {

@@ -280,6 +280,9 @@ load_page(GpxPendingReader *r, BlockNumber blk, uint32 seq)
 	Page		page;
 
 	CHECK_FOR_INTERRUPTS();
+	if (r->pages_read == r->pages_max)
+		gpx_report_corrupt(r->index, blk, "The pending area runs past the %u pages the metapage counts",
+						   r->pages_max);
 	buf = gpx_read_page(r->index, blk, BUFFER_LOCK_SHARE, &tag);
 	page = BufferGetPage(buf);
 	r->used = gpx_page_used(page);
@@ -304,6 +307,10 @@ gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *me
 	r->stop_blk = stop_blk;
 	r->stop_off = stop_off;
 	r->freqs = (meta->flags & GPX_META_FREQS) != 0;
+	r->bytes_left = meta->pend_bytes;
+	r->entries_left = meta->pend_entries;
+	r->dl_left = meta->pend_dl;
+	r->pages_max = meta->pend_pages;
 	initStringInfo(&r->assembly);
 	r->blk = InvalidBlockNumber;
 	if (meta->pend_head == InvalidBlockNumber)
@@ -378,11 +385,23 @@ gpx_pending_next(GpxPendingReader *r)
 
 	if (r->blk == InvalidBlockNumber)
 		return false;
-	p = read_bytes(r, ENTRY_HEAD, &eof);
-	if (eof)
+	if (r->bytes_left == 0)
+	{
+		/* the end of what the metapage copy counts */
+		if (r->entries_left != 0 || r->dl_left != 0)
+			gpx_report_corrupt(r->index, GPX_META_BLKNO,
+							   "The pending area ends %llu entries and %llu of doc length short of the metapage's counts",
+							   (unsigned long long) r->entries_left, (unsigned long long) r->dl_left);
 		return false;
+	}
+	p = read_bytes(r, ENTRY_HEAD, &eof);
+	if (eof && at_stop(r))
+		return false;
+	if (eof)
+		gpx_report_corrupt(r->index, r->blk, "The pending area ends %llu bytes before the metapage says",
+						   (unsigned long long) r->bytes_left);
 	memcpy(&body, p, ENTRY_HEAD);
-	if (body < TID_BYTES + 1 || body > MaxAllocSize)
+	if (body < TID_BYTES + 1 || body > MaxAllocSize || ENTRY_HEAD + (uint64) body > r->bytes_left)
 		gpx_report_corrupt(r->index, r->blk, "A pending entry has an impossible length");
 	p = read_bytes(r, body, &eof);
 	if (eof)
@@ -390,6 +409,12 @@ gpx_pending_next(GpxPendingReader *r)
 	problem = gpx_parse_pending_entry(p, body, MaxOffsetNumber, r->freqs, &entry);
 	if (problem != NULL)
 		gpx_report_corrupt(r->index, r->blk, "%s", problem);
+	if (r->entries_left == 0 || entry.dl > r->dl_left)
+		gpx_report_corrupt(r->index, GPX_META_BLKNO,
+						   "The pending area holds more entries or longer docs than the metapage counts");
+	r->bytes_left -= ENTRY_HEAD + body;
+	r->entries_left--;
+	r->dl_left -= entry.dl;
 	ItemPointerSet(&r->tid, entry.block, entry.offset);
 	r->nlex = entry.nlex;
 	r->dl = entry.dl;

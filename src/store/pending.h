@@ -48,6 +48,11 @@ typedef struct GpxPendingReader
 	StringInfoData assembly;	/* an entry straddling pages */
 	uint32		pages_read;
 	bool		freqs;			/* entries carry tfs and lengths */
+	/* what the metapage copy counts that is not read yet */
+	uint64		bytes_left;
+	uint64		entries_left;
+	uint64		dl_left;
+	uint32		pages_max;
 	/* the current entry */
 	ItemPointerData tid;
 	uint32		nlex;
@@ -57,7 +62,12 @@ typedef struct GpxPendingReader
 	uint32		entry_bytes;	/* as counted in pend_bytes */
 } GpxPendingReader;
 
-/* read from the head the metapage gives up to the end (or to stop_blk/off) */
+/*
+ * Read from the head a copy of the metapage gives, its pend_bytes of
+ * entries (or up to stop_blk/off first): the entries it counts, whatever
+ * was appended since.  At their end their number, bytes and lengths are
+ * checked against its counters.
+ */
 extern void gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta,
 							  BlockNumber stop_blk, uint32 stop_off);
 extern bool gpx_pending_next(GpxPendingReader *r);

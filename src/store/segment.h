@@ -121,6 +121,17 @@ extern uint32 gpx_seg_map(GpxSegment *seg, const uint32 *docs, uint32 n, ItemPoi
 /* the TIDs of one doc map chunk (GPX_DOCMAP_CHUNK docs, the last one fewer) */
 extern uint32 gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids);
 extern bool gpx_seg_is_dead(GpxSegment *seg, uint32 doc);
+
+/*
+ * Every dead doc of the segment as its bitmap holds it now, in order (*n
+ * of them; NULL if none), and seg->ref.ndead set to their number.  VACUUM
+ * may have marked more since the metapage was copied: damage is a bitmap
+ * holding fewer than the copy counts, or more than the metapage counts
+ * now.  *now (if given): the metapage's entry for the segment the count
+ * was checked against (seg->ref as it was, a newer one, or id 0 when the
+ * segment was merged away meanwhile).
+ */
+extern uint32 *gpx_seg_dead_docs(GpxSegment *seg, uint32 *n, GpxSegRef *now);
 /* a doc of the segment that is not dead; a doc id past the segment is corruption */
 extern bool gpx_seg_is_live(GpxSegment *seg, uint32 doc);
 

@@ -16,6 +16,7 @@
 #include "utils/memutils.h"
 
 #include "rank/bm25.h"
+#include "store/meta.h"
 #include "store/rankdata.h"
 #include "store/segment.h"
 #include "store/varint.h"
@@ -81,7 +82,7 @@ static void
 check_header(GpxSegment *seg, uint32 used)
 {
 	GpxSegHeaderData *h = seg->hdr;
-	uint32		npages = 0;
+	uint64		npages = 0;
 	uint32		slots;
 
 	if (used < offsetof(GpxSegHeaderData, table) || h->magic != GPX_MAGIC || h->id != seg->ref.id)
@@ -97,11 +98,13 @@ check_header(GpxSegment *seg, uint32 used)
 		gpx_seg_corrupt(seg, -1, 0, "doc length streams are inconsistent");
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 	{
-		if (h->streams[i].first != npages)
+		if (h->streams[i].first != npages ||
+			h->streams[i].bytes > (uint64) h->streams[i].npages * GPX_PAGE_CAPACITY)
 			gpx_seg_corrupt(seg, -1, 0, "stream page ranges are inconsistent");
 		npages += h->streams[i].npages;
 	}
-	if (npages != h->npages)
+	/* the metapage's count, which the index's size bounds */
+	if (npages != h->npages || (uint64) h->npages + h->ntables + 1 != seg->ref.npages)
 		gpx_seg_corrupt(seg, -1, 0, "page table size is inconsistent");
 	slots = h->ntables == 0 ? h->npages : h->ntables;
 	if ((h->ntables != 0 &&
@@ -985,6 +988,22 @@ gpx_seg_chunk(GpxSegment *seg, uint32 chunk, ItemPointerData *tids)
 	return n;
 }
 
+/* a dead-doc bitmap page's bits into bits; returns its bytes */
+static uint32
+read_dead_page(GpxSegment *seg, uint32 pageno, uint8 *bits)
+{
+	Buffer		buf = gpx_seg_read(seg, GPX_STREAM_DEAD, pageno);
+	Page		page = BufferGetPage(buf);
+	uint32		want = (uint32) Min((uint64) GPX_PAGE_CAPACITY,
+									((uint64) seg->hdr->ndocs - (uint64) pageno * GPX_DEAD_BITS_PER_PAGE + 7) / 8);
+
+	if (gpx_page_used(page) != want)
+		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, pageno, "bitmap page has the wrong length");
+	memcpy(bits, PageGetContents(page), want);
+	UnlockReleaseBuffer(buf);
+	return want;
+}
+
 bool
 gpx_seg_is_dead(GpxSegment *seg, uint32 doc)
 {
@@ -995,20 +1014,90 @@ gpx_seg_is_dead(GpxSegment *seg, uint32 doc)
 		return false;
 	if (seg->dead_page != pageno)
 	{
-		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_DEAD, pageno);
-		Page		page = BufferGetPage(buf);
-		uint32		want = (uint32) Min((uint64) GPX_PAGE_CAPACITY,
-										((uint64) seg->hdr->ndocs - (uint64) pageno * GPX_DEAD_BITS_PER_PAGE + 7) / 8);
-
-		if (gpx_page_used(page) != want)
-			gpx_seg_corrupt(seg, GPX_STREAM_DEAD, pageno, "bitmap page has the wrong length");
 		if (seg->dead_bits == NULL)
 			seg->dead_bits = MemoryContextAlloc(GetMemoryChunkContext(seg), GPX_PAGE_CAPACITY);
-		memcpy(seg->dead_bits, PageGetContents(page), want);
-		UnlockReleaseBuffer(buf);
+		read_dead_page(seg, pageno, seg->dead_bits);
 		seg->dead_page = pageno;
 	}
 	return (seg->dead_bits[bit / 8] >> (bit % 8)) & 1;
+}
+
+/*
+ * Every dead doc as the bitmap holds it now.  VACUUM marks docs while
+ * scans read (each bitmap page with the metapage's count in one record,
+ * under the metapage's lock; a bit is never cleared, and a segment's id is
+ * never reused), so against a copy of the metapage the bitmap may hold
+ * more dead docs, as many as the metapage counts now, never fewer.
+ */
+uint32 *
+gpx_seg_dead_docs(GpxSegment *seg, uint32 *n, GpxSegRef *now)
+{
+	uint32		ndocs = seg->hdr->ndocs;
+	uint32		npages = (uint32) (((uint64) ndocs + GPX_DEAD_BITS_PER_PAGE - 1) / GPX_DEAD_BITS_PER_PAGE);
+	uint8	   *bits = palloc(GPX_PAGE_CAPACITY);
+	uint32		cap = Max(seg->ref.ndead, 64);
+	uint32	   *dead = palloc_extended((Size) cap * sizeof(uint32), MCXT_ALLOC_HUGE);
+	uint32		count = 0;
+
+	for (uint32 p = 0; p < npages; p++)
+	{
+		uint32		used = read_dead_page(seg, p, bits);
+		uint64		first = (uint64) p * GPX_DEAD_BITS_PER_PAGE;
+
+		CHECK_FOR_INTERRUPTS();
+		for (uint32 i = 0; i < used; i++)
+		{
+			for (uint32 byte = bits[i]; byte != 0; byte &= byte - 1)
+			{
+				uint64		d = first + (uint64) i * 8 + __builtin_ctz(byte);
+
+				if (d >= ndocs)
+					gpx_seg_corrupt(seg, GPX_STREAM_DEAD, p, "bitmap marks docs past the segment's end");
+				if (count == cap)
+				{
+					cap = (uint32) Min((uint64) cap * 2, (uint64) ndocs);
+					dead = repalloc_huge(dead, (Size) cap * sizeof(uint32));
+				}
+				dead[count++] = (uint32) d;
+			}
+		}
+	}
+	pfree(bits);
+
+	if (now)
+		*now = seg->ref;
+	if (count < seg->ref.ndead)
+		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "holds fewer dead docs than the metapage says");
+	if (count > seg->ref.ndead)
+	{
+		GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
+		int			k;
+
+		gpx_meta_read(seg->index, meta);
+		k = gpx_meta_find_segment(meta, seg->ref.id);
+		/* merged away since: its bitmap no longer changes, nothing to hold it to */
+		if (k >= 0 && count > meta->segments[k].ndead)
+			gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "holds more dead docs than the metapage says");
+		if (now)
+		{
+			if (k >= 0)
+				*now = meta->segments[k];
+			else
+				now->id = 0;
+		}
+		pfree(meta);
+	}
+
+	/* from now on the segment's reader holds at least these dead */
+	seg->ref.ndead = count;
+	seg->dead_page = PG_UINT32_MAX;
+	*n = count;
+	if (count == 0)
+	{
+		pfree(dead);
+		return NULL;
+	}
+	return dead;
 }
 
 bool

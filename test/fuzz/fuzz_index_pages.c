@@ -5,7 +5,9 @@
  *	  as the server uses them: a leaf walked entry by entry with its front
  *	  coding and searched through its restart points, an inner node searched,
  *	  a doc map chunk, an inline list, a run of pending entries.  Whatever
- *	  the bytes, no read leaves them, and what parses holds what it promises.
+ *	  the bytes, no read leaves them, and what parses holds what it promises
+ *	  (an external list inside its stream, a pending entry's length the sum
+ *	  of its tfs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +55,10 @@ walk_leaf(const uint8_t *page, uint32_t used, const GpxSegLimits *limits, const 
 		klen = e.shared + e.suffix_len;
 		if (!e.external)
 			check_inline(e.payload, e.len, e.df, limits->ndocs);
-		else if (e.page >= limits->list_pages || e.offset >= limits->page_capacity)
-			FAIL("an external list's place is out of range");
+		else if (e.page >= limits->list_pages || e.offset >= limits->page_capacity ||
+				 (uint64_t) e.page * limits->page_capacity + e.offset + e.len >
+				 (uint64_t) limits->list_pages * limits->page_capacity)
+			FAIL("an external list runs past the list stream");
 	}
 	/* the server's lookup; a term it finds is the entry it says */
 	{
@@ -114,6 +118,7 @@ walk_pending(const uint8_t *p, uint32_t len, bool freqs)
 		int			n;
 		uint32_t	tf;
 		uint32_t	count = 0;
+		uint64_t	dl = 0;
 
 		memcpy(&body, p, GPX_PENDING_HEAD);
 		p += GPX_PENDING_HEAD;
@@ -127,9 +132,12 @@ walk_pending(const uint8_t *p, uint32_t len, bool freqs)
 			if (freqs && (tf == 0 || q > e.end))
 				FAIL("a lexeme's frequency lies outside its entry or is 0");
 			count++;
+			dl += tf;
 		}
 		if (count != e.nlex)
 			FAIL("an entry holds %u lexemes, says %u", count, e.nlex);
+		if (freqs && dl != e.dl)
+			FAIL("an entry's length %u is not the sum of its tfs", e.dl);
 		p += body;
 	}
 }

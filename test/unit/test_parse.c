@@ -149,6 +149,20 @@ check_leaves(void)
 		n += gpx_varint_put(e + n, 0);
 		p = e;
 		CHECK(!gpx_parse_leaf_entry(&p, e + n, &limits, &out), "list page past the stream");
+		/* on the stream's last page, but longer than what is left of it */
+		for (uint32_t len = CAPACITY - 96; len <= CAPACITY - 64; len += 32)
+		{
+			n = gpx_varint_put(e, 0);
+			n += gpx_varint_put(e + n, 1);
+			e[n++] = 'x';
+			n += gpx_varint_put(e + n, 5);
+			n += gpx_varint_put(e + n, ((uint64_t) len << 1) | 1);
+			n += gpx_varint_put(e + n, 3);
+			n += gpx_varint_put(e + n, 64);
+			p = e;
+			CHECK(gpx_parse_leaf_entry(&p, e + n, &limits, &out) == (len + 64 <= CAPACITY),
+				  "a list of %u bytes at the last page's byte 64", len);
+		}
 	}
 }
 
@@ -274,6 +288,20 @@ check_pending_entries(void)
 	CHECK(gpx_parse_pending_entry(body, n + 1, 291, false, &e) != NULL, "bytes after the lexemes");
 	CHECK(gpx_parse_pending_entry(body, n, 2, false, &e) != NULL, "offset past the page");
 	CHECK(gpx_parse_pending_entry(body, 4, 291, false, &e) != NULL, "shorter than a TID");
+
+	/* with freqs: the doc's length, then a tf after each lexeme; the length is their sum */
+	{
+		uint8_t		f[32] = {12, 0, 0, 0, 3, 0, 2, 5, 3, 'f', 'o', 'x', 2, 4, 'q', 'u', 'i', 'k', 3};
+		uint32_t	flen = 19;
+
+		CHECK(gpx_parse_pending_entry(f, flen, 291, true, &e) == NULL && e.nlex == 2 && e.dl == 5,
+			  "pending entry with freqs");
+		f[7] = 6;
+		CHECK(gpx_parse_pending_entry(f, flen, 291, true, &e) != NULL, "a length other than the tfs' sum");
+		f[7] = 5;
+		f[18] = 0;
+		CHECK(gpx_parse_pending_entry(f, flen, 291, true, &e) != NULL, "a tf of 0");
+	}
 }
 
 int
