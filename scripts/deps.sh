@@ -3,7 +3,7 @@
 # Does nothing when everything is there already, so it also works offline then.
 set -euo pipefail
 packages=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
-          postgresql-15-rum libipc-run-perl clang libclang-rt-14-dev python3 ca-certificates)
+          postgresql-15-rum libipc-run-perl clang libclang-rt-14-dev python3 ca-certificates sqlsmith)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

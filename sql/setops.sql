@@ -42,6 +42,13 @@ SELECT pl_agg(x) FROM (VALUES (1)) v(x) WHERE false;
 SELECT pl_intersect_agg(p), pl_union_agg(p)
 FROM (VALUES ('{1,2,3}'::postinglist), ('{2,3,4}'), (NULL), ('{3,2,9}')) v(p);
 SELECT pl_intersect_agg(p), pl_union_agg(p) FROM (VALUES ('{1}'::postinglist)) v(p) WHERE false;
+-- NULL inputs before any list: the aggregate has no state yet, also as a
+-- window function, whose final function runs after every row
+SELECT pl_intersect_agg(NULL::postinglist), pl_union_agg(NULL::postinglist), pl_agg(NULL::bigint);
+SELECT pl_intersect_agg(p) FROM (VALUES (NULL::postinglist), ('{1,2}'), (NULL), ('{2,3}')) v(p);
+SELECT g, pl_intersect_agg(p) OVER w, pl_union_agg(p) OVER w, pl_agg(g) FILTER (WHERE p IS NOT NULL) OVER w
+FROM (VALUES (1, NULL::postinglist), (2, NULL), (3, '{1,2,5}'), (4, NULL), (5, '{2,5,7}'), (6, '{5}')) v(g, p)
+WINDOW w AS (ORDER BY g);
 SELECT i % 3 AS k, pl_agg(i) FROM generate_series(1, 12) i GROUP BY 1 ORDER BY 1;
 SELECT pl_length(pl_agg(g % 100000)), pl_codec(pl_agg(g % 100000)) FROM generate_series(1, 1000000) g;
 

@@ -66,6 +66,18 @@ state_copy(MemoryContext cxt, const pl_agg_state *src)
 	return st;
 }
 
+/*
+ * A state that may not exist yet (no list seen): SQL NULL then, never a
+ * NULL pointer the next call or the final function would take for a state.
+ */
+static Datum
+state_or_null(FunctionCallInfo fcinfo, pl_agg_state *st)
+{
+	if (st == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_POINTER(st);
+}
+
 /* sort and drop repeats; the state then holds a set */
 static void
 state_compact(pl_agg_state *st)
@@ -136,7 +148,7 @@ pl_collect_combinefn(PG_FUNCTION_ARGS)
 	pl_agg_state *b = PG_ARGISNULL(1) ? NULL : (pl_agg_state *) PG_GETARG_POINTER(1);
 
 	if (b == NULL)
-		PG_RETURN_POINTER(a);
+		return state_or_null(fcinfo, a);
 	if (a == NULL)
 		PG_RETURN_POINTER(state_copy(cxt, b));
 	state_reserve(a, b->n);
@@ -169,7 +181,7 @@ pl_intersect_transfn(PG_FUNCTION_ARGS)
 	pl_view		view;
 
 	if (PG_ARGISNULL(1))
-		PG_RETURN_POINTER(st);
+		return state_or_null(fcinfo, st);
 	PG_GETARG_PL_VIEW(1, &view);
 	if (st == NULL)
 	{
@@ -194,7 +206,7 @@ pl_intersect_combinefn(PG_FUNCTION_ARGS)
 	pl_agg_state *b = PG_ARGISNULL(1) ? NULL : (pl_agg_state *) PG_GETARG_POINTER(1);
 
 	if (b == NULL)
-		PG_RETURN_POINTER(a);
+		return state_or_null(fcinfo, a);
 	if (a == NULL)
 		PG_RETURN_POINTER(state_copy(cxt, b));
 	a->n = a->sorted_upto = cpu_merge_intersect(a->values, (uint32) a->n, b->values,
