@@ -119,3 +119,46 @@ RESET gpuidx.text_config;
 RESET enable_seqscan;
 DROP FUNCTION counts(text);
 DROP TABLE cs;
+
+-- a query taken from another table's rows: the bitmap path that stands in
+-- for the plain index path is parameterized as that path was (it read the
+-- other table's column against its own rows and crashed)
+CREATE TABLE csd (id int, body text);
+INSERT INTO csd SELECT g, 'kernel module ' || g FROM generate_series(1, 1000) g;
+CREATE INDEX ON csd USING gpuidx (body);
+CREATE TABLE csq (q text);
+INSERT INTO csq VALUES ('kernel'), ('module'), ('17');
+ANALYZE csd, csq;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM csd, csq WHERE csd.body @@& csq.q;
+SELECT count(*) FROM csd, csq WHERE csd.body @@& csq.q;
+SELECT q, (SELECT count(*) FROM csd WHERE body @@& csq.q) FROM csq ORDER BY q;
+RESET enable_seqscan;
+SET gpuidx.enable_customscan = off;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FROM csd, csq WHERE csd.body @@& csq.q;
+RESET gpuidx.enable_customscan;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+DROP TABLE csd, csq;
+
+-- every scan of the index counts in pg_stat_*_indexes.idx_scan, so that a
+-- DBA does not take it for unused: the custom scan, a bitmap scan, a ranked scan
+CREATE TABLE css (id int, body text);
+INSERT INTO css SELECT g, 'kernel module ' || g FROM generate_series(1, 1000) g;
+CREATE INDEX css_idx ON css USING gpuidx (body);
+VACUUM ANALYZE css;
+SET enable_seqscan = off;
+BEGIN;
+SELECT count(*) FROM css WHERE body @@& 'kernel';
+SELECT pg_stat_get_xact_numscans('css_idx'::regclass) AS idx_scans;
+SET LOCAL gpuidx.enable_customscan = off;
+SELECT count(*) FROM css WHERE body @@& 'module';
+SELECT pg_stat_get_xact_numscans('css_idx'::regclass) AS idx_scans;
+RESET gpuidx.enable_customscan;
+SELECT id FROM css ORDER BY body <=> 'module 7' LIMIT 1;
+SELECT pg_stat_get_xact_numscans('css_idx'::regclass) AS idx_scans;
+COMMIT;
+RESET enable_seqscan;
+DROP TABLE css;

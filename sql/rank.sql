@@ -115,4 +115,10 @@ CREATE TABLE rkv (id int, doc tsvector);
 INSERT INTO rkv VALUES (1, to_tsvector('english', 'gpu gpu index')), (2, 'gpu index'::tsvector), (3, to_tsvector('english', 'database'));
 CREATE INDEX rkv_doc ON rkv USING gpuidx (doc);
 SELECT id, -(doc <=> 'gpu') = gpuidx_bm25(doc, 'gpu') AS same FROM rkv ORDER BY doc <=> 'gpu';
+-- a document that is another query level's column, an aggregate or a window
+-- function names no index of this level: an error that says so, not an
+-- internal one
+SELECT (SELECT r.doc <=> 'gpu') IS NOT NULL FROM rkv r LIMIT 1;
+SELECT gpuidx_bm25(max(doc::text), 'gpu') FROM rkv;
+SELECT gpuidx_bm25(string_agg(doc::text, ' ') OVER (), 'gpu') FROM rkv LIMIT 1;
 DROP TABLE rk, rk2, rkv;

@@ -434,6 +434,30 @@ base_column(Query *sub, AttrNumber attno, RangeTblEntry **rte)
 	return NULL;
 }
 
+/*
+ * The Vars of this query level in a document expression, into *vars: true
+ * (give up) at anything else a Var can hide in, an outer level's Var, an
+ * aggregate, a window function, a placeholder (pull_var_clause would raise
+ * an internal error for them).
+ */
+static bool
+local_vars_walker(Node *node, List **vars)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		if (((Var *) node)->varlevelsup != 0)
+			return true;
+		*vars = lappend(*vars, node);
+		return false;
+	}
+	if (IsA(node, Aggref) || IsA(node, WindowFunc) || IsA(node, GroupingFunc) ||
+		IsA(node, PlaceHolderVar) || IsA(node, SubLink))
+		return true;
+	return expression_tree_walker(node, local_vars_walker, (void *) vars);
+}
+
 GPUIDX_FUNCTION(gpuidx_rank_support);
 Datum
 gpuidx_rank_support(PG_FUNCTION_ARGS)
@@ -464,8 +488,8 @@ gpuidx_rank_support(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(NULL);
 
 	/* the document's table: one relation of this query level */
-	vars = pull_var_clause(doc, 0);
-	if (vars == NIL)
+	vars = NIL;
+	if (local_vars_walker(doc, &vars) || vars == NIL)
 		PG_RETURN_POINTER(NULL);
 	var = linitial(vars);
 	if (var->varlevelsup != 0)

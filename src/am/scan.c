@@ -13,6 +13,7 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "nodes/tidbitmap.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -127,6 +128,8 @@ gpx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 	reset_tuple_scan(scan->opaque);
+	/* pg_stat_*_indexes.idx_scan, as every index access method counts a scan */
+	pgstat_count_index_scan(scan->indexRelation);
 }
 
 void

@@ -26,6 +26,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -310,6 +311,27 @@ set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *r
 }
 
 /*
+ * The times a path parameterized by outer is likely to run: the fewest
+ * rows among the outer relations (the planner's own estimate is private to
+ * indxpath.c).
+ */
+static double
+outer_loop_count(PlannerInfo *root, Relids outer)
+{
+	double		loops = 0;
+	int			relid = -1;
+
+	while ((relid = bms_next_member(outer, relid)) >= 0)
+	{
+		RelOptInfo *orel = relid < root->simple_rel_array_size ? root->simple_rel_array[relid] : NULL;
+
+		if (orel != NULL && orel->rows > 0 && (loops == 0 || orel->rows < loops))
+			loops = orel->rows;
+	}
+	return loops > 0 ? loops : 1.0;
+}
+
+/*
  * The index scans a gpuidx index offers are for ranked queries (ORDER BY
  * doc <=> query); an unordered plain index scan of @@& would only fetch in
  * TID order what a bitmap heap scan (or the custom scan) fetches better,
@@ -340,8 +362,10 @@ replace_plain_index_paths(PlannerInfo *root, RelOptInfo *rel)
 		 * index that cannot answer (disable_cost) is left to the bitmap
 		 * paths the planner made already
 		 */
+		/* parameterized as the index path is: its keys may name other relations' columns */
 		if (ipath->indexclauses != NIL && ipath->indextotalcost < disable_cost)
-			add_path(rel, (Path *) create_bitmap_heap_path(root, rel, (Path *) ipath, rel->lateral_relids, 1.0, 0));
+			add_path(rel, (Path *) create_bitmap_heap_path(root, rel, (Path *) ipath, PATH_REQ_OUTER((Path *) ipath),
+														   outer_loop_count(root, PATH_REQ_OUTER((Path *) ipath)), 0));
 	}
 	/* what a removed path may have pushed out of the list */
 	if (plain != NIL && rel->rtekind == RTE_RELATION)
@@ -575,6 +599,7 @@ start(GpxScanState *s)
 	 * then conflicts with this scan (index_insert checks it)
 	 */
 	PredicateLockRelation(s->index, s->css.ss.ps.state->es_snapshot);
+	pgstat_count_index_scan(s->index);
 	s->gq = gq_open(s->index);
 	s->cursor = gq_cursor_begin(s->gq, &terms, s->limit);
 	s->skip_visible = s->count_only && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
