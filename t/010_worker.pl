@@ -15,6 +15,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use GpxLoad;
 use Time::HiRes qw(time usleep);
 
 my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
@@ -153,32 +156,9 @@ if ($nqueries)
 }
 close($fh);
 
-# pgbench in the background: every transaction checks its answers
-sub start_load
-{
-	my ($clients, $seconds, @extra) = @_;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'pgbench', '-n', '-c', $clients, '-j', 4, '-T', $seconds, '-f', $script, @extra,
-		  '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-	return [ $h, \$out, \$err ];
-}
-
-sub finish_load
-{
-	my ($load, $what) = @_;
-	my ($h, $out, $err) = @$load;
-	$h->finish;
-	is($h->result(0), 0, "$what: pgbench ends well") or diag($$err);
-	like($$out, qr/number of failed transactions: 0 /, "$what: no transaction failed");
-	my ($n) = $$out =~ /number of transactions actually processed: (\d+)/;
-	cmp_ok($n // 0, '>', 0, "$what: " . ($n // 0) . ' transactions, each comparing worker and CPU answers');
-}
-
 # 1. 32 clients, the engine process up
 my $before = stats();
-finish_load(start_load(32, 6), '32 clients');
+finish_load(start_load($node, $script, 32, 6), '32 clients');
 my $after = stats();
 cmp_ok($after->{requests} - $before->{requests}, '>', 1000, 'the worker answered requests: '
 	  . ($after->{requests} - $before->{requests}));
@@ -191,7 +171,7 @@ cmp_ok($after->{backend_rounds} - $before->{backend_rounds}, '>', 0,
 
 # 2. the engine process killed again and again under that load
 $before = stats();
-my $load = start_load(32, 8);
+my $load = start_load($node, $script, 32, 8);
 my $kills = 0;
 for my $i (1 .. 6)
 {
@@ -253,7 +233,7 @@ $node->append_conf('postgresql.conf', "gpuidx.worker_queue_slots = 8\ngpuidx.bat
 $node->restart;
 $node->poll_query_until('postgres', 'SELECT serving FROM gpuidx_worker_stats') or die;
 $before = stats();
-finish_load(start_load(32, 4), 'a queue of 8 slots, 32 clients');
+finish_load(start_load($node, $script, 32, 4), 'a queue of 8 slots, 32 clients');
 $after = stats();
 cmp_ok($after->{queue_full} - $before->{queue_full}, '>', 0,
 	'requests finding the queue full ran on the CPU: ' . ($after->{queue_full} - $before->{queue_full}));

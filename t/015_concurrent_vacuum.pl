@@ -21,6 +21,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use GpxLoad;
 use Time::HiRes qw(time usleep);
 
 my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
@@ -145,35 +148,11 @@ print $fh "SELECT matches(:q, 'count', 'bitmap');\n";
 print $fh "SELECT matches(:q, 'ids', 'bitmap');\n";
 close($fh);
 
-sub pgbench
-{
-	my ($node, $clients, $script, @extra) = @_;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds, '-f', $script, @extra,
-		  '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-	return [ $h, \$out, \$err ];
-}
-
-sub finish
-{
-	my ($load, $what) = @_;
-	my ($h, $out, $err) = @$load;
-	$h->finish;
-	is($h->result(0), 0, "$what: pgbench ends well") or diag($$err);
-	like($$out, qr/number of failed transactions: 0 /, "$what: no transaction failed") or diag($$err);
-	my ($n) = $$out =~ /number of transactions actually processed: (\d+)/;
-	my ($retried) = $$out =~ /number of transactions retried: (\d+)/;
-	cmp_ok($n // 0, '>', 0, "$what: " . ($n // 0) . ' transactions' . ($retried ? ", $retried retried" : ''));
-	return $$out . $$err;
-}
-
 my $t0 = time;
-my $writes = pgbench($primary, 1, $writer);
-my $primary_reads = pgbench($primary, 3, $reader);
+my $writes = start_load($primary, $writer, 1, $seconds);
+my $primary_reads = start_load($primary, $reader, 3, $seconds);
 # a standby's scans may be cancelled when pages they read are recycled (40001): retried
-my $standby_reads = pgbench($standby, 3, $reader, '--max-tries=1000', '--verbose-errors');
+my $standby_reads = start_load($standby, $reader, 3, $seconds, '--max-tries=1000', '--verbose-errors');
 
 # gpuidx_verify on the standby meanwhile: sound, or cancelled (40001)
 my ($verified, $cancelled) = (0, 0);
@@ -187,9 +166,9 @@ while (time - $t0 < $seconds - 5)
 	else { push @verify_errors, $err; }
 	usleep(500_000);
 }
-my $output = finish($writes, 'the writer (DELETE, INSERT, VACUUM)');
-$output .= finish($primary_reads, 'ranked and @@& queries on the primary');
-$output .= finish($standby_reads, 'ranked and @@& queries on the standby');
+my $output = finish_load($writes, 'the writer (DELETE, INSERT, VACUUM)');
+$output .= finish_load($primary_reads, 'ranked and @@& queries on the primary');
+$output .= finish_load($standby_reads, 'ranked and @@& queries on the standby');
 is(scalar(@verify_errors), 0, "gpuidx_verify on the standby under load: $verified times sound, $cancelled cancelled, no other error")
   or diag(join("\n", @verify_errors));
 cmp_ok($verified, '>', 0, 'and it finished at least once');

@@ -14,6 +14,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use GpxLoad;
 use Time::HiRes qw(time usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('processes');
@@ -103,29 +106,6 @@ open(my $fh, '>', $script) or die;
 print $fh "\\set a random(1, 123)\n\\set b random(1, 123)\n\\set c random(1, 123)\nSELECT check_generated(:a, :b, :c);\n";
 close($fh);
 
-sub start_load
-{
-	my ($clients, $seconds) = @_;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'pgbench', '-n', '-c', $clients, '-j', 4, '-T', $seconds, '-f', $script,
-		  '-h', $node->host, '-p', $node->port, 'postgres' ],
-		'>', \$out, '2>', \$err);
-	return [ $h, \$out, \$err ];
-}
-
-# every transaction ends well (the server stays up)
-sub finish_load
-{
-	my ($load, $what) = @_;
-	my ($h, $out, $err) = @$load;
-	$h->finish;
-	is($h->result(0), 0, "$what: pgbench ends well") or diag($$err);
-	like($$out, qr/number of failed transactions: 0 /, "$what: no transaction failed");
-	my ($n) = $$out =~ /number of transactions actually processed: (\d+)/;
-	cmp_ok($n // 0, '>', 0, "$what: " . ($n // 0) . ' transactions, each checking the worker\'s answer');
-}
-
 # the server restarts under it: connections end, but no answer was wrong
 sub finish_load_broken
 {
@@ -137,7 +117,7 @@ sub finish_load_broken
 
 # 1. the engine process killed mid-batch, again and again
 my $starts = stat_of('engine_starts');
-my $load = start_load(16, 6);
+my $load = start_load($node, $script, 16, 6);
 my @killed;
 for my $i (1 .. 4)
 {
@@ -155,7 +135,7 @@ cmp_ok(stat_of('engine_starts') - $starts, '>=', scalar(@killed), 'a new engine 
 # 2. a stalled engine process (SIGSTOP) is found out and replaced
 my $stopped = stat_of('engine_pid');
 my $stalls = stat_of('engine_stalls');
-$load = start_load(16, 6);
+$load = start_load($node, $script, 16, 6);
 usleep(500_000);
 kill('STOP', $stopped);
 my $t0 = time();
@@ -172,7 +152,7 @@ like(slurp_file($node->logfile), qr/engine process $stopped made no progress for
 # 3. pg_terminate_backend of the supervisor: another one, with a new engine process
 $supervisor = supervisor_pid();
 $engine = stat_of('engine_pid');
-$load = start_load(16, 5);
+$load = start_load($node, $script, 16, 5);
 usleep(1_000_000);
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($supervisor)");
 ok($node->poll_query_until('postgres',
@@ -186,7 +166,7 @@ finish_load($load, 'the supervisor terminated under load');
 # any child's death by a signal); its engine process dies with it
 $supervisor = supervisor_pid();
 $engine = stat_of('engine_pid');
-$load = start_load(16, 5);
+$load = start_load($node, $script, 16, 5);
 usleep(1_000_000);
 kill('KILL', $supervisor);
 wait_gone([$supervisor, $engine], 'the killed supervisor and its engine process');
@@ -202,7 +182,7 @@ my $postmaster = $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity 
 $postmaster = (slurp_file("/proc/$postmaster/status") =~ /^PPid:\s+(\d+)/m)[0];
 # every process of the old server: the postmaster, its children, the engine process
 my @old = ($postmaster, $engine, children_of($postmaster));
-$load = start_load(16, 5);
+$load = start_load($node, $script, 16, 5);
 usleep(1_000_000);
 $node->kill9;
 wait_gone(\@old, 'the postmaster killed: it, its children and the engine process');
@@ -260,7 +240,7 @@ my @full;
 for my $pass (1 .. 3)
 {
 	my $before = stat_of('fallback_arena_full');
-	finish_load(start_load(16, 3), "1 MB arena, pass $pass");
+	finish_load(start_load($node, $script, 16, 3), "1 MB arena, pass $pass");
 	push @full, stat_of('fallback_arena_full') - $before;
 	ok($node->poll_query_until('postgres', 'SELECT slots_in_use = 0 AND arena_bytes_in_use = 0 FROM gpuidx_worker_stats'),
 		"pass $pass: the arena is all free once idle");
