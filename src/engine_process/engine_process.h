@@ -96,11 +96,19 @@ typedef struct EngineProcess
 	bool		lost;			/* under lock: the device failed, the process must end */
 } EngineProcess;
 
-/* CLOCK_MONOTONIC in nanoseconds */
+/* engines.c: CLOCK_MONOTONIC in nanoseconds */
 extern int64_t engine_now_ns(void);
 
 /* a bounded, terminated copy into one of the header's strings */
 extern void engine_set_text(char *dst, size_t size, const char *src);
+
+/*
+ * The configured engine (library; "" for none), else the CPU engine, with
+ * why in the header's note; false only when even the CPU engine cannot be
+ * created.  A library that loads but whose engine does not start is tried
+ * again later (engine_retry_gpu).
+ */
+extern bool engine_open(EngineProcess *e, const char *library, uint64_t cache_bytes);
 
 /* conn.c */
 extern bool conns_open(EngineConns *c, uint32_t generation, int epoll_fd, char *why, size_t whylen);
@@ -109,7 +117,7 @@ extern void conns_readable(EngineConns *c, int epoll_fd, int fd);
 extern void conns_answer(EngineConns *c, uint32_t conn, uint32_t slot);
 extern void conns_close(EngineConns *c);
 
-/* main.c: the GPU engine tried again in place of the CPU engine when due (the runner) */
+/* engines.c: the GPU engine tried again in place of the CPU engine when due (the runner) */
 extern void engine_retry_gpu(EngineProcess *e);
 
 /* serve.c */

@@ -18,7 +18,8 @@
 #include "storage/latch.h"
 #include "utils/memutils.h"
 
-#include "worker/queue.h"
+#include "worker/connection.h"
+#include "worker/shmem.h"
 
 static pgsocket conn_sock = PGINVALID_SOCKET;
 static uint32 conn_generation = 0;	/* the engine it is connected to; 0: not greeted */

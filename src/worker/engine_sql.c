@@ -19,7 +19,8 @@
 #include "cpu/cpu.h"
 #include "engine/engine.h"
 #include "type/postinglist.h"
-#include "worker/queue.h"
+#include "worker/shmem.h"
+#include "worker/stats.h"
 
 GPUIDX_FUNCTION(gpuidx_engine_info_sql);
 GPUIDX_FUNCTION(gpuidx_engine_intersect);

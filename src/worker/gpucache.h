@@ -24,7 +24,7 @@
 #ifndef GPX_WORKER_GPUCACHE_H
 #define GPX_WORKER_GPUCACHE_H
 
-#include "worker/queue.h"
+#include "worker/shmem.h"
 
 /* what an attach found, for the statistics */
 typedef struct GpxCacheCounts

@@ -8,14 +8,15 @@
 #include "gpuidx.h"
 
 #include <math.h>
-#include <time.h>
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 
+#include "worker/connection.h"
 #include "worker/gpucache.h"
 #include "worker/queue.h"
+#include "worker/stats.h"
 
 static int	my_slot = -1;		/* the slot this backend's request holds, for cleanup */
 
@@ -33,18 +34,6 @@ gpx_worker_wanted(void)
 	if (gpx_device == GPX_DEVICE_AUTO && !__atomic_load_n(&gpx_queue->is_gpu, __ATOMIC_RELAXED))
 		return false;
 	return true;
-}
-
-uint32
-gpx_serving_generation(void)
-{
-	uint32		gen;
-
-	if (gpx_queue == NULL)
-		return 0;
-	gen = gpx_load_acquire32(&gpx_queue->serving);
-	/* only the engine process the supervisor started last */
-	return gen != 0 && gen == pg_atomic_read_u32(&gpx_control->generation) ? gen : 0;
 }
 
 uint64
@@ -71,15 +60,6 @@ gpx_worker_rank_backlog(void)
 			docs += gpx_control->owners[i].rank_docs;
 	}
 	return docs;
-}
-
-int64
-gpx_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static bool

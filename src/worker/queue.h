@@ -1,139 +1,14 @@
 /*
  * queue.h
- *	  The GPU worker's memory, private to src/worker: the queue segment
- *	  that the engine process shares (include/gpuidx_queue.h: slots,
- *	  requests' bytes, the drop ring, what the engine reports), and the
- *	  control block in PostgreSQL's own shared memory, which the engine
- *	  process cannot reach: who holds each slot, the arena's allocator, the
- *	  cache pins, the backends' counters.  Whatever the engine process can
- *	  write is checked before a PostgreSQL process trusts it.
+ *	  A backend's requests to the GPU worker (queue.c), as the rest of
+ *	  src/worker needs them: a slot's request freed.
  */
 #ifndef GPX_WORKER_QUEUE_H
 #define GPX_WORKER_QUEUE_H
 
-#include "postgres.h"
+#include "worker/shmem.h"
 
-#include "port/atomics.h"
-#include "portability/instr_time.h"
-#include "storage/lwlock.h"
-#include "utils/timestamp.h"
-
-#include "gpuidx_queue.h"
-#include "worker/arena.h"
-#include "worker/worker.h"
-
-/* what a slot's request pins in the GPU cache directory */
-typedef struct GpxCachePins
-{
-	uint32		n;
-	int32		entry[GPX_RANK_MAX_PARTS];	/* directory entries; -1: none */
-	bool		put[GPX_RANK_MAX_PARTS];	/* the entry is this request's load */
-} GpxCachePins;
-
-/* a slot as PostgreSQL's processes know it */
-typedef struct GpxSlotOwner
-{
-	int			procno;			/* the backend that claimed it */
-	uint64		offset;			/* its arena extent, GPX_NO_EXTENT: none yet */
-	uint64		rank_docs;		/* a ranked request: its segment's docs; else 0 */
-	GpxCachePins pins;
-} GpxSlotOwner;
-
-#define GPX_NO_EXTENT	PG_UINT64_MAX
-
-/* the backends' and the supervisor's counters */
-typedef enum GpxCounter
-{
-	GPX_STAT_GPU_ROUNDS,		/* rounds run by the worker's engine */
-	GPX_STAT_CPU_ROUNDS,		/* rounds the placement kept in backends */
-	GPX_STAT_BYTES_SENT,		/* list bytes copied into the arena */
-	GPX_STAT_ENGINE_STARTS,
-	GPX_STAT_ENGINE_STALLS,		/* engine processes killed for making no progress */
-	GPX_STAT_CACHE_HITS,		/* lists sent by key */
-	GPX_STAT_CACHE_MISSES,		/* cacheable lists sent with their bytes */
-	GPX_STAT_CACHE_EVICTIONS,
-	GPX_STAT_FALLBACK_FIRST,	/* then one per GpxFallback */
-	GPX_NUM_COUNTERS = GPX_STAT_FALLBACK_FIRST + GPX_NUM_FALLBACKS
-} GpxCounter;
-
-#define GPX_WAIT_BUCKETS 32		/* wait times by powers of two of microseconds */
-
-typedef struct GpxWorkerControl
-{
-	/* the supervisor */
-	pid_t		supervisor_pid;
-	int			supervisor_procno;
-	pg_atomic_uint32 generation;	/* the engine started last (the cache directory's too) */
-	pg_atomic_uint32 engine_pid;	/* 0: none */
-
-	LWLock		arena_lock;		/* guards arena */
-	int			arena_tranche;
-
-	pg_atomic_uint64 counters[GPX_NUM_COUNTERS];
-	pg_atomic_uint64 waits[GPX_WAIT_BUCKETS];
-	/* the engine's counters at the last reset (the segment's are the engine's to write) */
-	uint64		engine_base[GPX_ENGINE_NUM_COUNTERS];
-	TimestampTz stats_reset;
-
-	Size		arena_offset;	/* of arena, from this struct's start */
-	GpxSlotOwner owners[FLEXIBLE_ARRAY_MEMBER];	/* one per slot; then the GpxArena */
-} GpxWorkerControl;
-
-/* set up in every process by the postmaster (setup.c); NULL when gpuidx is not preloaded */
-extern GpxQueueHeader *gpx_queue;
-extern GpxWorkerControl *gpx_control;
-extern int	gpx_queue_fd;		/* the segment's memfd, for the engine process */
-
-static inline GpxArena *
-gpx_control_arena(void)
-{
-	return (GpxArena *) ((char *) gpx_control + gpx_control->arena_offset);
-}
-
-/* settings the supervisor and engine process use */
-extern int	gpx_queue_slots_setting;
-extern int	gpx_arena_kb;
-extern int	gpx_gpu_cache_mb;
-extern int	gpx_batch_window_us;
-extern int	gpx_batch_max_work;
-extern int	gpx_batch_max_requests;
-extern int	gpx_engine_stall_ms;
-extern char *gpuidx_engine_library;
-
-/* setup.c */
-extern void gpx_worker_publish_settings(void);
-/* the engine library a new engine process loads ("" for none), resolved under $libdir */
-extern void gpx_engine_library_path(char *path, size_t len);
-
-/* queue.c: a slot's request freed (cache pins settled, arena extent freed), the slot FREE */
+/* a slot's request freed (cache pins settled, arena extent freed), the slot FREE */
 extern void gpx_slot_release(int i);
-/* the engine generation now serving requests, 0: none */
-extern uint32 gpx_serving_generation(void);
-/* CLOCK_MONOTONIC in nanoseconds, the engine process's clock too */
-extern int64 gpx_monotonic_ns(void);
-
-/* stats.c */
-extern void gpx_count(GpxCounter c, uint64 n);
-/*
- * One of the engine process's strings (size bytes in the segment), into
- * dst (size + 1 bytes) whatever it wrote: terminated, printable ASCII.
- */
-extern void gpx_engine_text(char *dst, const char *src, size_t size);
-extern void gpx_count_wait(instr_time since);
-
-/* connection.c: this backend's socket to the engine process */
-typedef enum GpxWaitResult
-{
-	GPX_WAIT_WOKEN,				/* a message came, or the latch: look at the slot */
-	GPX_WAIT_TIMEOUT,
-	GPX_WAIT_LOST				/* the engine process is gone */
-} GpxWaitResult;
-
-extern bool gpx_conn_ready(uint32 generation, uint32 *conn);
-extern bool gpx_conn_notify(void);
-extern GpxWaitResult gpx_conn_wait(long timeout_ms);
-
-/* supervisor.c */
-PGDLLEXPORT void gpx_worker_main(Datum arg);
 
 #endif							/* GPX_WORKER_QUEUE_H */

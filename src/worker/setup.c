@@ -14,6 +14,7 @@
 #include "gpuidx.h"
 
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
@@ -23,7 +24,7 @@
 #include "utils/guc.h"
 
 #include "worker/gpucache.h"
-#include "worker/queue.h"
+#include "worker/shmem.h"
 
 int			gpx_device = GPX_DEVICE_AUTO;
 int			gpx_gpu_timeout_ms = 1000;
@@ -303,6 +304,27 @@ gpx_worker_register(void)
 	snprintf(bgw.bgw_name, BGW_MAXLEN, "gpuidx worker");
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "gpuidx worker");
 	RegisterBackgroundWorker(&bgw);
+}
+
+uint32
+gpx_serving_generation(void)
+{
+	uint32		gen;
+
+	if (gpx_queue == NULL)
+		return 0;
+	gen = gpx_load_acquire32(&gpx_queue->serving);
+	/* only the engine process the supervisor started last */
+	return gen != 0 && gen == pg_atomic_read_u32(&gpx_control->generation) ? gen : 0;
+}
+
+int64
+gpx_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 void

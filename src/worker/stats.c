@@ -15,7 +15,7 @@
 #include "utils/builtins.h"
 
 #include "worker/gpucache.h"
-#include "worker/queue.h"
+#include "worker/stats.h"
 
 GPUIDX_FUNCTION(gpuidx_worker_stats);
 GPUIDX_FUNCTION(gpuidx_worker_stats_reset);

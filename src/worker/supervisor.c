@@ -35,6 +35,9 @@
 
 #include "worker/gpucache.h"
 #include "worker/queue.h"
+#include "worker/stats.h"
+
+PGDLLEXPORT void gpx_worker_main(Datum arg);
 
 /* the engine process this supervisor started */
 typedef struct EngineChild
