@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS gpuidx;
 LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(95);
+SELECT plan(96);
 
 -- the type
 SELECT has_type('postinglist');
@@ -127,8 +127,13 @@ SELECT cast_context_is('postinglist', 'integer[]', 'explicit');
 -- settings
 SELECT is(current_setting('gpuidx.codec'), 'auto', 'gpuidx.codec defaults to auto');
 SELECT is(current_setting('gpuidx.engine_library'), '$libdir/gpuidx_cuda', 'gpuidx.engine_library default');
-SELECT is((SELECT context FROM pg_settings WHERE name = 'gpuidx.engine_library'), 'superuser',
-		  'only a superuser picks the library loaded into sessions');
+SELECT is((SELECT context FROM pg_settings WHERE name = 'gpuidx.engine_library'), 'sighup',
+		  'the engine library is the server''s: no session picks one');
+SELECT is((SELECT array_agg(name::text ORDER BY name) FROM pg_settings
+		   WHERE name IN ('gpuidx.gpu_min_postings', 'gpuidx.gpu_rank_backlog', 'gpuidx.cpu_ratio_threshold')
+			 AND context = 'superuser'),
+		  ARRAY['gpuidx.cpu_ratio_threshold', 'gpuidx.gpu_min_postings', 'gpuidx.gpu_rank_backlog'],
+		  'what a query may ask of the shared worker is a superuser''s to change');
 SELECT function_returns('gpuidx_engine_intersect', ARRAY['postinglist[]'], 'postinglist');
 SELECT ok((SELECT engine IN ('cpu', 'cuda') FROM gpuidx_engine_info()), 'an engine is always there');
 
