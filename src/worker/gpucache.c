@@ -175,9 +175,9 @@ push_drop(uint64 key)
 {
 	uint64		head = gpx_queue->drop_head;
 
-	if (drops_pending() >= gpx_queue->ndrops)
+	if (drops_pending() >= gpx_layout.ndrops)
 		return false;
-	gpx_queue_drops(gpx_queue)[head % gpx_queue->ndrops] = key;
+	gpx_drop_ring()[head % gpx_layout.ndrops] = key;
 	/* release: the key is there before the engine sees the new head */
 	gpx_store_release64(&gpx_queue->drop_head, head + 1);
 	return true;
@@ -233,7 +233,7 @@ make_room(uint64 bytes, uint32 *evictions)
 		CacheEntry *victim;
 
 		/* an eviction the engine cannot hear of would overfill the device */
-		if (drops_pending() >= gpx_queue->ndrops)
+		if (drops_pending() >= gpx_layout.ndrops)
 			return false;
 		victim = clock_victim();
 		if (victim == NULL)

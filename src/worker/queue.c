@@ -45,15 +45,13 @@ gpx_worker_arena_bytes(void)
 uint64
 gpx_worker_rank_backlog(void)
 {
-	GpxQueueSlot *slots;
 	uint64		docs = 0;
 
 	if (gpx_queue == NULL)
 		return 0;
-	slots = gpx_queue_slots(gpx_queue);
-	for (uint32 i = 0; i < gpx_queue->nslots; i++)
+	for (uint32 i = 0; i < gpx_layout.nslots; i++)
 	{
-		uint32		st = GPX_SLOT_STATE(gpx_load_acquire32(&slots[i].state));
+		uint32		st = GPX_SLOT_STATE(gpx_load_acquire32(&gpx_slot((int) i)->state));
 
 		/* a slot's owner entry is its backend's; a stale read only errs one request's way */
 		if (st == GPX_SLOT_SUBMITTED || st == GPX_SLOT_RUNNING)
@@ -77,14 +75,14 @@ fall_back(GpxFallback why)
 static GpxQueueSlot *
 queue_slot(int i)
 {
-	return &gpx_queue_slots(gpx_queue)[i];
+	return gpx_slot(i);
 }
 
 /* a FREE slot, CLAIMED; -1 when none is */
 static int
 slot_claim(void)
 {
-	uint32		n = gpx_queue->nslots;
+	uint32		n = gpx_layout.nslots;
 	uint32		start = (uint32) MyProc->pgprocno % n;
 
 	/* backends start at different slots, not all at the first */
@@ -111,7 +109,7 @@ gpx_slot_release(int i)
 	if (owner->offset != GPX_NO_EXTENT)
 	{
 		/* the terms as this process wrote them; the engine wrote only their put statuses */
-		const GpxRequest *req = (const GpxRequest *) (gpx_queue_arena(gpx_queue) + owner->offset);
+		const GpxRequest *req = (const GpxRequest *) (gpx_arena_base() + owner->offset);
 
 		gpx_cache_detach(&owner->pins, answered ? req->terms : NULL,
 						 answered && slot->status == GPUIDX_ENGINE_ERR_NOT_CACHED);
@@ -273,7 +271,7 @@ request_build(const GpxWorkerList *parts, int n, uint32 kind, Size params_size, 
 	}
 	owner->offset = offset;
 
-	base = gpx_queue_arena(gpx_queue) + offset;
+	base = gpx_arena_base() + offset;
 	req = (GpxRequest *) base;
 	memset(req, 0, offsetof(GpxRequest, terms));
 	req->kind = kind;
@@ -378,25 +376,25 @@ request_submit(int i)
 }
 
 /*
- * After the answer was read (answered) or not: the slot freed or given up,
- * the fallback counted.  Returns answered.
+ * After the answer was read (answered) or not (refused: it did not check):
+ * the slot freed or given up, the fallback counted.  Returns answered.
  */
 static bool
-request_finish(int i, uint32 w, bool answered, bool bad_answer)
+request_finish(int i, uint32 w, bool answered, bool refused)
 {
 	GpxQueueSlot *slot = queue_slot(i);
 	uint32		st = GPX_SLOT_STATE(w);
 	int32		status = slot->status;
 
 	if (answered)
-		gpx_local_stats.batched_with += Min(slot->batch_size, gpx_queue->nslots);
+		gpx_local_stats.batched_with += Min(slot->batch_size, gpx_layout.nslots);
 	slot_withdraw(i);
 	if (answered)
 	{
 		gpx_local_stats.requests++;
 		return true;
 	}
-	return fall_back(bad_answer ? GPX_FALLBACK_BAD_ANSWER :
+	return fall_back(refused ? GPX_FALLBACK_BAD_ANSWER :
 					 st == GPX_SLOT_DONE && status == GPUIDX_ENGINE_ERR_NOT_CACHED ? GPX_FALLBACK_CACHE_LOST :
 					 st == GPX_SLOT_DONE ? GPX_FALLBACK_ENGINE_ERROR :
 					 st == GPX_SLOT_FAILED || st == GPX_SLOT_ABANDONED ? GPX_FALLBACK_WORKER_LOST :
@@ -424,6 +422,7 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 {
 	GpxQueueSlot *slot;
 	GpxRequest *req;
+	const char *answer;
 	uint64		bound_count = PG_UINT64_MAX;
 	uint32		bound_last = PG_UINT32_MAX;
 	uint32		w;
@@ -451,6 +450,8 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 		return false;
 	req->result = result;
 	req->out_capacity = out_capacity;
+	/* where the answer is, taken now: the engine process can write the request */
+	answer = (const char *) req + req->out_offset;
 	w = request_submit(i);
 	slot = queue_slot(i);
 	if (GPX_SLOT_STATE(w) == GPX_SLOT_DONE && slot->status == GPUIDX_ENGINE_OK)
@@ -463,7 +464,7 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 		else
 		{
 			if (c > 0)
-				memcpy(out, (char *) req + req->out_offset, (Size) c * sizeof(uint32));
+				memcpy(out, answer, (Size) c * sizeof(uint32));
 			for (uint32 k = 0; k < c && !bad; k++)
 				if ((k > 0 && out[k] <= out[k - 1]) || out[k] > bound_last)
 					bad = !bad_answer("its ids are out of order or past the lists");
@@ -486,6 +487,7 @@ gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 
 	GpxQueueSlot *slot;
 	GpxRequest *req;
 	GpxRankParams *p;
+	const char *out;
 	uint32		w;
 	int			i;
 	bool		answered = false;
@@ -498,14 +500,15 @@ gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 
 	if (i < 0)
 		return false;
 	req->out_capacity = params->k;
+	/* where the parameters and the answer are, taken now: the engine process can write the request */
 	p = (GpxRankParams *) ((char *) req + req->params_offset);
+	out = (const char *) req + req->out_offset;
 	memcpy(p, params, sizeof(GpxRankParams));
 	p->matched = 0;
 	w = request_submit(i);
 	slot = queue_slot(i);
 	if (GPX_SLOT_STATE(w) == GPX_SLOT_DONE && slot->status == GPUIDX_ENGINE_OK)
 	{
-		const char *out = (const char *) req + req->out_offset;
 		uint32		c = slot->out_count;
 		uint32		m = p->matched;
 

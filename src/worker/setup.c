@@ -43,6 +43,7 @@ static int	cpu_ratio_threshold_setting = 128;
 static int	gpu_min_postings_setting = 16384;
 
 GpxQueueHeader *gpx_queue = NULL;
+GpxQueueHeader gpx_layout;
 GpxWorkerControl *gpx_control = NULL;
 int			gpx_queue_fd = -1;
 
@@ -210,7 +211,7 @@ static void
 queue_segment_release(int code, Datum arg)
 {
 	if (gpx_queue != NULL)
-		(void) munmap(gpx_queue, (size_t) gpx_queue->size);
+		(void) munmap(gpx_queue, (size_t) gpx_layout.size);
 	if (gpx_queue_fd >= 0)
 		close(gpx_queue_fd);
 	gpx_queue = NULL;
@@ -237,6 +238,7 @@ queue_segment_create(void)
 		ereport(FATAL, (errmsg("gpuidx: could not map the GPU worker's queue segment: %m")));
 	/* a new memfd reads as zeros: every slot FREE, nothing serving */
 	memcpy(h, &layout, sizeof(layout));
+	gpx_layout = layout;
 	gpx_queue = h;
 	gpx_queue_fd = fd;
 	gpx_worker_publish_settings();

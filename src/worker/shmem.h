@@ -81,6 +81,31 @@ typedef struct GpxWorkerControl
 
 /* set up in every process by the postmaster (setup.c); NULL when gpuidx is not preloaded */
 extern GpxQueueHeader *gpx_queue;
+
+/*
+ * The segment's layout as the postmaster made it, in each process's own
+ * memory: never read back from the segment's header, which the engine
+ * process can write.
+ */
+extern GpxQueueHeader gpx_layout;
+
+static inline GpxQueueSlot *
+gpx_slot(int i)
+{
+	return (GpxQueueSlot *) ((char *) gpx_queue + gpx_layout.slots_offset) + i;
+}
+
+static inline char *
+gpx_arena_base(void)
+{
+	return (char *) gpx_queue + gpx_layout.arena_offset;
+}
+
+static inline uint64 *
+gpx_drop_ring(void)
+{
+	return (uint64 *) ((char *) gpx_queue + gpx_layout.drops_offset);
+}
 extern GpxWorkerControl *gpx_control;
 extern int	gpx_queue_fd;		/* the segment's memfd, for the engine process */
 

@@ -178,8 +178,8 @@ gpuidx_worker_stats(PG_FUNCTION_ARGS)
 		buckets[i] = pg_atomic_read_u64(&gpx_control->waits[i]);
 		total += buckets[i];
 	}
-	for (uint32 i = 0; i < gpx_queue->nslots; i++)
-		if (gpx_load_acquire32(&gpx_queue_slots(gpx_queue)[i].state) != GPX_SLOT_FREE)
+	for (uint32 i = 0; i < gpx_layout.nslots; i++)
+		if (gpx_load_acquire32(&gpx_slot((int) i)->state) != GPX_SLOT_FREE)
 			busy++;
 	LWLockAcquire(&gpx_control->arena_lock, LW_SHARED);
 	arena_used = gpx_control_arena()->used;

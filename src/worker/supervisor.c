@@ -96,18 +96,17 @@ wake_owner(int i)
 static void
 fail_generation(uint32 gen)
 {
-	GpxQueueSlot *slots = gpx_queue_slots(gpx_queue);
-
-	for (uint32 i = 0; i < gpx_queue->nslots; i++)
+	for (uint32 i = 0; i < gpx_layout.nslots; i++)
 	{
-		uint32		w = gpx_load_acquire32(&slots[i].state);
+		GpxQueueSlot *slot = gpx_slot((int) i);
+		uint32		w = gpx_load_acquire32(&slot->state);
 		uint32		st = GPX_SLOT_STATE(w);
 
 		if (GPX_SLOT_GEN(w) == 0 || (gen != 0 && GPX_SLOT_GEN(w) != gen))
 			continue;
 		if (st == GPX_SLOT_RUNNING)
 		{
-			if (gpx_cas32(&slots[i].state, w, GPX_SLOT_WORD(GPX_SLOT_FAILED, GPX_SLOT_GEN(w))))
+			if (gpx_cas32(&slot->state, w, GPX_SLOT_WORD(GPX_SLOT_FAILED, GPX_SLOT_GEN(w))))
 				wake_owner((int) i);
 		}
 		else if (st == GPX_SLOT_ABANDONED || st == GPX_SLOT_RECLAIM)
@@ -119,10 +118,8 @@ fail_generation(uint32 gen)
 static void
 reclaim(void)
 {
-	GpxQueueSlot *slots = gpx_queue_slots(gpx_queue);
-
-	for (uint32 i = 0; i < gpx_queue->nslots; i++)
-		if (GPX_SLOT_STATE(gpx_load_acquire32(&slots[i].state)) == GPX_SLOT_RECLAIM)
+	for (uint32 i = 0; i < gpx_layout.nslots; i++)
+		if (GPX_SLOT_STATE(gpx_load_acquire32(&gpx_slot((int) i)->state)) == GPX_SLOT_RECLAIM)
 			gpx_slot_release((int) i);
 }
 
