@@ -211,7 +211,7 @@ my $libdir = `pg_config --pkglibdir`;
 chomp $libdir;
 SKIP:
 {
-	skip 'the test engine is not installed (make install-test-engine)', 6
+	skip 'the test engine is not installed (make install-test-engine)', 9
 	  unless -e "$libdir/gpuidx_flaky_engine.so";
 	unlink($node->data_dir . '/gpuidx_flaky_engine.ok');
 	$node->append_conf('postgresql.conf', "gpuidx.engine_library = '\$libdir/gpuidx_flaky_engine'\n");
@@ -230,6 +230,17 @@ SKIP:
 		'once the device starts, the engine process serves with it');
 	is(stat_of('engine_pid'), $pid, 'in the same process, without a restart');
 	like(slurp_file($node->logfile), qr/serves with the flaky engine now, after \d+ tries/, 'and the log says so');
+
+	# an engine whose answers are wrong: refused, answered on the CPU
+	my $refused = stat_of('fallback_bad_answer');
+	open(my $lie, '>', $node->data_dir . '/gpuidx_flaky_engine.lie') or die;
+	close($lie);
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM generate_series(1, 40) i WHERE check_generated(i, i + 40, i + 80) < 0'),
+		'0', 'an engine answering wrong: every answer still the CPU\'s');
+	cmp_ok(stat_of('fallback_bad_answer') - $refused, '>', 10,
+		'its answers were refused: ' . (stat_of('fallback_bad_answer') - $refused));
+	like(slurp_file($node->logfile), qr/returned an answer that does not check/, 'and the log says so');
+	unlink($node->data_dir . '/gpuidx_flaky_engine.lie');
 }
 
 # 8. a 1 MB arena keeps its room: the same work three times, the same fallbacks
