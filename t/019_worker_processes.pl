@@ -243,8 +243,46 @@ SKIP:
 	unlink($node->data_dir . '/gpuidx_flaky_engine.lie');
 }
 
-# 8. a 1 MB arena keeps its room: the same work three times, the same fallbacks
-$node->append_conf('postgresql.conf', "gpuidx.engine_library = '\$libdir/gpuidx_cuda'\ngpuidx.worker_arena_size = '1MB'\n");
+# 8. the GPU list cache forgets an index whose storage is rebuilt, emptied or dropped
+$node->append_conf('postgresql.conf', "gpuidx.engine_library = '\$libdir/gpuidx_cuda'\n");
+$node->restart;
+wait_serving('for the list cache');
+$node->safe_psql('postgres', q{
+	CREATE TABLE cached AS SELECT g AS id, 'common word' || (g % 3) || ' other' || (g % 5) AS body
+	FROM generate_series(1, 60000) g;
+	CREATE INDEX cached_idx ON cached USING gpuidx (body);
+	VACUUM cached;
+	CREATE FUNCTION fill_cache() RETURNS bigint LANGUAGE plpgsql AS $$
+	DECLARE n bigint;
+	BEGIN
+		PERFORM set_config('enable_seqscan', 'off', true);
+		SELECT count(*) INTO n FROM cached WHERE body @@& 'common word1 other2';
+		RETURN n;
+	END $$;
+});
+sub cache_lists_after
+{
+	my ($sql) = @_;
+	$node->safe_psql('postgres', $sql);
+	return stat_of('cache_lists');
+}
+is($node->safe_psql('postgres', 'SELECT fill_cache()'), '4000', 'a count through the worker');
+cmp_ok(stat_of('cache_lists'), '>', 0, 'puts the index\'s lists into the GPU cache');
+cache_lists_after('REINDEX INDEX cached_idx');
+ok($node->poll_query_until('postgres', 'SELECT cache_lists = 0 FROM gpuidx_worker_stats'),
+	'REINDEX: the old storage\'s lists are forgotten');
+$node->safe_psql('postgres', 'SELECT fill_cache()');
+cmp_ok(stat_of('cache_lists'), '>', 0, 'the rebuilt index\'s lists are cached again');
+$node->safe_psql('postgres', 'TRUNCATE cached; INSERT INTO cached SELECT g, \'common word\' || (g % 3) || \' other\' || (g % 5) FROM generate_series(1, 60000) g');
+ok($node->poll_query_until('postgres', 'SELECT cache_lists = 0 FROM gpuidx_worker_stats'),
+	'TRUNCATE: the emptied storage\'s lists are forgotten');
+$node->safe_psql('postgres', 'VACUUM cached');
+$node->safe_psql('postgres', 'SELECT fill_cache()');
+cmp_ok(stat_of('cache_lists'), '>', 0, 'cached again');
+is(cache_lists_after('DROP INDEX cached_idx'), '0', 'DROP INDEX: its lists are forgotten at once');
+
+# 9. a 1 MB arena keeps its room: the same work three times, the same fallbacks
+$node->append_conf('postgresql.conf', "gpuidx.worker_arena_size = '1MB'\n");
 $node->restart;
 wait_serving('with a 1 MB arena');
 my @full;
