@@ -52,12 +52,12 @@ sub smith
 
 $node->safe_psql('postgres', 'CREATE EXTENSION gpuidx');
 $node->poll_query_until('postgres', 'SELECT serving FROM gpuidx_worker_stats') or die 'the worker never served';
-cmp_ok(smith('with the worker', 1, 45), '>', 0, 'with the worker: the queries reached it');
+cmp_ok(smith('with the worker', 1, 30), '>', 0, 'with the worker: the queries reached it');
 is($node->safe_psql('postgres', 'SELECT serving FROM gpuidx_worker_stats'), 't', 'and it still serves');
 
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''");
 $node->restart;
-smith('without the worker', 2, 25);
+smith('without the worker', 2, 15);
 
 # a crash may have left the server down: the failures above say so already
 $node->stop('fast', fail_ok => 1);
