@@ -3,6 +3,8 @@
 # the bundled PostgreSQL 15 (../shared/device/pg-bundle.sh) and the corpora (scripts/data/fetch).
 #   bash bench/worker/pack.sh          GCIDE, for the checks
 #   bash bench/worker/pack.sh bench    all of debian-paths and GCIDE, for MODE=bench
+#   bash bench/worker/pack.sh defaults debian-paths' first 2M rows into bench/build/defaults,
+#                                      for device_defaults.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 data=${GPUIDX_DATA:-$HOME/.cache/gpuidx-data}
@@ -20,6 +22,14 @@ pack() {
 	cp "$data/$corpus/queries.tsv" bench/build/worker/$name-queries.tsv
 }
 case $which in
+	defaults)
+		[ -r "$data/debian-paths/docs.tsv" ] || scripts/data/fetch debian-paths
+		mkdir -p bench/build/defaults
+		head -n 2000000 "$data/debian-paths/docs.tsv" | xz -T0 -9 > bench/build/defaults/dpaths2m-docs.tsv.xz
+		cp "$data/debian-paths/queries.tsv" bench/build/defaults/dpaths-queries.tsv
+		[ -r bench/build/defaults/pg.tar.xz ] || bash ../shared/device/pg-bundle.sh bench/build/defaults/pg.tar.xz
+		du -sh bench/build/defaults
+		exit 0 ;;
 	gcide) rm -f bench/build/worker/dpaths-*; pack gcide gcide ;;
 	bench) pack dpaths debian-paths; pack gcide gcide ;;
 	*) echo "pack.sh: gcide or bench" >&2; exit 2 ;;
