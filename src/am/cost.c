@@ -153,60 +153,29 @@ draw_cmp(const void *x, const void *y)
 }
 
 /*
- * The estimate of a query the planner cannot see (a parameter, a generic
- * plan, an outer query's column): the typical query, taken as the median of
- * queries of TYPICAL_WORDS words each drawn from the documents' text, a
- * term as often as documents have it (its document frequency), estimated
- * as a known query is.  The frequencies are those of a sample of the
- * largest segment's dictionary (whole leaves spread over it, so the sample
- * does not depend on the frequencies); the draws come from a fixed seed,
- * so that the same index gives the same estimate.  An index without
- * segments gets DEFAULT_MATCH_SEL.
+ * The typical query of a segment: its selectivity and the sum of its terms'
+ * frequencies, the median of TYPICAL_DRAWS queries of TYPICAL_WORDS words
+ * drawn from a sample of the segment's dictionary, each term as often as
+ * documents have it.  False if the sample holds no term.
  */
-static void
-estimate_typical(Relation index, GpxEstimate *est)
+static bool
+typical_query(GpxSegment *seg, double *sel, double *freq)
 {
-	GqIndex    *gq = gq_open(index);
-	GpxSegment *largest = NULL;
-	double		segment_docs = 0;
-	double		list_pages = 0;
-	double		terms_pages = 0;
-	double		postings = 0;
-	uint32	   *dfs;
 	uint32		n;
-	double	   *cum;
+	uint32	   *dfs = gpx_seg_sample_dfs(seg, TYPICAL_LEAVES, &n);
+	double	   *cum = palloc((n + 1) * sizeof(double));
 	TypicalDraw *draws;
 	pg_prng_state rng;
 
-	memset(est, 0, sizeof(*est));
-	est->pending_entries = gq->meta.pend_entries;
-	est->pages = 1 + gq->meta.pend_pages;
-	est->docs = gq->meta.pend_entries;
-	for (uint32 s = 0; s < gq->meta.nsegments; s++)
-	{
-		GpxSegment *seg = gq_segment(gq, s);
-
-		est->docs += seg->ref.ndocs - seg->ref.ndead;
-		segment_docs += seg->ref.ndocs - seg->ref.ndead;
-		est->pages += 1;
-		terms_pages += TYPICAL_WORDS * (seg->hdr->dict_levels + 1);
-		list_pages += seg->hdr->streams[GPX_STREAM_LISTS].npages;
-		postings += seg->hdr->npostings;
-		if (largest == NULL || seg->ref.ndocs > largest->ref.ndocs)
-			largest = seg;
-	}
-	if (largest == NULL || largest->ref.ndocs == 0 || largest->hdr->nterms == 0)
-	{
-		est->selectivity = DEFAULT_MATCH_SEL;
-		est->postings = DEFAULT_MATCH_SEL * est->docs * 2;
-		gq_close(gq);
-		return;
-	}
-	dfs = gpx_seg_sample_dfs(largest, TYPICAL_LEAVES, &n);
-	cum = palloc((n + 1) * sizeof(double));
 	cum[0] = 0;
 	for (uint32 i = 0; i < n; i++)
 		cum[i + 1] = cum[i] + dfs[i];
+	if (cum[n] <= 0 || seg->ref.ndocs == 0)
+	{
+		pfree(cum);
+		pfree(dfs);
+		return false;
+	}
 	draws = palloc(TYPICAL_DRAWS * sizeof(TypicalDraw));
 	pg_prng_seed(&rng, UINT64CONST(0x9e3779b97f4a7c15));
 	for (int d = 0; d < TYPICAL_DRAWS; d++)
@@ -239,24 +208,72 @@ estimate_typical(Relation index, GpxEstimate *est)
 			if (dup)
 				continue;
 			picked[words] = lo;
-			p[words] = Min((double) dfs[lo] / largest->ref.ndocs, 1.0);
+			p[words] = Min((double) dfs[lo] / seg->ref.ndocs, 1.0);
 			draws[d].freq += p[words];
 			words++;
 		}
 		draws[d].sel = and_selectivity(p, words);
 	}
 	qsort(draws, TYPICAL_DRAWS, sizeof(TypicalDraw), draw_cmp);
-	est->selectivity = draws[TYPICAL_DRAWS / 2].sel;
+	*sel = draws[TYPICAL_DRAWS / 2].sel;
+	*freq = draws[TYPICAL_DRAWS / 2].freq;
+	pfree(draws);
+	pfree(cum);
+	pfree(dfs);
+	return true;
+}
+
+/*
+ * The estimate of a query the planner cannot see (a parameter, a generic
+ * plan, an outer query's column): the typical query of the largest segment
+ * (typical_query), estimated as a known query is (docs/INDEX.md, "Cost
+ * model", says why).  The sample is whole dictionary leaves spread over it
+ * (terms are in byte order there, so the sample does not depend on their
+ * frequencies); the draws come from a fixed seed, so the same index gives
+ * the same estimate.  An index without segments gets DEFAULT_MATCH_SEL.
+ */
+static void
+estimate_typical(Relation index, GpxEstimate *est)
+{
+	GqIndex    *gq = gq_open(index);
+	GpxSegment *largest = NULL;
+	double		segment_docs = 0;
+	double		list_pages = 0;
+	double		terms_pages = 0;
+	double		postings = 0;
+	double		freq;
+
+	memset(est, 0, sizeof(*est));
+	est->pending_entries = gq->meta.pend_entries;
+	est->pages = 1 + gq->meta.pend_pages;
+	est->docs = gq->meta.pend_entries;
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+
+		est->docs += seg->ref.ndocs - seg->ref.ndead;
+		segment_docs += seg->ref.ndocs - seg->ref.ndead;
+		est->pages += 1;
+		terms_pages += TYPICAL_WORDS * (seg->hdr->dict_levels + 1);
+		list_pages += seg->hdr->streams[GPX_STREAM_LISTS].npages;
+		postings += seg->hdr->npostings;
+		if (largest == NULL || seg->ref.ndocs > largest->ref.ndocs)
+			largest = seg;
+	}
+	if (largest == NULL || !typical_query(largest, &est->selectivity, &freq))
+	{
+		est->selectivity = DEFAULT_MATCH_SEL;
+		est->postings = DEFAULT_MATCH_SEL * est->docs * 2;
+		gq_close(gq);
+		return;
+	}
 	/* its lists: their postings in every segment, and the pages that many postings take */
-	est->postings = draws[TYPICAL_DRAWS / 2].freq * segment_docs;
+	est->postings = freq * segment_docs;
 	est->pages += terms_pages;
 	if (postings > 0)
 		est->pages += est->postings * list_pages / postings;
 	est->pages += Min(est->selectivity * est->docs / GPX_DOCMAP_CHUNK,
 					  est->docs / GPX_DOCMAP_CHUNK / 64 + 1);
-	pfree(draws);
-	pfree(cum);
-	pfree(dfs);
 	gq_close(gq);
 }
 
