@@ -205,6 +205,9 @@ COMMENT ON AGGREGATE pl_intersect_agg(postinglist) IS 'intersection of the non-n
 CREATE FUNCTION gpuidx_matchsel(internal, oid, internal, integer) RETURNS double precision
 	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_matchsel(internal, oid, internal, integer) IS 'selectivity of @@& from the term counts of a gpuidx index';
+CREATE FUNCTION gpuidx_matchjoinsel(internal, oid, internal, smallint, internal) RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuidx_matchjoinsel(internal, oid, internal, smallint, internal) IS 'join selectivity of @@&: the typical query of a gpuidx index';
 
 -- STABLE: the result depends on the setting gpuidx.text_config.  COST: the
 -- work of a row as the planner counts it (in cpu_operator_cost), measured:
@@ -220,12 +223,12 @@ COMMENT ON FUNCTION gpuidx_match(tsvector, text) IS 'does the tsvector have ever
 
 CREATE OPERATOR @@& (
 	LEFTARG = text, RIGHTARG = text, FUNCTION = gpuidx_match,
-	RESTRICT = gpuidx_matchsel, JOIN = contjoinsel
+	RESTRICT = gpuidx_matchsel, JOIN = gpuidx_matchjoinsel
 );
 COMMENT ON OPERATOR @@& (text, text) IS 'document contains every term of the query';
 CREATE OPERATOR @@& (
 	LEFTARG = tsvector, RIGHTARG = text, FUNCTION = gpuidx_match,
-	RESTRICT = gpuidx_matchsel, JOIN = contjoinsel
+	RESTRICT = gpuidx_matchsel, JOIN = gpuidx_matchjoinsel
 );
 COMMENT ON OPERATOR @@& (tsvector, text) IS 'document contains every term of the query';
 

@@ -73,6 +73,11 @@ EXPLAIN (COSTS OFF) EXECUTE l('half r40');
 EXPLAIN (COSTS OFF) EXECUTE e('half r40');
 RESET plan_cache_mode;
 
+-- a join on @@&: each row's query is the typical one, as the inner index
+-- scan estimates it (here under a row each), not 0.1% of the pairs (300)
+SELECT expected_rows('SELECT * FROM pq JOIN pl ON pl.tsv @@& pq.q') < 30 AS join_rows_from_index;
+EXPLAIN (COSTS OFF) SELECT pq.q, pl.id FROM pq JOIN pl ON pl.tsv @@& pq.q;
+
 -- the query from an outer query's row: the index for each row
 EXPLAIN (COSTS OFF)
 SELECT q, (SELECT count(*) FROM (SELECT id FROM pl WHERE tsv @@& pq.q LIMIT 10) s) FROM pq;

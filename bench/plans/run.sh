@@ -13,7 +13,7 @@
 # ROWS its first rows are loaded into "plans_docs" (reused while ROWS is
 # unchanged; RELOAD=1 redoes it).  Queries: the first NQ (500) lines of
 # queries.tsv of 2 to 5 words.  Each cell is pgbench -M prepared, one
-# client, TXNS (1000) transactions, a random query each (read by \gset,
+# client (CLIENTS), TXNS (1000) transactions each, a random query each (read by \gset,
 # then passed as the statement's parameter), from the same seed in every
 # cell: every cell runs the same queries, REPS (3) times, the best kept.
 # Also: of the NQ queries, how many custom plans scan the table (EXPLAIN
@@ -28,13 +28,14 @@ data=${1:?DATA: corpus folder with docs.tsv and queries.tsv}
 rows=${2:?ROWS: documents to load}
 txns=${TXNS:-1000}
 reps=${REPS:-3}
+clients=${CLIENTS:-1}
 nq=${NQ:-500}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 P=(psql -X -q -v ON_ERROR_STOP=1 -h "$host" -p "$port" -d "$db")
 
-echo "# plans: $(basename "$data"), $rows rows, $nq queries of 2-5 words, $txns transactions a cell, 1 client; $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "# plans: $(basename "$data"), $rows rows, $nq queries of 2-5 words, $txns transactions a cell, $clients client(s); $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 "${P[@]}" -Atc "SELECT version()"
 "${P[@]}" -Atc "SELECT string_agg(name || ' = ' || setting, ', ' ORDER BY name) FROM pg_settings WHERE name IN
@@ -74,7 +75,7 @@ script gin_ranked_all "SELECT id FROM plans_docs WHERE $gin_pred
 cell() {
 	local best=0 t
 	for _ in $(seq "$reps"); do
-		t=$(PGOPTIONS="$2" nice pgbench -n -M prepared -c 1 -t "$txns" --random-seed=1 -f "$work/$1.pgb" \
+		t=$(PGOPTIONS="$2" nice pgbench -n -M prepared -c "$clients" -j "$clients" -t "$txns" --random-seed=1 -f "$work/$1.pgb" \
 			-h "$host" -p "$port" "$db" 2>&1 | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 		best=$(awk -v a="$best" -v b="${t:-0}" 'BEGIN { printf "%.0f", (b > a ? b : a) }')
 	done
@@ -122,8 +123,8 @@ for shape in count exists limit ids ranked ranked_all; do
 done
 
 echo
-echo "Transactions per second, the best of $reps runs of the same $txns transactions (one client; each"
-echo "transaction also reads the query text by its number):"
+echo "Transactions per second, the best of $reps runs of the same $txns transactions (each"
+echo "transaction also reads the query text by its number; $clients client(s)):"
 echo
 echo "| shape | custom | generic | auto | forced, custom | forced, generic | GIN | custom / forced custom | generic / forced generic | auto / forced (better) | GIN / custom | GIN / generic | GIN / auto | custom plan | generic plan | custom plans scanning the table |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|"

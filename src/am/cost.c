@@ -36,6 +36,7 @@
 #include "query/query.h"
 
 GPUIDX_FUNCTION(gpuidx_matchsel);
+GPUIDX_FUNCTION(gpuidx_matchjoinsel);
 
 /* an index without segments, for a query the planner cannot see */
 #define DEFAULT_MATCH_SEL 0.005
@@ -443,9 +444,58 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 }
 
 /*
+ * The selectivity of "doc @@& query" from a gpuidx index on doc's column
+ * under the current configuration, if there is one (query NULL: not known
+ * at planning time, the typical query's).  Only the search operator of the
+ * index's operator family: another operator naming these estimators may
+ * take another type of query.
+ */
+static bool
+index_selectivity(Oid operator, VariableStatData *vardata, text *query, double *sel)
+{
+	ListCell   *lc;
+
+	if (vardata->rel == NULL)
+		return false;
+	foreach(lc, vardata->rel->indexlist)
+	{
+		IndexOptInfo *info = lfirst_node(IndexOptInfo, lc);
+		bool		same_key;
+		bool		found = false;
+		Relation	index;
+		Oid			cfg;
+
+		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1 ||
+			get_op_opfamily_strategy(operator, info->opfamily[0]) != GPX_STRATEGY_MATCH)
+			continue;
+		if (info->indexkeys[0] != 0)
+			same_key = IsA(vardata->var, Var) &&
+				((Var *) vardata->var)->varattno == info->indexkeys[0];
+		else
+			same_key = info->indexprs != NIL && equal(linitial(info->indexprs), vardata->var);
+		if (!same_key)
+			continue;
+		index = index_open(info->indexoid, AccessShareLock);
+		cfg = gpx_current_config();
+		if (gpx_index_answers(index, cfg))
+		{
+			GpxEstimate est;
+
+			estimate_query(index, cfg, query, &est);
+			*sel = est.selectivity;
+			found = true;
+		}
+		index_close(index, AccessShareLock);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+/*
  * RESTRICT estimator of @@&: the frequencies of a gpuidx index on the same
- * column under the current configuration when there is one (the typical
- * query's when the query is not known), else a default.
+ * column (the typical query's when the query is not known yet: a
+ * parameter, an outer query's column), else a default.
  */
 Datum
 gpuidx_matchsel(PG_FUNCTION_ARGS)
@@ -458,57 +508,49 @@ gpuidx_matchsel(PG_FUNCTION_ARGS)
 	Node	   *other;
 	bool		varonleft;
 	double		sel = DEFAULT_MATCH_SEL;
-	ListCell   *lc;
+	text	   *query = NULL;
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
 		PG_RETURN_FLOAT8(sel);
-	if (!varonleft || vardata.rel == NULL)
+	if (!varonleft)
 	{
 		ReleaseVariableStats(vardata);
 		PG_RETURN_FLOAT8(sel);
 	}
-	/* a query not known yet (a parameter, an outer query's column): the typical one */
-	if (!IsA(other, Const))
-		other = NULL;
-	else if (((Const *) other)->constisnull)
+	if (IsA(other, Const))
 	{
-		ReleaseVariableStats(vardata);
-		PG_RETURN_FLOAT8(0.0);
-	}
-	foreach(lc, vardata.rel->indexlist)
-	{
-		IndexOptInfo *info = lfirst_node(IndexOptInfo, lc);
-		bool		same_key;
-
-		/*
-		 * Only the search operator of the index's operator family: another
-		 * operator naming this estimator may take another type of query
-		 */
-		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1 ||
-			get_op_opfamily_strategy(operator, info->opfamily[0]) != GPX_STRATEGY_MATCH)
-			continue;
-		if (info->indexkeys[0] != 0)
-			same_key = IsA(vardata.var, Var) &&
-				((Var *) vardata.var)->varattno == info->indexkeys[0];
-		else
-			same_key = info->indexprs != NIL && equal(linitial(info->indexprs), vardata.var);
-		if (same_key)
+		if (((Const *) other)->constisnull)
 		{
-			Relation	index = index_open(info->indexoid, AccessShareLock);
-			Oid			cfg = gpx_current_config();
-
-			if (gpx_index_answers(index, cfg))
-			{
-				GpxEstimate est;
-
-				estimate_query(index, cfg, other ? DatumGetTextPP(((Const *) other)->constvalue) : NULL, &est);
-				sel = est.selectivity;
-				index_close(index, AccessShareLock);
-				break;
-			}
-			index_close(index, AccessShareLock);
+			ReleaseVariableStats(vardata);
+			PG_RETURN_FLOAT8(0.0);
 		}
+		query = DatumGetTextPP(((Const *) other)->constvalue);
 	}
+	index_selectivity(operator, &vardata, query, &sel);
+	ReleaseVariableStats(vardata);
+	CLAMP_PROBABILITY(sel);
+	PG_RETURN_FLOAT8(sel);
+}
+
+/*
+ * JOIN estimator of @@&: "doc @@& other.query", the query one per row of
+ * the other relation, each the typical query of a gpuidx index on doc's
+ * column, as the inner side's parameterized index scan is estimated; else
+ * a default.
+ */
+Datum
+gpuidx_matchjoinsel(PG_FUNCTION_ARGS)
+{
+	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	Oid			operator = PG_GETARG_OID(1);
+	List	   *args = (List *) PG_GETARG_POINTER(2);
+	VariableStatData vardata;
+	double		sel = DEFAULT_MATCH_SEL;
+
+	if (list_length(args) != 2)
+		PG_RETURN_FLOAT8(sel);
+	examine_variable(root, linitial(args), 0, &vardata);
+	index_selectivity(operator, &vardata, NULL, &sel);
 	ReleaseVariableStats(vardata);
 	CLAMP_PROBABILITY(sel);
 	PG_RETURN_FLOAT8(sel);
