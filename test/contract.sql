@@ -51,7 +51,7 @@ SELECT is(array_agg(p.proname::text || ':' || p.provolatile::text ORDER BY p.pro
 		  'gpuidx_bm25:s', 'gpuidx_bm25:s', 'gpuidx_bm25:s', 'gpuidx_bm25:s',
 		  'gpuidx_engine_info:v', 'gpuidx_engine_intersect:v',
 		  'gpuidx_handler:v', 'gpuidx_index_stats:v', 'gpuidx_match:s', 'gpuidx_match:s',
-		  'gpuidx_matchsel:s', 'gpuidx_merge_pending:v', 'gpuidx_rank_distance:s', 'gpuidx_rank_distance:s',
+		  'gpuidx_matchjoinsel:s', 'gpuidx_matchsel:s', 'gpuidx_merge_pending:v', 'gpuidx_rank_distance:s', 'gpuidx_rank_distance:s',
 		  'gpuidx_rank_query:s', 'gpuidx_segments:v', 'gpuidx_verify:v',
 		  'gpuidx_worker_stats:v', 'gpuidx_worker_stats_reset:v'],
 		  'only the text index''s, ranking''s, the engine''s and the worker''s functions are volatile or stable')

@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS gpuidx;
 LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(68);
+SELECT plan(70);
 
 -- the operator
 SELECT has_operator('text', '@@&', 'text', 'boolean');
@@ -16,6 +16,8 @@ SELECT has_operator('tsvector', '@@&', 'text', 'boolean');
 SELECT is(p.proname::text, 'gpuidx_match', '@@& (' || o.oprleft::regtype || ', text) runs gpuidx_match')
 FROM pg_operator o JOIN pg_proc p ON p.oid = o.oprcode WHERE o.oprname = '@@&' ORDER BY o.oprleft::regtype::text;
 SELECT is(oprrest::text, 'gpuidx_matchsel', '@@& (' || oprleft::regtype || ', text) estimates from the index')
+FROM pg_operator WHERE oprname = '@@&' ORDER BY oprleft::regtype::text;
+SELECT is(oprjoin::text, 'gpuidx_matchjoinsel', '@@& (' || oprleft::regtype || ', text) estimates joins from the index')
 FROM pg_operator WHERE oprname = '@@&' ORDER BY oprleft::regtype::text;
 SELECT is(oprcom, 0::oid, '@@& has no commutator') FROM pg_operator
 WHERE oid = '@@&(text,text)'::regoperator;

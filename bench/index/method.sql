@@ -3,7 +3,7 @@
 \set ON_ERROR_STOP 1
 \pset footer off
 SET client_min_messages = warning;
-SET enable_seqscan = off;
+-- default planner settings: uses_index says whether the plan is the method's index
 SELECT ddl, pred FROM bench_methods WHERE method = :'method' \gset
 -- gpuidx answers through its custom scan; gpuidx_bitmap through its bitmap scan
 SELECT set_config('gpuidx.enable_customscan', (:'method' NOT LIKE '%\_bitmap')::text, false) AS customscan \gset

@@ -130,7 +130,6 @@ note "  $vac_s s, peak $vac_kb kB; $vac_stats"
 
 note "queries"
 queries=$("${psql_cmd[@]}" <<'EOF'
-SET enable_seqscan = off;
 \timing on
 SELECT 'w3 f40', count(*) FROM docs WHERE body @@& 'w3 f40';
 SELECT 'm77 w1', count(*) FROM docs WHERE body @@& 'm77 w1';

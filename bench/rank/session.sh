@@ -168,7 +168,7 @@ for corpus in $CORPORA; do
 				RETURN r;
 			END \$\$"
 		for dev in cpu auto; do
-			PGOPTIONS="-c gpuidx.device=$dev -c enable_seqscan=off" $P -c "CREATE TABLE tops_$dev AS
+			PGOPTIONS="-c gpuidx.device=$dev" $P -c "CREATE TABLE tops_$dev AS
 				SELECT n, top_text(q, false, 10) AS any10, top_text(q, true, 10) AS every10, top_text(q, false, 100) AS any100
 				FROM bench_q"
 		done

@@ -10,7 +10,9 @@
 #   ids    SELECT id FROM docs WHERE ...           (every matching id)
 # at 1, 8, 32 and 64 clients, each through gpuidx with the GPU worker
 # (gpuidx.device = auto), gpuidx on the CPU (gpuidx.device = cpu) and GIN,
-# in the same run.  Then, on the queries with two or more frequent terms
+# in the same run, with default planner settings (at 32 clients also the
+# GPU worker with the index path forced, enable_seqscan = off: setting
+# "forced", for reference).  Then, on the queries with two or more frequent terms
 # (df >= 1% of the documents): count(*) at 32 clients in the three modes,
 # batched against one launch per query at 64 clients, and sweeps of the
 # placement and batching settings.  Latencies are per transaction, from
@@ -56,7 +58,7 @@ cell() {
 	local j=$(( c < 16 ? c : 16 ))
 	rm -f pgbench_log.*
 	local r
-	r=$(PGOPTIONS="$opts -c enable_seqscan=off" pgbench -n -M prepared -c "$c" -j "$j" -T "$secs" \
+	r=$(PGOPTIONS="$opts" pgbench -n -M prepared -c "$c" -j "$j" -T "$secs" \
 		--log --log-prefix=pgbench_log -f "$script" -h "$w" postgres 2>&1)
 	local tps fail
 	tps=$(echo "$r" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
@@ -148,6 +150,8 @@ for corpus in $corpora; do
 				[ $m = gin ] && s=gin_all_$shape.pgb
 				cell "$corpus" all $shape "$c" $m default $s "$(mode_opts $m)"
 			done
+			# the index path forced, for reference (setting "forced"): one client count
+			[ "$c" = 32 ] && cell "$corpus" all $shape "$c" gpu forced gpx_all_$shape.pgb "$(mode_opts gpu) -c enable_seqscan=off"
 		done
 	done
 	stats "$corpus every query"

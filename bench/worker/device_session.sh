@@ -99,7 +99,7 @@ PGB
 for dev in worker cpu; do
 	for mp in 0 16384; do
 		echo "device=$dev gpu_min_postings=$mp"
-		PGOPTIONS="-c gpuidx.device=$dev -c gpuidx.gpu_min_postings=$mp -c enable_seqscan=off" \
+		PGOPTIONS="-c gpuidx.device=$dev -c gpuidx.gpu_min_postings=$mp" \
 			pgbench -n -c 32 -j 16 -T 15 -f count.pgb -h $w postgres 2>&1 | grep -E "tps|latency average|failed"
 	done
 done

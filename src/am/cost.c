@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "access/table.h"
+#include "common/pg_prng.h"
 #include "access/xact.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -35,9 +36,14 @@
 #include "query/query.h"
 
 GPUIDX_FUNCTION(gpuidx_matchsel);
+GPUIDX_FUNCTION(gpuidx_matchjoinsel);
 
-/* for a query the planner cannot see (a parameter) */
+/* an index without segments, for a query the planner cannot see */
 #define DEFAULT_MATCH_SEL 0.005
+/* the typical query: its words, the dictionary leaves sampled, the queries drawn */
+#define TYPICAL_WORDS 3
+#define TYPICAL_LEAVES 64
+#define TYPICAL_DRAWS 1001
 /* CPU to decode and intersect one posting, in units of cpu_operator_cost */
 #define POSTING_COST 0.1
 /* pages of the pending area an estimate reads at most (1 MB) */
@@ -51,6 +57,8 @@ double_cmp(const void *x, const void *y)
 
 	return (a > b) - (a < b);
 }
+
+static double and_selectivity(double *p, int n);
 
 void
 gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
@@ -90,18 +98,9 @@ gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 	}
 	if (terms->n > 0 && total > 0)
 	{
-		double		sel = 1.0;
-		double		exponent = 1.0;
-
 		for (int t = 0; t < terms->n; t++)
 			df[t] /= total;
-		qsort(df, terms->n, sizeof(double), double_cmp);
-		for (int t = 0; t < terms->n; t++)
-		{
-			sel *= pow(df[t], exponent);
-			exponent /= 2;
-		}
-		matches = sel * segment_docs;
+		matches = and_selectivity(df, terms->n) * segment_docs;
 	}
 
 	/*
@@ -126,12 +125,167 @@ gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 	gq_close(gq);
 }
 
+/* the selectivity of an AND of terms of frequencies p (sorted in place): see above */
+static double
+and_selectivity(double *p, int n)
+{
+	double		sel = 1.0;
+	double		exponent = 1.0;
+
+	qsort(p, n, sizeof(double), double_cmp);
+	for (int t = 0; t < n; t++)
+	{
+		sel *= pow(p[t], exponent);
+		exponent /= 2;
+	}
+	return sel;
+}
+
+typedef struct TypicalDraw
+{
+	double		sel;
+	double		freq;			/* the sum of its terms' frequencies */
+} TypicalDraw;
+
+static int
+draw_cmp(const void *x, const void *y)
+{
+	return double_cmp(&((const TypicalDraw *) x)->sel, &((const TypicalDraw *) y)->sel);
+}
+
+/*
+ * The typical query of a segment: its selectivity and the sum of its terms'
+ * frequencies, the median of TYPICAL_DRAWS queries of TYPICAL_WORDS words
+ * drawn from a sample of the segment's dictionary, each term as often as
+ * documents have it.  False if the sample holds no term.
+ */
+static bool
+typical_query(GpxSegment *seg, double *sel, double *freq)
+{
+	uint32		n;
+	uint32	   *dfs = gpx_seg_sample_dfs(seg, TYPICAL_LEAVES, &n);
+	double	   *cum = palloc((n + 1) * sizeof(double));
+	TypicalDraw *draws;
+	pg_prng_state rng;
+
+	cum[0] = 0;
+	for (uint32 i = 0; i < n; i++)
+		cum[i + 1] = cum[i] + dfs[i];
+	if (cum[n] <= 0 || seg->ref.ndocs == 0)
+	{
+		pfree(cum);
+		pfree(dfs);
+		return false;
+	}
+	draws = palloc(TYPICAL_DRAWS * sizeof(TypicalDraw));
+	pg_prng_seed(&rng, UINT64CONST(0x9e3779b97f4a7c15));
+	for (int d = 0; d < TYPICAL_DRAWS; d++)
+	{
+		double		p[TYPICAL_WORDS];
+		uint32		picked[TYPICAL_WORDS];
+		int			words = 0;
+
+		draws[d].freq = 0;
+		/* distinct terms: a few tries, then fewer words */
+		for (int tries = 0; words < TYPICAL_WORDS && tries < 4 * TYPICAL_WORDS; tries++)
+		{
+			double		r = pg_prng_double(&rng) * cum[n];
+			uint32		lo = 0;
+			uint32		hi = n - 1;
+			bool		dup = false;
+
+			/* the first term whose cumulative frequency passes r */
+			while (lo < hi)
+			{
+				uint32		mid = lo + (hi - lo) / 2;
+
+				if (cum[mid + 1] > r)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			for (int w = 0; w < words; w++)
+				dup |= picked[w] == lo;
+			if (dup)
+				continue;
+			picked[words] = lo;
+			p[words] = Min((double) dfs[lo] / seg->ref.ndocs, 1.0);
+			draws[d].freq += p[words];
+			words++;
+		}
+		draws[d].sel = and_selectivity(p, words);
+	}
+	qsort(draws, TYPICAL_DRAWS, sizeof(TypicalDraw), draw_cmp);
+	*sel = draws[TYPICAL_DRAWS / 2].sel;
+	*freq = draws[TYPICAL_DRAWS / 2].freq;
+	pfree(draws);
+	pfree(cum);
+	pfree(dfs);
+	return true;
+}
+
+/*
+ * The estimate of a query the planner cannot see (a parameter, a generic
+ * plan, an outer query's column): the typical query of the largest segment
+ * (typical_query), estimated as a known query is (docs/INDEX.md, "Cost
+ * model", says why).  The sample is whole dictionary leaves spread over it
+ * (terms are in byte order there, so the sample does not depend on their
+ * frequencies); the draws come from a fixed seed, so the same index gives
+ * the same estimate.  An index without segments gets DEFAULT_MATCH_SEL.
+ */
+static void
+estimate_typical(Relation index, GpxEstimate *est)
+{
+	GqIndex    *gq = gq_open(index);
+	GpxSegment *largest = NULL;
+	double		segment_docs = 0;
+	double		list_pages = 0;
+	double		terms_pages = 0;
+	double		postings = 0;
+	double		freq;
+
+	memset(est, 0, sizeof(*est));
+	est->pending_entries = gq->meta.pend_entries;
+	est->pages = 1 + gq->meta.pend_pages;
+	est->docs = gq->meta.pend_entries;
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+
+		est->docs += seg->ref.ndocs - seg->ref.ndead;
+		segment_docs += seg->ref.ndocs - seg->ref.ndead;
+		est->pages += 1;
+		terms_pages += TYPICAL_WORDS * (seg->hdr->dict_levels + 1);
+		list_pages += seg->hdr->streams[GPX_STREAM_LISTS].npages;
+		postings += seg->hdr->npostings;
+		if (largest == NULL || seg->ref.ndocs > largest->ref.ndocs)
+			largest = seg;
+	}
+	if (largest == NULL || !typical_query(largest, &est->selectivity, &freq))
+	{
+		est->selectivity = DEFAULT_MATCH_SEL;
+		est->postings = DEFAULT_MATCH_SEL * est->docs * 2;
+		gq_close(gq);
+		return;
+	}
+	/* its lists: their postings in every segment, and the pages that many postings take */
+	est->postings = freq * segment_docs;
+	est->pages += terms_pages;
+	if (postings > 0)
+		est->pages += est->postings * list_pages / postings;
+	est->pages += Min(est->selectivity * est->docs / GPX_DOCMAP_CHUNK,
+					  est->docs / GPX_DOCMAP_CHUNK / 64 + 1);
+	gq_close(gq);
+}
+
 /*
  * The planner asks twice about the same clause (its selectivity, then the
- * index path's cost): the last estimate is kept for the rest of the command.
+ * index path's cost): the last estimate is kept for the rest of the
+ * command.  query NULL: the typical query's.
  */
 typedef struct EstimateCache
 {
+	bool		valid;
 	Oid			index;
 	Oid			config;
 	LocalTransactionId lxid;
@@ -150,20 +304,32 @@ estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
 	CommandId	cid = GetCurrentCommandId(false);
 	GpxLexemes	terms;
 
-	if (c->query != NULL && c->index == RelationGetRelid(index) && c->config == cfg &&
-		c->lxid == lxid && c->cid == cid &&
-		VARSIZE_ANY_EXHDR(c->query) == VARSIZE_ANY_EXHDR(query) &&
-		memcmp(VARDATA_ANY(c->query), VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query)) == 0)
+	if (c->valid && c->index == RelationGetRelid(index) && c->config == cfg &&
+		c->lxid == lxid && c->cid == cid && (c->query == NULL) == (query == NULL) &&
+		(query == NULL ||
+		 (VARSIZE_ANY_EXHDR(c->query) == VARSIZE_ANY_EXHDR(query) &&
+		  memcmp(VARDATA_ANY(c->query), VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query)) == 0)))
 	{
 		*est = c->est;
 		return;
 	}
-	gpx_query_terms(cfg, query, &terms);
-	gpx_estimate(index, &terms, est);
+	c->valid = false;
+	if (query == NULL)
+		estimate_typical(index, est);
+	else
+	{
+		gpx_query_terms(cfg, query, &terms);
+		gpx_estimate(index, &terms, est);
+	}
 	if (c->query)
 		pfree(c->query);
-	c->query = (text *) MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(query));
-	memcpy(c->query, query, VARSIZE_ANY(query));
+	c->query = NULL;
+	if (query != NULL)
+	{
+		c->query = (text *) MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(query));
+		memcpy(c->query, query, VARSIZE_ANY(query));
+	}
+	c->valid = true;
 	c->index = RelationGetRelid(index);
 	c->config = cfg;
 	c->lxid = lxid;
@@ -239,14 +405,11 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 	if (nknown == 1)
 		estimate_query(index, cfg, single, &est);
+	else if (unknown && terms.n == 0)
+		estimate_query(index, cfg, NULL, &est);
 	else
 		gpx_estimate(index, &terms, &est);
-	if (unknown && terms.n == 0)
-	{
-		est.selectivity = DEFAULT_MATCH_SEL;
-		est.postings = DEFAULT_MATCH_SEL * est.docs * 2;
-	}
-	else if (terms.n == 0)
+	if (terms.n == 0 && !unknown)
 		est.selectivity = path->indexorderbys != NIL ? 1.0 : 0;
 	get_tablespace_page_costs(info->reltablespace, &spc_random_page_cost, NULL);
 	*selectivity = est.selectivity;
@@ -281,8 +444,58 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 }
 
 /*
+ * The selectivity of "doc @@& query" from a gpuidx index on doc's column
+ * under the current configuration, if there is one (query NULL: not known
+ * at planning time, the typical query's).  Only the search operator of the
+ * index's operator family: another operator naming these estimators may
+ * take another type of query.
+ */
+static bool
+index_selectivity(Oid operator, VariableStatData *vardata, text *query, double *sel)
+{
+	ListCell   *lc;
+
+	if (vardata->rel == NULL)
+		return false;
+	foreach(lc, vardata->rel->indexlist)
+	{
+		IndexOptInfo *info = lfirst_node(IndexOptInfo, lc);
+		bool		same_key;
+		bool		found = false;
+		Relation	index;
+		Oid			cfg;
+
+		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1 ||
+			get_op_opfamily_strategy(operator, info->opfamily[0]) != GPX_STRATEGY_MATCH)
+			continue;
+		if (info->indexkeys[0] != 0)
+			same_key = IsA(vardata->var, Var) &&
+				((Var *) vardata->var)->varattno == info->indexkeys[0];
+		else
+			same_key = info->indexprs != NIL && equal(linitial(info->indexprs), vardata->var);
+		if (!same_key)
+			continue;
+		index = index_open(info->indexoid, AccessShareLock);
+		cfg = gpx_current_config();
+		if (gpx_index_answers(index, cfg))
+		{
+			GpxEstimate est;
+
+			estimate_query(index, cfg, query, &est);
+			*sel = est.selectivity;
+			found = true;
+		}
+		index_close(index, AccessShareLock);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+/*
  * RESTRICT estimator of @@&: the frequencies of a gpuidx index on the same
- * column under the current configuration when there is one, else a default.
+ * column (the typical query's when the query is not known yet: a
+ * parameter, an outer query's column), else a default.
  */
 Datum
 gpuidx_matchsel(PG_FUNCTION_ARGS)
@@ -295,54 +508,49 @@ gpuidx_matchsel(PG_FUNCTION_ARGS)
 	Node	   *other;
 	bool		varonleft;
 	double		sel = DEFAULT_MATCH_SEL;
-	ListCell   *lc;
+	text	   *query = NULL;
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
 		PG_RETURN_FLOAT8(sel);
-	if (!varonleft || !IsA(other, Const) || vardata.rel == NULL)
+	if (!varonleft)
 	{
 		ReleaseVariableStats(vardata);
 		PG_RETURN_FLOAT8(sel);
 	}
-	if (((Const *) other)->constisnull)
+	if (IsA(other, Const))
 	{
-		ReleaseVariableStats(vardata);
-		PG_RETURN_FLOAT8(0.0);
-	}
-	foreach(lc, vardata.rel->indexlist)
-	{
-		IndexOptInfo *info = lfirst_node(IndexOptInfo, lc);
-		bool		same_key;
-
-		/*
-		 * Only the search operator of the index's operator family: another
-		 * operator naming this estimator may take another type of query
-		 */
-		if (info->amcostestimate != gpx_costestimate || info->ncolumns != 1 ||
-			get_op_opfamily_strategy(operator, info->opfamily[0]) != GPX_STRATEGY_MATCH)
-			continue;
-		if (info->indexkeys[0] != 0)
-			same_key = IsA(vardata.var, Var) &&
-				((Var *) vardata.var)->varattno == info->indexkeys[0];
-		else
-			same_key = info->indexprs != NIL && equal(linitial(info->indexprs), vardata.var);
-		if (same_key)
+		if (((Const *) other)->constisnull)
 		{
-			Relation	index = index_open(info->indexoid, AccessShareLock);
-			Oid			cfg = gpx_current_config();
-
-			if (gpx_index_answers(index, cfg))
-			{
-				GpxEstimate est;
-
-				estimate_query(index, cfg, DatumGetTextPP(((Const *) other)->constvalue), &est);
-				sel = est.selectivity;
-				index_close(index, AccessShareLock);
-				break;
-			}
-			index_close(index, AccessShareLock);
+			ReleaseVariableStats(vardata);
+			PG_RETURN_FLOAT8(0.0);
 		}
+		query = DatumGetTextPP(((Const *) other)->constvalue);
 	}
+	index_selectivity(operator, &vardata, query, &sel);
+	ReleaseVariableStats(vardata);
+	CLAMP_PROBABILITY(sel);
+	PG_RETURN_FLOAT8(sel);
+}
+
+/*
+ * JOIN estimator of @@&: "doc @@& other.query", the query one per row of
+ * the other relation, each the typical query of a gpuidx index on doc's
+ * column, as the inner side's parameterized index scan is estimated; else
+ * a default.
+ */
+Datum
+gpuidx_matchjoinsel(PG_FUNCTION_ARGS)
+{
+	PlannerInfo *root = (PlannerInfo *) PG_GETARG_POINTER(0);
+	Oid			operator = PG_GETARG_OID(1);
+	List	   *args = (List *) PG_GETARG_POINTER(2);
+	VariableStatData vardata;
+	double		sel = DEFAULT_MATCH_SEL;
+
+	if (list_length(args) != 2)
+		PG_RETURN_FLOAT8(sel);
+	examine_variable(root, linitial(args), 0, &vardata);
+	index_selectivity(operator, &vardata, NULL, &sel);
 	ReleaseVariableStats(vardata);
 	CLAMP_PROBABILITY(sel);
 	PG_RETURN_FLOAT8(sel);

@@ -135,6 +135,9 @@ extern uint32 *gpx_seg_dead_docs(GpxSegment *seg, uint32 *n, GpxSegRef *now);
 /* a doc of the segment that is not dead; a doc id past the segment is corruption */
 extern bool gpx_seg_is_live(GpxSegment *seg, uint32 doc);
 
+/* the document frequencies of the terms of nleaves leaves spread over the dictionary (estimates) */
+extern uint32 *gpx_seg_sample_dfs(GpxSegment *seg, uint32 nleaves, uint32 *n);
+
 /* every term in order, with its list (merges, VACUUM, verification) */
 typedef struct GpxDictIter
 {

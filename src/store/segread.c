@@ -527,6 +527,58 @@ gpx_list_free(GpxList *list)
 	list->mem = NULL;
 }
 
+/*
+ * The document frequencies of the terms of up to nleaves leaf pages spread
+ * evenly over the dictionary (terms are in byte order there, so these are
+ * a sample of the terms that does not depend on their frequencies), into
+ * a palloc'd array; *n: how many.
+ */
+uint32 *
+gpx_seg_sample_dfs(GpxSegment *seg, uint32 nleaves, uint32 *n)
+{
+	uint32		npages = seg->hdr->streams[GPX_STREAM_LEAF].npages;
+	GpxSegLimits limits = seg_limits(seg);
+	uint32		cap = 256;
+	uint32	   *dfs = palloc(cap * sizeof(uint32));
+	char	   *copy = palloc(GPX_PAGE_CAPACITY);
+
+	*n = 0;
+	nleaves = Min(nleaves, npages);
+	for (uint32 i = 0; i < nleaves; i++)
+	{
+		uint32		pageno = (uint32) ((uint64) i * npages / nleaves);
+		Buffer		buf;
+		uint32		used;
+		GpxLeafLayout leaf;
+		const uint8 *p;
+		const uint8 *end;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = gpx_seg_read(seg, GPX_STREAM_LEAF, pageno);
+		used = gpx_page_used(BufferGetPage(buf));
+		memcpy(copy, PageGetContents(BufferGetPage(buf)), used);
+		UnlockReleaseBuffer(buf);
+		leaf_layout(seg, pageno, copy, used, &leaf);
+		p = leaf.entries;
+		end = (const uint8 *) copy + used;
+		for (uint32 e = 0; e < leaf.hdr.nentries; e++)
+		{
+			GpxLeafEntry entry;
+
+			if (!gpx_parse_leaf_entry(&p, end, &limits, &entry))
+				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, "entry is malformed");
+			if (*n == cap)
+			{
+				cap *= 2;
+				dfs = repalloc(dfs, cap * sizeof(uint32));
+			}
+			dfs[(*n)++] = entry.df;
+		}
+	}
+	pfree(copy);
+	return dfs;
+}
+
 /* ---------------------------------------------------------------------------
  * Iterating over every term
  */
