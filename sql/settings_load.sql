@@ -19,7 +19,10 @@ SHOW gpuidx.worker_queue_slots;
 SHOW gpuidx.gpu_cache_size;
 -- without the worker, its view says nothing serves (t/010 checks it with one)
 SELECT current_setting('shared_preload_libraries') ~ '\mgpuidx\M' AS preloaded \gset
+-- and, the GPU engine running only in the worker's engine process, never
+-- in a backend, the CPU engine answers in the session
 \if :preloaded
 \else
 SELECT serving, engine, requests, slots_in_use FROM gpuidx_worker_stats;
+SELECT engine, device, fallback_reason FROM gpuidx_engine_info();
 \endif
