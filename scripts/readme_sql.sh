@@ -8,7 +8,8 @@
 #   scripts/readme_sql.sh           write sql/readme.sql
 #   scripts/readme_sql.sh --check   fail when sql/readme.sql is not README.md's,
 #                                   or when README.md's rows for gpuidx_index_stats
-#                                   and gpuidx_segments miss a column they return
+#                                   and gpuidx_segments miss a column they return,
+#                                   or when a plan it shows is not the one its test got
 # `make installcheck` runs the check first, so README.md cannot drift from
 # its test: after editing the README's SQL, run `make readme-sql` and update
 # expected/readme.out.
@@ -63,6 +64,28 @@ columns_named() {
     return $status
 }
 
+# each EXPLAIN (COSTS OFF) of the README is followed by its plan as
+# comments ("-- " and the line): the plan expected/readme.out has
+plans_shown() {
+    awk '
+        FNR == 1 { file++ }
+        file == 1 && /^EXPLAIN \(COSTS OFF\)/ { q = $0; shown[q] = ""; next }
+        file == 1 && q != "" && /^-- / { shown[q] = shown[q] substr($0, 4) "\n"; next }
+        file == 1 { q = ""; next }
+        file == 2 && /^EXPLAIN \(COSTS OFF\)/ { p = $0; got[p] = ""; skip = 2; next }
+        file == 2 && p != "" && skip > 0 { skip--; next }
+        file == 2 && p != "" && /^\([0-9]+ rows?\)$/ { p = ""; next }
+        file == 2 && p != "" { got[p] = got[p] $0 "\n" }
+        END {
+            for (e in shown)
+                if (shown[e] != got[e]) {
+                    printf "readme_sql.sh: README.md shows another plan than expected/readme.out for\n  %s\nREADME:\n%sexpected:\n%s", e, shown[e], got[e] > "/dev/stderr"
+                    status = 1
+                }
+            exit status
+        }' README.md expected/readme.out
+}
+
 case "${1:-}" in
     "")
         generate > sql/readme.sql ;;
@@ -73,7 +96,7 @@ case "${1:-}" in
             generate | diff -u sql/readme.sql - >&2 || true
             exit 1
         fi
-        columns_named ;;
+        columns_named && plans_shown ;;
     *)
         echo "usage: $0 [--check]" >&2; exit 2 ;;
 esac
