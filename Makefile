@@ -1,6 +1,7 @@
 # gpuidx: compressed posting lists, a GPU-ready text index and a GPU worker for
 # PostgreSQL.  `make` builds the extension (and the CUDA engine when nvcc is
-# found, see Makefile.cuda), `make install`, `make installcheck` (pg_regress),
+# found, see Makefile.cuda), `make install`, `make installcheck` (pg_regress
+# and the isolation specs), `make prove-tap` (TAP),
 # `make unit` (C unit tests, no PostgreSQL), `make prove` (pgTAP).
 
 EXTENSION = gpuidx
@@ -22,7 +23,12 @@ REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 # isolation tests: every specs/NAME.spec, expected output in expected/
 ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 ISOLATION_OPTS = --inputdir=. --load-extension=$(EXTENSION)
-TAP_TESTS = 1
+# sql/readme.sql is README.md's SQL (scripts/readme_sql.sh): installcheck
+# first checks that the two agree
+REGRESS_PREP = readme-check
+# no TAP_TESTS: installcheck runs pg_regress and the isolation specs only;
+# the TAP tests are `make prove-tap`
+EXTRA_CLEAN = tmp_check
 
 # Only the fmgr entry points and _PG_init leave the shared object.
 PG_CPPFLAGS = -Iinclude -Isrc -DPGDLLEXPORT='__attribute__((visibility("default")))'
@@ -30,7 +36,7 @@ PG_CPPFLAGS = -Iinclude -Isrc -DPGDLLEXPORT='__attribute__((visibility("default"
 # everywhere (src/rank/bm25.h)
 PG_CFLAGS = -fvisibility=hidden -std=gnu99 -ffp-contract=off $(if $(WERROR),-Werror)
 
-EXTRA_CLEAN = test/unit/build test/gpu/build
+EXTRA_CLEAN += test/unit/build test/gpu/build
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
@@ -95,6 +101,12 @@ UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/
 unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/rankdata.h src/store/varint.h src/sched/*.h src/worker/arena.h include/*.h test/*.h test/unit/*.h)
 	@mkdir -p test/unit/build
 	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm -lpthread -ldl
+
+.PHONY: readme-sql readme-check
+readme-sql:
+	bash scripts/readme_sql.sh
+readme-check:
+	bash scripts/readme_sql.sh --check
 
 .PHONY: unit unit-asan prove prove-tap
 unit: $(addprefix unit-build-,$(UNIT_TESTS))

@@ -145,7 +145,8 @@ typedef struct GpxQueueSlot
 	int32_t		status;			/* gpuidx_engine_status */
 	uint32_t	out_count;
 	uint32_t	batch_size;		/* requests in the batch it ran in */
-	uint32_t	pad[3];
+	uint32_t	on_gpu;			/* answered by the GPU engine (else the CPU engine) */
+	uint32_t	pad[2];
 } GpxQueueSlot;
 
 /* ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 # findings and a short run of each (make fuzz runs them long), the GPU list
 # logic on the host, the engine checks, then, against a throwaway
 # PostgreSQL 15 cluster, pg_regress, the isolation specs (specs/) and
-# pgTAP, then the TAP tests (their own clusters; the index's equivalence
+# pgTAP, pg_regress again with gpuidx preloaded, then the TAP tests (their own clusters; the index's equivalence
 # proof needs the GCIDE corpus, fetched here by scripts/data/fetch when
 # missing).  Exits non-zero on the first failure, a corpus that cannot be
 # fetched included.  Run as root on Debian 12.
@@ -74,7 +74,10 @@ as_pg() {
 }
 
 step "pg_regress, isolation specs and pgTAP on a throwaway cluster"
-as_pg "pg_virtualenv sh -c 'make -s installcheck TAP_TESTS= || { cat regression.diffs output_iso/regression.diffs 2>/dev/null; exit 1; }; make -s prove'"
+as_pg "pg_virtualenv sh -c 'make -s installcheck || { cat regression.diffs output_iso/regression.diffs 2>/dev/null; exit 1; }; make -s prove'"
+
+step "pg_regress again, with gpuidx preloaded (the GPU worker serving with the CPU engine)"
+as_pg "pg_virtualenv -o shared_preload_libraries=gpuidx sh -c 'make -s installcheck ISOLATION= || { cat regression.diffs 2>/dev/null; exit 1; }'"
 
 step "TAP tests (PostgreSQL::Test::Cluster)"
 # without the opt-out, a missing corpus fails t/005 instead of skipping it

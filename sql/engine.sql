@@ -13,8 +13,7 @@ ORDER BY c;
 SELECT gpuidx_engine_intersect('{}', '{1}'), gpuidx_engine_intersect('{1,2}', NULL), gpuidx_engine_intersect(VARIADIC ARRAY[]::postinglist[]);
 
 -- the GPU engine runs only in the GPU worker's engine process, never in a
--- backend; without the worker (not preloaded here) the CPU engine answers
-SELECT engine, device, fallback_reason FROM gpuidx_engine_info();
+-- backend (without the worker: settings_load)
 
 -- the engine library is the server's, installed under $libdir
 SET gpuidx.engine_library = '$libdir/gpuidx_cuda';

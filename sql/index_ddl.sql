@@ -144,6 +144,23 @@ SELECT build_peak_kb < 2048 AS small_peak FROM gpuidx_index_stats('ddl_huge_mem_
 SELECT build_peak_kb < 2048 AS small_peak FROM gpuidx_index_stats('ddl_huge_mem_max');
 INSERT INTO ddl_huge_mem SELECT 'more' || g FROM generate_series(1, 100) g;
 DELETE FROM ddl_huge_mem WHERE body LIKE 'row1%';
+-- VACUUM removes the deleted rows once no snapshot from before the DELETE
+-- is left: on a busy server (autovacuum analyzing the tables of the tests
+-- before) wait for those to end first
+CREATE PROCEDURE ddl_older_snapshots_ended() LANGUAGE plpgsql AS $$
+DECLARE
+  mark xid := xid(pg_current_xact_id());
+BEGIN
+  COMMIT;
+  FOR i IN 1..600 LOOP
+    EXIT WHEN NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+                          AND (age(backend_xmin) >= age(mark) OR age(backend_xid) >= age(mark)));
+    COMMIT;    -- a new transaction sees pg_stat_activity anew
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+CALL ddl_older_snapshots_ended();
+DROP PROCEDURE ddl_older_snapshots_ended();
 VACUUM ddl_huge_mem;
 RESET maintenance_work_mem;
 SELECT pending_entries, dead_docs FROM gpuidx_index_stats('ddl_huge_mem_max');

@@ -143,7 +143,9 @@ RESET plan_cache_mode;
 -- each index names its configuration (the option text_config, else the
 -- setting when it was built, then written into its options): indexes in
 -- several languages on one column, each query using the one of its
--- configuration; REINDEX keeps it whatever the setting
+-- configuration; REINDEX keeps it whatever the setting.  A tsvector index
+-- has none in its options (its documents are lexemes already): its stats
+-- show the setting it was last built under
 CREATE TABLE multi (id int, body text, tsv tsvector);
 INSERT INTO multi VALUES
 	(1, 'Die Häuser und die Katzen', NULL), (2, 'the houses and the cats', NULL),

@@ -1,24 +1,15 @@
--- settings made before the library is loaded in a session (this file's
--- first statements: nothing has loaded it yet) are checked when it loads:
--- a configuration that does not exist is an error at every use, never a
--- quiet fall back to the default
-SET gpuidx.text_config = 'no_such_config';
+-- The settings, the same with or without shared_preload_libraries =
+-- 'gpuidx' (what differs is settings_load's)
 SELECT 'a fox'::text @@& 'fox';
-SHOW gpuidx.text_config;
-CREATE TABLE settings_t (body text);
-CREATE INDEX ON settings_t USING gpuidx (body);
-RESET gpuidx.text_config;
-SELECT 'a fox'::text @@& 'fox';
--- once loaded, such a value is refused when set, and so is a malformed one
+-- once the library is loaded, a configuration that does not exist is refused when set, and
+-- so is a malformed one
 SET gpuidx.text_config = 'no_such_config';
 SET gpuidx.text_config = 'a.b.c';
 SHOW gpuidx.text_config;
 -- the prefix is reserved: a misspelt setting is an error
 SET gpuidx.text_confg = 'english';
-DROP TABLE settings_t;
 
--- the GPU worker's settings: session ones with their bounds, server ones
--- only when gpuidx is preloaded (t/010_worker.pl), the view without it
+-- the GPU worker's session settings with their bounds (server ones: settings_load)
 SHOW gpuidx.device;
 SET gpuidx.device = cpu;
 SET gpuidx.device = gpu;
@@ -51,10 +42,7 @@ SHOW gpuidx.engine_stall_timeout;
 SHOW gpuidx.batch_window;
 SHOW gpuidx.batch_max_requests;
 SET gpuidx.batch_max_requests = 1;
-SHOW gpuidx.worker_queue_slots;
-SHOW gpuidx.gpu_cache_size;
-SELECT serving, engine, requests, slots_in_use FROM gpuidx_worker_stats;
--- without the worker, placement keeps everything here, with the same answer
+-- placement, with the worker or without it (everything kept here): the same answer
 SET gpuidx.device = worker;
 SET gpuidx.gpu_min_postings = 0;
 SELECT pl_length(pl_intersect(pl_range(0, 99999), pl_range(50000, 149999), pl_range(70000, 70009)));

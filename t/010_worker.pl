@@ -91,8 +91,10 @@ if ($real)
 		'SELECT string_agg(word, \' \') FROM (SELECT word FROM terms ORDER BY pl_length(l) DESC LIMIT 2) t');
 	my $plan = $node->safe_psql('postgres', qq{SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0;
 		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM docs WHERE body @@& '$pair'});
-	like($plan, qr/Custom Scan \(gpuidx\).*Index: docs_idx.*Rounds on GPU Worker: [1-9].*Worker Requests: [1-9]/s,
-		"EXPLAIN ANALYZE of '$pair' shows its rounds on the worker");
+	# and which engine answered, as the worker's view names it
+	my $engine = $node->safe_psql('postgres', 'SELECT engine FROM gpuidx_worker_stats') eq 'cpu' ? 'CPU engine' : 'GPU';
+	like($plan, qr/Custom Scan \(gpuidx\).*Index: docs_idx.*Rounds on Worker: [1-9].*Worker Requests: [1-9]\n\s*Worker Engine: $engine\n/s,
+		"EXPLAIN ANALYZE of '$pair' shows its rounds on the worker, answered by its $engine");
 	unlike($plan, qr/Worker Wait/, 'and no timing with TIMING OFF');
 
 	# what a query asks back: the count alone, the first rows; the GPU list cache
@@ -121,7 +123,7 @@ if ($real)
 		'ranked segments reached the worker: ' . (stats()->{requests} - $before_rank->{requests}) . ' requests');
 	my $rplan = $node->safe_psql('postgres', qq{SET enable_seqscan = off;
 		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM docs ORDER BY body <=> '$pair' LIMIT 10});
-	like($rplan, qr/Custom Scan \(gpuidx rank\) on docs.*Index: docs_idx.*Segments Ranked on GPU Worker: [1-9].*Segments Ranked in Backend: 0.*Worker Requests: [1-9]/s,
+	like($rplan, qr/Custom Scan \(gpuidx rank\) on docs.*Index: docs_idx.*Segments Ranked on Worker: [1-9].*Segments Ranked in Backend: 0.*Worker Requests: [1-9]\n\s*Worker Engine: $engine\n/s,
 		"EXPLAIN ANALYZE of ranked '$pair' shows its segments ranked on the worker");
 
 	# rows deleted: first ids that are not visible make the scan ask for more;

@@ -211,16 +211,35 @@ my $libdir = `pg_config --pkglibdir`;
 chomp $libdir;
 SKIP:
 {
-	skip 'the test engine is not installed (make install-test-engine)', 9
+	skip 'the test engine is not installed (make install-test-engine)', 15
 	  unless -e "$libdir/gpuidx_flaky_engine.so";
 	unlink($node->data_dir . '/gpuidx_flaky_engine.ok');
 	$node->append_conf('postgresql.conf', "gpuidx.engine_library = '\$libdir/gpuidx_flaky_engine'\n");
+	my $log_from = -s $node->logfile;
 	$node->restart;
 	wait_serving('with a device that does not start');
 	like(stat_of('engine || \': \' || engine_note'), qr/^cpu: .*flaky test device is busy.*trying again/,
 		'the CPU engine stands in, and the view says it tries again');
 	ok($node->poll_query_until('postgres', 'SELECT gpu_retries >= 2 FROM gpuidx_worker_stats'),
 		'the device is tried again');
+	my $log = substr(slurp_file($node->logfile), $log_from);
+	my @cpu_lines = $log =~ /serves with the CPU engine\n[^\n]*DETAIL: +([^\n]*)/g;
+	is(scalar(@cpu_lines), 1, 'the log says "serves with the CPU engine" once, however many tries');
+	like($cpu_lines[0] // '', qr/did not start: the flaky test device is busy \(no [^)]*\); trying again$/,
+		'with the reason as its detail, said once');
+	unlike($log, qr/serves with the cpu engine|no device: the flaky/, 'not the engine\'s kind, nor its status twice');
+
+	# EXPLAIN ANALYZE says which engine answered the scan's requests
+	$node->safe_psql('postgres', q{
+		CREATE TABLE ex (id int, body text);
+		INSERT INTO ex SELECT g, 'alpha beta ' || g FROM generate_series(1, 2000) g;
+		CREATE INDEX ex_idx ON ex USING gpuidx (body);
+		VACUUM ex});
+	my $explain = q{SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0;
+		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM ex WHERE body @@& 'alpha beta'};
+	like($node->safe_psql('postgres', $explain),
+		qr/Rounds on Worker: [1-9].*Worker Requests: [1-9]\n\s*Worker Engine: CPU engine\n/s,
+		'EXPLAIN ANALYZE: the worker answered with the CPU engine');
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM generate_series(1, 20) i WHERE check_generated(i, i + 40, i + 80) < 0'),
 		'0', 'meanwhile the CPU engine answers');
 	my $pid = stat_of('engine_pid');
@@ -230,6 +249,8 @@ SKIP:
 		'once the device starts, the engine process serves with it');
 	is(stat_of('engine_pid'), $pid, 'in the same process, without a restart');
 	like(slurp_file($node->logfile), qr/serves with the flaky engine now, after \d+ tries/, 'and the log says so');
+	like($node->safe_psql('postgres', $explain), qr/Rounds on Worker: [1-9].*Worker Requests: [1-9]\n\s*Worker Engine: GPU\n/s,
+		'and EXPLAIN ANALYZE says the GPU engine answered');
 
 	# an engine whose answers are wrong: refused, answered on the CPU
 	my $refused = stat_of('fallback_bad_answer');

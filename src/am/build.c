@@ -125,6 +125,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	gpx_cache_forget_index(index->rd_node);
 	bs.kind = gpx_kind_of(index);
 	bs.config = gpx_build_config(index);
+	gpx_check_config_option(index);
 	record_config_dependency(index, bs.config);
 
 	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx build", ALLOCSET_DEFAULT_SIZES);

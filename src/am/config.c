@@ -6,25 +6,36 @@
  *	  and pg_upgrade keep it.  The metapage records the configuration too
  *	  (OID and name); an index is opened by name, since OIDs do not survive
  *	  pg_upgrade.
+ *
+ *	  A tsvector index's documents are lexemes already: text_config has no
+ *	  effect on it, and naming it is a warning (at CREATE INDEX, REINDEX and
+ *	  ALTER INDEX ... SET), not an error, because indexes built before this
+ *	  check carry the option (the build wrote it) and their dumps restore it.
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/reloptions.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_ts_config.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/array.h"
+#include "commands/defrem.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "am/gpuidx_am.h"
@@ -135,8 +146,97 @@ void
 gpx_record_build_config(Relation index, Oid config)
 {
 	/* binary upgrade restores options as they were: an old index had none */
-	if (option_text_config(index) == NULL && !IsBinaryUpgrade)
+	if (gpx_kind_of(index) == GPX_KIND_TEXT && option_text_config(index) == NULL && !IsBinaryUpgrade)
 		record_config_option(index, gpx_config_qualified_name(config));
+}
+
+static void
+warn_config_unused(Relation index)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("text_config has no effect on gpuidx index \"%s\", whose documents are tsvector",
+					RelationGetRelationName(index)),
+			 errdetail("A tsvector document's lexemes are indexed as they are; queries take their configuration from gpuidx.text_config."),
+			 errhint("Remove the option: ALTER INDEX %s RESET (text_config).",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+												RelationGetRelationName(index)))));
+}
+
+void
+gpx_check_config_option(Relation index)
+{
+	if (option_text_config(index) != NULL && gpx_kind_of(index) == GPX_KIND_TSVECTOR)
+		warn_config_unused(index);
+}
+
+/*
+ * ALTER INDEX ... SET (text_config = ...) on a tsvector index: the new
+ * options, read with the command's own change visible, against the old
+ * ones the relation cache still holds.
+ */
+static char *
+new_text_config(Oid indexoid)
+{
+	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *result = NULL;
+
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(indexoid));
+	scan = systable_beginscan(pg_class, ClassOidIndexId, true, SnapshotSelf, 1, &key);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		options = heap_getattr(tuple, Anum_pg_class_reloptions, RelationGetDescr(pg_class), &isnull);
+		List	   *defs = isnull ? NIL : untransformRelOptions(options);
+		ListCell   *lc;
+
+		foreach(lc, defs)
+		{
+			DefElem    *def = lfirst_node(DefElem, lc);
+
+			if (strcmp(def->defname, "text_config") == 0)
+				result = defGetString(def);
+		}
+	}
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+	return result;
+}
+
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static void
+check_altered_index(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+{
+	Relation	index;
+
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_POST_ALTER || classId != RelationRelationId || subId != 0 ||
+		get_rel_relkind(objectId) != RELKIND_INDEX)
+		return;
+	/* the altering command holds it locked */
+	index = relation_open(objectId, NoLock);
+	if (index->rd_indam != NULL && index->rd_indam->ambuild == gpx_build &&
+		gpx_kind_of(index) == GPX_KIND_TSVECTOR)
+	{
+		char	   *now = new_text_config(objectId);
+		const char *before = option_text_config(index);
+
+		if (now != NULL && (before == NULL || strcmp(before, now) != 0))
+			warn_config_unused(index);
+	}
+	relation_close(index, NoLock);
+}
+
+void
+gpx_config_init(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = check_altered_index;
 }
 
 /*

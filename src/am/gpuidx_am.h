@@ -69,6 +69,10 @@ extern char *gpx_config_qualified_name(Oid config);
 /* for a build: the option's, else the setting's; then written into the options */
 extern Oid	gpx_build_config(Relation index);
 extern void gpx_record_build_config(Relation index, Oid config);
+/* a WARNING when a tsvector index names a text_config, which it does not use */
+extern void gpx_check_config_option(Relation index);
+/* from _PG_init: the same warning at ALTER INDEX ... SET */
+extern void gpx_config_init(void);
 extern const GpxIndexInfo *gpx_index_info(Relation index);
 /* the configuration of the index's lexemes (ERROR if it no longer exists) */
 extern Oid	gpx_index_config(Relation index);

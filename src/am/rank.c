@@ -43,29 +43,37 @@
 #include "query/rank.h"
 #include "am/rank.h"
 
-/* a query bound to an index: GPX_BOUND_MARK, the index's OID, GPX_BOUND_MARK, the query */
-#define GPX_BOUND_MARK '\x01'
+/*
+ * A query bound to an index: "[gpuidx index OID] " and the query, readable
+ * where it shows (EXPLAIN, logs, the function's result).  Only that exact
+ * form binds; anything else is an unbound query.
+ */
+#define GPX_BOUND_PREFIX "[gpuidx index "
+#define GPX_BOUND_END "] "
 
 bool
 gpx_rank_query_parse(text *bound, Oid *index, const char **query, int *len)
 {
 	const char *p = VARDATA_ANY(bound);
 	int			n = VARSIZE_ANY_EXHDR(bound);
-	int			i = 1;
+	int			i = strlen(GPX_BOUND_PREFIX);
+	int			digits;
 	uint64		oid = 0;
 
 	*index = InvalidOid;
 	*query = p;
 	*len = n;
-	if (n < 3 || p[0] != GPX_BOUND_MARK)
+	if (n < i || memcmp(p, GPX_BOUND_PREFIX, i) != 0)
 		return false;
-	while (i < n && p[i] >= '0' && p[i] <= '9' && oid <= PG_UINT32_MAX)
+	for (digits = 0; i < n && p[i] >= '0' && p[i] <= '9' && oid <= PG_UINT32_MAX; digits++)
 		oid = oid * 10 + (p[i++] - '0');
-	if (i >= n || p[i] != GPX_BOUND_MARK || i == 1 || oid > PG_UINT32_MAX)
+	if (digits == 0 || oid > PG_UINT32_MAX || n - i < (int) strlen(GPX_BOUND_END) ||
+		memcmp(p + i, GPX_BOUND_END, strlen(GPX_BOUND_END)) != 0)
 		return false;
+	i += strlen(GPX_BOUND_END);
 	*index = (Oid) oid;
-	*query = p + i + 1;
-	*len = n - i - 1;
+	*query = p + i;
+	*len = n - i;
 	return true;
 }
 
@@ -85,7 +93,7 @@ gpuidx_rank_query(PG_FUNCTION_ARGS)
 	if (gpx_rank_query_parse(query, &already, &q, &qlen))
 		PG_RETURN_TEXT_P(query);
 	initStringInfo(&s);
-	appendStringInfo(&s, "%c%u%c", GPX_BOUND_MARK, index, GPX_BOUND_MARK);
+	appendStringInfo(&s, "%s%u%s", GPX_BOUND_PREFIX, index, GPX_BOUND_END);
 	appendBinaryStringInfo(&s, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query));
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(s.data, s.len));
 }

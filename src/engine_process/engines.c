@@ -101,8 +101,8 @@ engine_open(EngineProcess *e, const char *library, uint64_t cache_bytes)
 			publish_engine(e, "");
 			return true;
 		}
-		snprintf(why, sizeof(why), "engine \"%s\" did not start: %s: %s; trying again", library,
-				 engine_status_name(st), err.message);
+		snprintf(why, sizeof(why), "engine \"%s\" did not start: %s; trying again", library,
+				 err.message[0] ? err.message : engine_status_name(st));
 		e->engine = NULL;
 		e->gpu_next_try_ns = engine_now_ns() + e->gpu_backoff_ms * 1000000;
 	}
@@ -133,8 +133,8 @@ engine_retry_gpu(EngineProcess *e)
 		/* 1 s, doubling to 5 minutes */
 		e->gpu_backoff_ms = e->gpu_backoff_ms * 2 > 300000 ? 300000 : e->gpu_backoff_ms * 2;
 		e->gpu_next_try_ns = engine_now_ns() + e->gpu_backoff_ms * 1000000;
-		snprintf(why, sizeof(why), "the GPU engine did not start: %s: %s; trying again in %lld s",
-				 engine_status_name(st), err.message, (long long) (e->gpu_backoff_ms / 1000));
+		snprintf(why, sizeof(why), "the GPU engine did not start: %s; trying again in %lld s",
+				 err.message[0] ? err.message : engine_status_name(st), (long long) (e->gpu_backoff_ms / 1000));
 		engine_set_text(e->hdr->note, sizeof(e->hdr->note), why);
 		return;
 	}

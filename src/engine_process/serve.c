@@ -58,6 +58,7 @@ finish_slot(EngineProcess *e, int i, GpxRequest *req, int status, uint32_t count
 	if (req != NULL)
 		req->total = total;
 	slot->batch_size = batch_size;
+	slot->on_gpu = __atomic_load_n(&e->hdr->is_gpu, __ATOMIC_RELAXED);
 	slot->status = status;
 	slot->out_count = count;
 	/* the CAS releases the answer written above to the backend's acquire */

@@ -953,7 +953,7 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		/* where the rounds ran, when the placement was asked */
 		if (s->worker.worker_rounds + s->worker.backend_rounds + s->worker.fallbacks > 0)
 		{
-			ExplainPropertyUInteger("Rounds on GPU Worker", NULL, s->worker.worker_rounds, es);
+			ExplainPropertyUInteger("Rounds on Worker", NULL, s->worker.worker_rounds, es);
 			ExplainPropertyUInteger("Rounds in Backend", NULL, s->worker.backend_rounds, es);
 			gpx_explain_worker_requests(&s->worker, es);
 		}

@@ -350,7 +350,7 @@ explain_rank_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	add_stats(s);
 	ExplainPropertyUInteger("Top-K Rounds", NULL, s->info.rounds, es);
 	ExplainPropertyUInteger("Last K", NULL, s->info.k, es);
-	ExplainPropertyUInteger("Segments Ranked on GPU Worker", NULL, s->info.worker_segments, es);
+	ExplainPropertyUInteger("Segments Ranked on Worker", NULL, s->info.worker_segments, es);
 	ExplainPropertyUInteger("Segments Ranked in Backend", NULL, s->info.cpu_segments, es);
 	ExplainPropertyUInteger("WAND Blocks Decoded", NULL, s->info.blocks_loaded, es);
 	ExplainPropertyUInteger("WAND Blocks Skipped", NULL, s->info.blocks_skipped, es);

@@ -387,7 +387,11 @@ request_finish(int i, uint32 w, bool answered, bool refused)
 	int32		status = slot->status;
 
 	if (answered)
+	{
 		gpx_local_stats.batched_with += Min(slot->batch_size, gpx_layout.nslots);
+		if (slot->on_gpu)
+			gpx_local_stats.gpu_requests++;
+	}
 	slot_withdraw(i);
 	if (answered)
 	{

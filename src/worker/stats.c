@@ -63,6 +63,11 @@ void
 gpx_explain_worker_requests(const GpxLocalStats *w, ExplainState *es)
 {
 	ExplainPropertyUInteger("Worker Requests", NULL, w->requests, es);
+	/* which engine answered them, as the engine process reported it */
+	if (w->requests > 0)
+		ExplainPropertyText("Worker Engine",
+							w->gpu_requests == w->requests ? "GPU" :
+							w->gpu_requests == 0 ? "CPU engine" : "GPU and CPU engine", es);
 	ExplainPropertyUInteger("Worker Fallbacks", NULL, w->fallbacks, es);
 	ExplainPropertyUInteger("Bytes Sent", "bytes", w->bytes_sent, es);
 	ExplainPropertyUInteger("Cache Hits", NULL, w->cache_hits, es);
@@ -78,6 +83,7 @@ gpx_local_stats_collect(GpxLocalStats *sum, GpxLocalStats *since)
 	const GpxLocalStats *now = &gpx_local_stats;
 
 	sum->requests += now->requests - since->requests;
+	sum->gpu_requests += now->gpu_requests - since->gpu_requests;
 	sum->worker_rounds += now->worker_rounds - since->worker_rounds;
 	sum->backend_rounds += now->backend_rounds - since->backend_rounds;
 	sum->fallbacks += now->fallbacks - since->fallbacks;

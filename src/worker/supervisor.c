@@ -480,14 +480,22 @@ gpx_worker_main(Datum arg)
 		{
 			char		kind[sizeof(gpx_queue->kind) + 1];
 			char		note[sizeof(gpx_queue->note) + 1];
+			char		device[sizeof(gpx_queue->device_name) + 1];
 
 			child.announced = true;
 			child.on_gpu = __atomic_load_n(&gpx_queue->is_gpu, __ATOMIC_RELAXED) != 0;
 			gpx_engine_text(kind, gpx_queue->kind, sizeof(gpx_queue->kind));
 			gpx_engine_text(note, gpx_queue->note, sizeof(gpx_queue->note));
-			ereport(LOG,
-					(errmsg("gpuidx engine process %d serves with the %s engine", (int) child.pid, kind),
-					 note[0] ? errdetail("%s", note) : 0));
+			gpx_engine_text(device, gpx_queue->device_name, sizeof(gpx_queue->device_name));
+			/* the reason for the CPU engine once, here; retries only update the note */
+			if (!child.on_gpu)
+				ereport(LOG,
+						(errmsg("gpuidx engine process %d serves with the CPU engine", (int) child.pid),
+						 note[0] ? errdetail("%s", note) : 0));
+			else
+				ereport(LOG,
+						(errmsg("gpuidx engine process %d serves with the %s engine on %s",
+								(int) child.pid, kind, device[0] ? device : "its device")));
 		}
 		reclaim();
 		if (gpx_monotonic_ns() >= next_sweep_ns)

@@ -148,6 +148,7 @@ extern uint64 gpx_worker_rank_backlog(void);
 typedef struct GpxLocalStats
 {
 	uint64		requests;		/* answered by the worker */
+	uint64		gpu_requests;	/* of those, by its GPU engine */
 	uint64		worker_rounds;
 	uint64		backend_rounds;
 	uint64		fallbacks;
