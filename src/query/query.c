@@ -268,6 +268,17 @@ gq_segment_count(GqIndex *gq, int s, const GpxLexemes *terms)
 	return n;
 }
 
+uint32
+gq_segment_docs(GqIndex *gq, int s, const GpxLexemes *terms, uint32 **docs)
+{
+	uint32		total;
+
+	*docs = NULL;
+	if (terms->n == 0)
+		return 0;
+	return segment_matches(gq, s, terms, GPUIDX_RESULT_IDS, docs, &total);
+}
+
 bool
 gq_unchanged(GqIndex *gq)
 {
