@@ -358,6 +358,8 @@ pending_matches(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
 	ItemPointerData tids[256];
 	int			n = 0;
 
+	if (gq_pending_lookup(gq, terms, fn, arg))
+		return;
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&r))
 	{

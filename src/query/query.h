@@ -119,6 +119,14 @@ extern uint32 gq_dirty_chunks(const GqSegBlocks *sb, const BlockNumber *blocks, 
 extern bool gq_unchanged(GqIndex *gq);
 
 /*
+ * The pending area's entries matching every term, through this backend's
+ * index of it (pendindex.c), extended first with the entries appended
+ * since it last read it; false (nothing done) when the area is too large
+ * to be indexed.
+ */
+extern bool gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg);
+
+/*
  * The pending area's entries and those matching every term, reading at
  * most max_pages of it (for estimates): the counts of what was read.
  */
