@@ -128,43 +128,51 @@ gq_segment_blocks(GqIndex *gq, int s)
 	return &e->blocks;
 }
 
-/* does a block of blocks[0..n) (ascending) lie in [lo, hi]? */
+/*
+ * Is a block of [lo, hi] in the set?  A range wider than 64 words (a chunk
+ * of a merged segment can span the table) is taken as holding one: its
+ * docs are then mapped and checked one by one, which is always right.
+ */
 static bool
-any_between(const BlockNumber *blocks, uint32 n, BlockNumber lo, BlockNumber hi)
+any_set(const uint64 *words, BlockNumber nblocks, BlockNumber lo, BlockNumber hi)
 {
-	uint32		l = 0;
-	uint32		h = n;
+	uint32		first;
+	uint32		last;
 
 	if (lo > hi)
 		return false;			/* an empty chunk (none is) */
-	while (l < h)
+	if (hi >= nblocks || hi - lo >= 64 * 64)
+		return true;
+	first = lo / 64;
+	last = hi / 64;
+	for (uint32 w = first; w <= last; w++)
 	{
-		uint32		mid = l + (h - l) / 2;
+		uint64		bits = words[w];
 
-		if (blocks[mid] < lo)
-			l = mid + 1;
-		else
-			h = mid;
+		if (w == first)
+			bits &= ~UINT64CONST(0) << (lo % 64);
+		if (w == last && hi % 64 != 63)
+			bits &= (UINT64CONST(1) << (hi % 64 + 1)) - 1;
+		if (bits != 0)
+			return true;
 	}
-	return l < n && blocks[l] <= hi;
+	return false;
 }
 
 uint32
-gq_dirty_chunks(const GqSegBlocks *sb, const BlockNumber *blocks, uint32 nblocks, uint32 *chunks)
+gq_dirty_chunks(const GqSegBlocks *sb, const uint64 *words, BlockNumber nblocks, uint32 *chunks)
 {
 	uint32		ngroups = (sb->nchunks + GQ_CHUNK_GROUP - 1) / GQ_CHUNK_GROUP;
 	uint32		k = 0;
 
-	if (nblocks == 0)
-		return 0;
 	for (uint32 g = 0; g < ngroups; g++)
 	{
 		uint32		end = Min(sb->nchunks, (g + 1) * GQ_CHUNK_GROUP);
 
-		if (!any_between(blocks, nblocks, sb->lo[sb->nchunks + g], sb->hi[sb->nchunks + g]))
+		if (!any_set(words, nblocks, sb->lo[sb->nchunks + g], sb->hi[sb->nchunks + g]))
 			continue;
 		for (uint32 c = g * GQ_CHUNK_GROUP; c < end; c++)
-			if (any_between(blocks, nblocks, sb->lo[c], sb->hi[c]))
+			if (any_set(words, nblocks, sb->lo[c], sb->hi[c]))
 				chunks[k++] = c;
 	}
 	return k;

@@ -104,10 +104,11 @@ typedef struct GqSegBlocks
 extern const GqSegBlocks *gq_segment_blocks(GqIndex *gq, int s);
 
 /*
- * The chunks (ascending, into chunks[0..nchunks)) whose docs may lie on
- * one of blocks[0..nblocks) (ascending): returns how many.
+ * The chunks (ascending, into chunks[0..nchunks)) whose docs may lie on a
+ * block of the set: bit b of words[b / 64] for the blocks below nblocks,
+ * every block from nblocks on.  Returns how many.
  */
-extern uint32 gq_dirty_chunks(const GqSegBlocks *sb, const BlockNumber *blocks, uint32 nblocks,
+extern uint32 gq_dirty_chunks(const GqSegBlocks *sb, const uint64 *words, BlockNumber nblocks,
 							  uint32 *chunks);
 
 /*

@@ -27,6 +27,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/pg_bitutils.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -732,28 +733,30 @@ recheck_tuple(ScanState *ss, TupleTableSlot *slot)
 }
 
 /*
- * The heap's blocks that the visibility map does not mark all-visible,
- * ascending, into *blocks (palloc'd): returns how many, or -1 when there
- * are more than max.  Read from the visibility map's pages a word at a
- * time: 2 bits a heap block, the low one all-visible (PostgreSQL's on-disk
- * format since 9.6, which pg_upgrade keeps), so a table of a million pages
- * takes a few microseconds.  Called after the scan read the index: the
- * index's docs all lie in blocks below the table's length read here.
+ * The heap's blocks that the visibility map does not mark all-visible, as
+ * a bitmap (bit b of (*words)[b / 64], palloc'd) of *nblocks blocks:
+ * returns how many they are, or -1 when more than max.  Read from the
+ * visibility map's pages a word at a time: 2 bits a heap block, the low
+ * one all-visible (PostgreSQL's on-disk format since 9.6, which pg_upgrade
+ * keeps), so a table of a million pages takes a few microseconds.  Called
+ * after the scan read the index: the index's docs all lie in blocks below
+ * the table's length read here.
  */
 #define VM_MAP_BYTES		(BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
 #define VM_BLOCKS_PER_PAGE	(VM_MAP_BYTES * 4)
 #define VM_ALL_VISIBLE_BITS UINT64CONST(0x5555555555555555)
 
 static int64
-heap_not_all_visible(Relation heap, uint32 max, BlockNumber **blocks)
+heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nblocks_out)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
 	BlockNumber vm_pages;
 	BlockNumber done = 0;
 	SMgrRelation smgr = RelationGetSmgr(heap);
-	uint32		n = 0;
+	uint64		n = 0;
 
-	*blocks = NULL;
+	*words = NULL;
+	*nblocks_out = nblocks;
 	if (nblocks == 0)
 		return 0;
 	if (!smgrexists(smgr, VISIBILITYMAP_FORKNUM))
@@ -762,61 +765,53 @@ heap_not_all_visible(Relation heap, uint32 max, BlockNumber **blocks)
 	/* the heap's blocks past the map's pages are not all-visible */
 	if ((uint64) vm_pages * VM_BLOCKS_PER_PAGE + max < nblocks)
 		return -1;
-	*blocks = palloc((Size) max * sizeof(BlockNumber));
-	for (BlockNumber p = 0; done < nblocks; p++)
+	*words = palloc0(((Size) nblocks + 63) / 64 * sizeof(uint64));
+	for (BlockNumber p = 0; done < nblocks && n <= max; p++)
 	{
 		Buffer		buf;
 		const uint8 *map;
 		uint32		len = Min(nblocks - done, VM_BLOCKS_PER_PAGE);
-		uint32		b = 0;
 
 		if (p >= vm_pages)
 		{
-			if (nblocks - done > max - n)
-			{
-				pfree(*blocks);
-				*blocks = NULL;
-				return -1;
-			}
+			n += nblocks - done;
 			for (; done < nblocks; done++)
-				(*blocks)[n++] = done;
+				(*words)[done / 64] |= UINT64CONST(1) << (done % 64);
 			break;
 		}
 		buf = ReadBufferExtended(heap, VISIBILITYMAP_FORKNUM, p, RBM_NORMAL, NULL);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		map = (const uint8 *) PageGetContents(BufferGetPage(buf));
-		while (b < len)
+		for (uint32 b = 0; b < len; b += 32)
 		{
-			uint64		w;
+			uint64		w = 0;
+			uint64		missing;
 
-			if (b + 32 <= len)
+			memcpy(&w, map + b / 4, sizeof(w));
+			/* a set bit for each block of the 32 that is not all-visible */
+			missing = ~w & VM_ALL_VISIBLE_BITS;
+			if (len - b < 32)
+				missing &= (UINT64CONST(1) << (2 * (len - b))) - 1;
+			while (missing != 0)
 			{
-				memcpy(&w, map + b / 4, sizeof(w));
-				if ((w & VM_ALL_VISIBLE_BITS) == VM_ALL_VISIBLE_BITS)
-				{
-					b += 32;
-					continue;
-				}
-			}
-			/* a block at a time up to the next word */
-			for (uint32 e = Min(len, (b + 32) & ~31u); b < e; b++)
-			{
-				if ((map[b / 4] >> (2 * (b % 4))) & VISIBILITYMAP_ALL_VISIBLE)
-					continue;
-				if (n == max)
-				{
-					UnlockReleaseBuffer(buf);
-					pfree(*blocks);
-					*blocks = NULL;
-					return -1;
-				}
-				(*blocks)[n++] = done + b;
+				int			bit = pg_rightmost_one_pos64(missing);
+				BlockNumber blk = done + b + bit / 2;
+
+				(*words)[blk / 64] |= UINT64CONST(1) << (blk % 64);
+				n++;
+				missing &= missing - 1;
 			}
 		}
 		UnlockReleaseBuffer(buf);
 		done += len;
 	}
-	return n;
+	if (n > max)
+	{
+		pfree(*words);
+		*words = NULL;
+		return -1;
+	}
+	return (int64) n;
 }
 
 /*
@@ -849,7 +844,7 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 			d++;
 		if (d < ndirty && dirty[d] == chunk)
 			docs[nmap++] = docs[i];
-		else if (gpx_seg_is_live(sg, docs[i]))
+		else if (sg->ref.ndead == 0 || gpx_seg_is_live(sg, docs[i]))
 		{
 			n++;
 			s->counted_in_index++;
@@ -916,12 +911,13 @@ count_matches(GpxScanState *s)
 	}
 	if (s->skip_visible && s->gq->meta.nsegments > 0)
 	{
-		BlockNumber *blocks;
-		int64		nblocks = heap_not_all_visible(s->heap,
-												   MAX_NOT_VISIBLE(RelationGetNumberOfBlocks(s->heap)),
-												   &blocks);
+		uint64	   *blocks;
+		BlockNumber nblocks;
+		int64		unsure = heap_not_all_visible(s->heap,
+												  MAX_NOT_VISIBLE(RelationGetNumberOfBlocks(s->heap)),
+												  &blocks, &nblocks);
 
-		if (nblocks >= 0)
+		if (unsure >= 0)
 		{
 			uint32	   *dirty = NULL;
 			uint32		dirty_cap = 0;
@@ -939,7 +935,7 @@ count_matches(GpxScanState *s)
 				uint32		ndirty = 0;
 
 				CHECK_FOR_INTERRUPTS();
-				if (nblocks > 0)
+				if (unsure > 0)
 				{
 					const GqSegBlocks *sb = gq_segment_blocks(s->gq, seg);
 
@@ -949,7 +945,7 @@ count_matches(GpxScanState *s)
 						dirty = dirty ? repalloc(dirty, dirty_cap * sizeof(uint32)) :
 							palloc(dirty_cap * sizeof(uint32));
 					}
-					ndirty = gq_dirty_chunks(sb, blocks, (uint32) nblocks, dirty);
+					ndirty = gq_dirty_chunks(sb, blocks, nblocks, dirty);
 				}
 				if (ndirty == 0)
 				{
