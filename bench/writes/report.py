@@ -14,21 +14,29 @@ from collections import OrderedDict
 
 d = sys.argv[1]
 rows = list(csv.DictReader(open(f"{d}/results.csv")))
+# one group per run: a read-only cell starts a new run of its build, index and mode
 cells = OrderedDict()
 copies = {}
+runs = {}
+last = {}
 for r in rows:
-    key = (r["label"], r["index"], r["mode"])
     if r["mode"] == "copy":
-        copies[(r["label"], r["index"])] = (r["mix"], r["secs"])
+        if (r["label"], r["index"]) in last:
+            copies[last[(r["label"], r["index"])]] = (r["mix"], r["secs"])
         continue
+    base = (r["label"], r["index"], r["mode"])
+    if r["mix"] == "ro" or base not in runs:
+        runs[base] = runs.get(base, 0) + 1
+    key = base + (runs[base],)
+    last[(r["label"], r["index"])] = key
     cells.setdefault(key, {})[r["mix"]] = r
 
-out = ["| build | index | mode | read-only tps | 90/10 reads tps (share) | 90/10 insert ms | 50/50 reads tps (share) | 50/50 insert ms | COPY |",
-       "|---|---|---|---|---|---|---|---|---|"]
+out = ["| build | index | mode | run | read-only tps | 90/10 reads tps (share) | 90/10 insert ms | 50/50 reads tps (share) | 50/50 insert ms | COPY |",
+       "|---|---|---|---|---|---|---|---|---|---|"]
 bars = []
-for (label, ix, mode), mixes in cells.items():
+for (label, ix, mode, run), mixes in cells.items():
     ro = float(mixes["ro"]["read_tps"]) if "ro" in mixes else None
-    line = [label, ix, mode, f"{ro:,.0f}" if ro else "-"]
+    line = [label, ix, mode, str(run), f"{ro:,.0f}" if ro else "-"]
     for mix in ("90", "50"):
         m = mixes.get(mix)
         if m is None:
@@ -39,9 +47,9 @@ for (label, ix, mode), mixes in cells.items():
         line.append(f"{rt:,.0f} ({share:.0%})" if share is not None else f"{rt:,.0f}")
         line.append(m["insert_ms"])
         if share is not None:
-            bars.append((f"{ix} {mode}" if mode != "default" else ix, label, mix, share))
-    c = copies.get((label, ix))
-    line.append(f"{c[0]} rows: {c[1]} s" if c else "-")
+            bars.append((f"{ix} {mode}" if mode != "default" else ix, f"{label} {run}", mix, share))
+    c = copies.get((label, ix, mode, run))
+    line.append(f"{int(c[0]):,} rows: {c[1]} s" if c else "-")
     out.append("| " + " | ".join(line) + " |")
 open(f"{d}/summary.md", "w").write("\n".join(out) + "\n")
 print("\n".join(out))

@@ -854,7 +854,7 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 	}
 	s->tids += n;
 	s->visible_unread += n;
-	tids = palloc(Max(nmap, 1) * sizeof(ItemPointerData));
+	tids = palloc_extended((Size) Max(nmap, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
 	nmap = gpx_seg_map(sg, docs, nmap, tids);
 	for (uint32 i = 0; i < nmap; i++)
 	{
