@@ -334,6 +334,12 @@ entry_matches(const GpxPendingReader *r, const GpxLexemes *terms)
 	return t == terms->n;
 }
 
+static void
+count_tids(void *arg, ItemPointerData *tids, int n)
+{
+	*(uint64 *) arg += n;
+}
+
 void
 gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages, uint64 *entries,
 				  uint64 *matches)
@@ -341,6 +347,12 @@ gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages, uint64
 	GpxPendingReader r;
 
 	*entries = *matches = 0;
+	/* the backend's index of the pending area counts them all, reading only new pages */
+	if (gq_pending_lookup(gq, terms, count_tids, matches))
+	{
+		*entries = gq->meta.pend_entries;
+		return;
+	}
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (r.pages_read <= max_pages && gpx_pending_next(&r))
 	{

@@ -129,7 +129,8 @@ extern bool gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn f
 
 /*
  * The pending area's entries and those matching every term, reading at
- * most max_pages of it (for estimates): the counts of what was read.
+ * most max_pages of it (for estimates): the counts of what was read; all
+ * of them when the backend's index of the pending area serves.
  */
 extern void gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages,
 							  uint64 *entries, uint64 *matches);

@@ -28,6 +28,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -772,6 +773,7 @@ heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nbl
 		const uint8 *map;
 		uint32		len = Min(nblocks - done, VM_BLOCKS_PER_PAGE);
 
+		CHECK_FOR_INTERRUPTS();
 		if (p >= vm_pages)
 		{
 			n += nblocks - done;
@@ -784,10 +786,14 @@ heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nbl
 		map = (const uint8 *) PageGetContents(BufferGetPage(buf));
 		for (uint32 b = 0; b < len; b += 32)
 		{
-			uint64		w = 0;
+			uint64		w;
 			uint64		missing;
 
 			memcpy(&w, map + b / 4, sizeof(w));
+#ifdef WORDS_BIGENDIAN
+			/* block b + i's bits at 2 i: the map's bytes in little-endian order */
+			w = pg_bswap64(w);
+#endif
 			/* a set bit for each block of the 32 that is not all-visible */
 			missing = ~w & VM_ALL_VISIBLE_BITS;
 			if (len - b < 32)
@@ -921,6 +927,7 @@ count_matches(GpxScanState *s)
 		{
 			uint32	   *dirty = NULL;
 			uint32		dirty_cap = 0;
+			uint64		counters[4] = {s->tids, s->heap_fetches, s->visible_unread, s->counted_in_index};
 
 			/*
 			 * Each segment counted where it is, but for the chunks of its
@@ -978,7 +985,10 @@ count_matches(GpxScanState *s)
 			reset_cursor(s);
 			start(s);
 			s->skip_visible = false;
-			s->tids = s->heap_fetches = s->visible_unread = s->counted_in_index = 0;
+			s->tids = counters[0];
+			s->heap_fetches = counters[1];
+			s->visible_unread = counters[2];
+			s->counted_in_index = counters[3];
 			n = 0;
 		}
 	}
