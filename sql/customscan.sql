@@ -62,6 +62,17 @@ SELECT * FROM counts('w3 v5');
 SELECT * FROM counts('edited w2');
 EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
 
+-- a few pages not all-visible: the segment's doc map chunks whose rows
+-- cannot lie on them are counted from the index without their TIDs, the
+-- others' rows mapped, and read where the visibility map is in doubt
+UPDATE cs SET body = 'w3 v5 u31 moved' WHERE id = 31;
+INSERT INTO cs VALUES (30001, 'w3 v5 late', NULL);
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+SELECT * FROM counts('w3 v5');
+SELECT * FROM counts('moved');
+DELETE FROM cs WHERE id = 30001;
+VACUUM cs;
+
 -- another transaction's uncommitted rows are not counted, even on pages once all-visible
 BEGIN;
 INSERT INTO cs VALUES (30000, 'w3 v5 uncommitted', NULL);

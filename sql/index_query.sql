@@ -227,6 +227,43 @@ SELECT segments, pending_entries FROM gpuidx_index_stats('pend_idx');
 SELECT q, (SELECT count(*) FROM pend WHERE body @@& q) AS actual,
        plan_rows(format('SELECT * FROM pend WHERE body @@& %L', q)) AS estimated
 FROM (VALUES ('quarter'), ('hundredth'), ('quarter hundredth'), ('no-such-word')) v(q);
+
+-- a query looks the pending area up by term in this backend's index of it:
+-- built at the first query, extended with the entries appended since (only
+-- their pages read), made again once a merge moves the area's head; the
+-- same rows as row by row all along
+CREATE FUNCTION pend_counts(q text, OUT indexed bigint, OUT row_by_row bigint) LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE 'EXECUTE pcount(' || quote_literal(q) || ')' INTO indexed;
+	PERFORM set_config('enable_seqscan', 'on', true);
+	PERFORM set_config('enable_bitmapscan', 'off', true);
+	PERFORM set_config('gpuidx.enable_customscan', 'off', true);
+	SELECT count(*) INTO row_by_row FROM pend WHERE body @@& q;
+END $$;
+SET enable_seqscan = off;
+SET plan_cache_mode = force_generic_plan;
+PREPARE pcount(text) AS SELECT count(*) FROM pend WHERE body @@& $1;
+EXECUTE pcount('hundredth');
+BEGIN;
+SELECT pg_stat_get_xact_blocks_fetched('pend_idx'::regclass) AS fetched \gset
+EXECUTE pcount('quarter');
+SELECT pg_stat_get_xact_blocks_fetched('pend_idx'::regclass) - :fetched < 4 AS pending_pages_unread;
+COMMIT;
+-- new entries, one of them over several pages
+INSERT INTO pend SELECT g, 'late quarter' || CASE WHEN g = 20005
+	THEN (SELECT string_agg(' big' || i, '') FROM generate_series(1, 3000) i) ELSE '' END
+	FROM generate_series(20001, 20010) g;
+SELECT * FROM pend_counts('late quarter');
+SELECT * FROM pend_counts('big2999 late');
+SELECT * FROM pend_counts('quarter hundredth');
+SELECT gpuidx_merge_pending('pend_idx') > 0 AS merged;
+INSERT INTO pend VALUES (20011, 'after the merge quarter'), (20012, 'after the merge');
+SELECT * FROM pend_counts('merge');
+SELECT * FROM pend_counts('quarter');
+DEALLOCATE pcount;
+RESET plan_cache_mode;
+RESET enable_seqscan;
+DROP FUNCTION pend_counts;
 DROP TABLE pend;
 
 -- a skewed query reads of the long list only its skip entries and the

@@ -268,6 +268,17 @@ gq_segment_count(GqIndex *gq, int s, const GpxLexemes *terms)
 	return n;
 }
 
+uint32
+gq_segment_docs(GqIndex *gq, int s, const GpxLexemes *terms, uint32 **docs)
+{
+	uint32		total;
+
+	*docs = NULL;
+	if (terms->n == 0)
+		return 0;
+	return segment_matches(gq, s, terms, GPUIDX_RESULT_IDS, docs, &total);
+}
+
 bool
 gq_unchanged(GqIndex *gq)
 {
@@ -323,6 +334,12 @@ entry_matches(const GpxPendingReader *r, const GpxLexemes *terms)
 	return t == terms->n;
 }
 
+static void
+count_tids(void *arg, ItemPointerData *tids, int n)
+{
+	*(uint64 *) arg += n;
+}
+
 void
 gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages, uint64 *entries,
 				  uint64 *matches)
@@ -330,6 +347,12 @@ gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages, uint64
 	GpxPendingReader r;
 
 	*entries = *matches = 0;
+	/* the backend's index of the pending area counts them all, reading only new pages */
+	if (gq_pending_lookup(gq, terms, count_tids, matches))
+	{
+		*entries = gq->meta.pend_entries;
+		return;
+	}
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (r.pages_read <= max_pages && gpx_pending_next(&r))
 	{
@@ -347,6 +370,8 @@ pending_matches(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
 	ItemPointerData tids[256];
 	int			n = 0;
 
+	if (gq_pending_lookup(gq, terms, fn, arg))
+		return;
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&r))
 	{

@@ -81,6 +81,37 @@ extern void gq_cursor_end(GqCursor *c);
 extern uint64 gq_segment_count(GqIndex *gq, int s, const GpxLexemes *terms);
 
 /*
+ * Every doc id of segment s matching every term (dead ones included), in
+ * *docs (palloc'd, NULL when none): returns how many.
+ */
+extern uint32 gq_segment_docs(GqIndex *gq, int s, const GpxLexemes *terms, uint32 **docs);
+
+/*
+ * Where segment s's docs lie in the heap (docblocks.c): per chunk of its
+ * doc map, the lowest and highest heap block of its docs in lo[c], hi[c];
+ * then per group of GQ_CHUNK_GROUP chunks the same in lo[nchunks + g],
+ * hi[nchunks + g].  Kept by the backend; never freed by the caller.
+ */
+#define GQ_CHUNK_GROUP 64
+
+typedef struct GqSegBlocks
+{
+	uint32		nchunks;
+	BlockNumber *lo;
+	BlockNumber *hi;
+} GqSegBlocks;
+
+extern const GqSegBlocks *gq_segment_blocks(GqIndex *gq, int s);
+
+/*
+ * The chunks (ascending, into chunks[0..nchunks)) whose docs may lie on a
+ * block of the set: bit b of words[b / 64] for the blocks below nblocks,
+ * every block from nblocks on.  Returns how many.
+ */
+extern uint32 gq_dirty_chunks(const GqSegBlocks *sb, const uint64 *words, BlockNumber nblocks,
+							  uint32 *chunks);
+
+/*
  * Has VACUUM marked docs dead, or a merge replaced segments, since gq_open?
  * A scan that counts rows on all-visible pages without reading them checks
  * this after reading the visibility map: a row VACUUM removed in between
@@ -89,8 +120,17 @@ extern uint64 gq_segment_count(GqIndex *gq, int s, const GpxLexemes *terms);
 extern bool gq_unchanged(GqIndex *gq);
 
 /*
+ * The pending area's entries matching every term, through this backend's
+ * index of it (pendindex.c), extended first with the entries appended
+ * since it last read it; false (nothing done) when the area is too large
+ * to be indexed.
+ */
+extern bool gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg);
+
+/*
  * The pending area's entries and those matching every term, reading at
- * most max_pages of it (for estimates): the counts of what was read.
+ * most max_pages of it (for estimates): the counts of what was read; all
+ * of them when the backend's index of the pending area serves.
  */
 extern void gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages,
 							  uint64 *entries, uint64 *matches);

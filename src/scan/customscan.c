@@ -27,6 +27,8 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -129,6 +131,7 @@ typedef struct GpxScanState
 	uint64		tids;
 	uint64		heap_fetches;
 	uint64		visible_unread;
+	uint64		counted_in_index;	/* of them, counted without their TIDs */
 } GpxScanState;
 
 static void reset_cursor(GpxScanState *s);
@@ -731,59 +734,162 @@ recheck_tuple(ScanState *ss, TupleTableSlot *slot)
 }
 
 /*
- * Are all the heap's pages all-visible?  Read from the visibility map's
- * pages a word at a time: 2 bits a heap block, the low one all-visible
- * (PostgreSQL's on-disk format since 9.6, which pg_upgrade keeps), so a
- * table of a million pages takes a few microseconds.  Called after the
- * scan read the index: the index's docs all lie in blocks below the
- * table's length read here.
+ * The heap's blocks that the visibility map does not mark all-visible, as
+ * a bitmap (bit b of (*words)[b / 64], palloc'd) of *nblocks blocks:
+ * returns how many they are, or -1 when more than max.  Read from the
+ * visibility map's pages a word at a time: 2 bits a heap block, the low
+ * one all-visible (PostgreSQL's on-disk format since 9.6, which pg_upgrade
+ * keeps), so a table of a million pages takes a few microseconds.  Called
+ * after the scan read the index: the index's docs all lie in blocks below
+ * the table's length read here.
  */
 #define VM_MAP_BYTES		(BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
 #define VM_BLOCKS_PER_PAGE	(VM_MAP_BYTES * 4)
 #define VM_ALL_VISIBLE_BITS UINT64CONST(0x5555555555555555)
 
-static bool
-heap_all_visible(Relation heap)
+static int64
+heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nblocks_out)
 {
 	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
 	BlockNumber vm_pages;
 	BlockNumber done = 0;
 	SMgrRelation smgr = RelationGetSmgr(heap);
+	uint64		n = 0;
 
+	*words = NULL;
+	*nblocks_out = nblocks;
 	if (nblocks == 0)
-		return true;
+		return 0;
 	if (!smgrexists(smgr, VISIBILITYMAP_FORKNUM))
-		return false;
+		return -1;
 	vm_pages = smgrnblocks(smgr, VISIBILITYMAP_FORKNUM);
-	for (BlockNumber p = 0; done < nblocks; p++)
+	/* the heap's blocks past the map's pages are not all-visible */
+	if ((uint64) vm_pages * VM_BLOCKS_PER_PAGE + max < nblocks)
+		return -1;
+	*words = palloc0(((Size) nblocks + 63) / 64 * sizeof(uint64));
+	for (BlockNumber p = 0; done < nblocks && n <= max; p++)
 	{
 		Buffer		buf;
 		const uint8 *map;
-		uint32		n = Min(nblocks - done, VM_BLOCKS_PER_PAGE);
-		bool		all = true;
-		uint32		b;
+		uint32		len = Min(nblocks - done, VM_BLOCKS_PER_PAGE);
 
+		CHECK_FOR_INTERRUPTS();
 		if (p >= vm_pages)
-			return false;
+		{
+			n += nblocks - done;
+			for (; done < nblocks; done++)
+				(*words)[done / 64] |= UINT64CONST(1) << (done % 64);
+			break;
+		}
 		buf = ReadBufferExtended(heap, VISIBILITYMAP_FORKNUM, p, RBM_NORMAL, NULL);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		map = (const uint8 *) PageGetContents(BufferGetPage(buf));
-		for (b = 0; all && b + 32 <= n; b += 32)
+		for (uint32 b = 0; b < len; b += 32)
 		{
 			uint64		w;
+			uint64		missing;
 
 			memcpy(&w, map + b / 4, sizeof(w));
-			all = (w & VM_ALL_VISIBLE_BITS) == VM_ALL_VISIBLE_BITS;
+#ifdef WORDS_BIGENDIAN
+			/* block b + i's bits at 2 i: the map's bytes in little-endian order */
+			w = pg_bswap64(w);
+#endif
+			/* a set bit for each block of the 32 that is not all-visible */
+			missing = ~w & VM_ALL_VISIBLE_BITS;
+			if (len - b < 32)
+				missing &= (UINT64CONST(1) << (2 * (len - b))) - 1;
+			while (missing != 0)
+			{
+				int			bit = pg_rightmost_one_pos64(missing);
+				BlockNumber blk = done + b + bit / 2;
+
+				(*words)[blk / 64] |= UINT64CONST(1) << (blk % 64);
+				n++;
+				missing &= missing - 1;
+			}
 		}
-		for (; all && b < n; b++)
-			all = (map[b / 4] >> (2 * (b % 4))) & VISIBILITYMAP_ALL_VISIBLE;
 		UnlockReleaseBuffer(buf);
-		if (!all)
-			return false;
-		done += n;
+		done += len;
 	}
-	return true;
+	if (n > max)
+	{
+		pfree(*words);
+		*words = NULL;
+		return -1;
+	}
+	return (int64) n;
 }
+
+/*
+ * The matches of segment seg whose doc map chunks are in dirty[0..ndirty)
+ * (their rows may lie on pages not all-visible), the others counted from
+ * the index: returns the rows counted.  A dirty chunk's docs are mapped to
+ * their TIDs, and those on pages not all-visible are read.
+ */
+static int64
+count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirty)
+{
+	GpxSegment *sg = gq_segment(s->gq, seg);
+	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
+	uint32	   *docs;
+	uint32		k;
+	uint32		nmap = 0;
+	uint32		d = 0;
+	int64		n = 0;
+	ItemPointerData *tids;
+
+	s->worker_at_start = gpx_local_stats;
+	k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
+	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
+	/* the dirty chunks' docs move to the front of docs, in order */
+	for (uint32 i = 0; i < k; i++)
+	{
+		uint32		chunk = docs[i] / GPX_DOCMAP_CHUNK;
+
+		while (d < ndirty && dirty[d] < chunk)
+			d++;
+		if (d < ndirty && dirty[d] == chunk)
+			docs[nmap++] = docs[i];
+		else if (sg->ref.ndead == 0 || gpx_seg_is_live(sg, docs[i]))
+		{
+			n++;
+			s->counted_in_index++;
+		}
+		if (i % 8192 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	s->tids += n;
+	s->visible_unread += n;
+	tids = palloc_extended((Size) Max(nmap, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+	nmap = gpx_seg_map(sg, docs, nmap, tids);
+	for (uint32 i = 0; i < nmap; i++)
+	{
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		s->tids++;
+		if (VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tids[i]), &s->vmbuffer))
+		{
+			s->visible_unread++;
+			n++;
+			continue;
+		}
+		s->heap_fetches++;
+		if (table_index_fetch_tuple(s->fetch, &tids[i], snapshot, s->fetch_slot, &call_again, &all_dead))
+			n++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(tids);
+	if (docs)
+		pfree(docs);
+	return n;
+}
+
+/*
+ * At most this many heap blocks not all-visible for a count from the
+ * index: past it, most chunks would be mapped anyway
+ */
+#define MAX_NOT_VISIBLE(nblocks)	Max(1024, (nblocks) / 8)
 
 /* count(*) of the matches, every row counted where it is, none returned */
 static int64
@@ -809,41 +915,82 @@ count_matches(GpxScanState *s)
 		}
 		return n;
 	}
-	if (s->skip_visible && heap_all_visible(s->heap))
+	if (s->skip_visible && s->gq->meta.nsegments > 0)
 	{
-		/*
-		 * every segment counted where it is, no doc mapped to its TID: no
-		 * row known, the whole table locked (SERIALIZABLE), as a sequential
-		 * scan locks it
-		 */
-		PredicateLockRelation(s->heap, s->css.ss.ps.state->es_snapshot);
-		for (uint32 seg = 0; seg < s->gq->meta.nsegments; seg++)
-		{
-			int64		k;
+		uint64	   *blocks;
+		BlockNumber nblocks;
+		int64		unsure = heap_not_all_visible(s->heap,
+												  MAX_NOT_VISIBLE(RelationGetNumberOfBlocks(s->heap)),
+												  &blocks, &nblocks);
 
-			CHECK_FOR_INTERRUPTS();
-			s->worker_at_start = gpx_local_stats;
-			k = (int64) gq_segment_count(s->gq, seg, &s->cursor->terms);
-			gpx_local_stats_collect(&s->worker, &s->worker_at_start);
-			n += k;
-			s->tids += k;
-			s->visible_unread += k;
-		}
-		if (gq_unchanged(s->gq))
+		if (unsure >= 0)
 		{
-			/* then the pending area's rows, as below */
-			gq_cursor_skip_segments(s->cursor);
-			while (next_match(s, &unread))
-				n++;
-			return n;
+			uint32	   *dirty = NULL;
+			uint32		dirty_cap = 0;
+			uint64		counters[4] = {s->tids, s->heap_fetches, s->visible_unread, s->counted_in_index};
+
+			/*
+			 * Each segment counted where it is, but for the chunks of its
+			 * doc map whose rows may lie on pages not all-visible, which
+			 * are mapped to their TIDs and read.  The rows counted unread
+			 * are not known, so the whole table is locked (SERIALIZABLE),
+			 * as a sequential scan locks it.
+			 */
+			PredicateLockRelation(s->heap, s->css.ss.ps.state->es_snapshot);
+			for (uint32 seg = 0; seg < s->gq->meta.nsegments; seg++)
+			{
+				uint32		ndirty = 0;
+
+				CHECK_FOR_INTERRUPTS();
+				if (unsure > 0)
+				{
+					const GqSegBlocks *sb = gq_segment_blocks(s->gq, seg);
+
+					if (sb->nchunks > dirty_cap)
+					{
+						dirty_cap = sb->nchunks;
+						dirty = dirty ? repalloc(dirty, dirty_cap * sizeof(uint32)) :
+							palloc(dirty_cap * sizeof(uint32));
+					}
+					ndirty = gq_dirty_chunks(sb, blocks, nblocks, dirty);
+				}
+				if (ndirty == 0)
+				{
+					int64		k;
+
+					s->worker_at_start = gpx_local_stats;
+					k = (int64) gq_segment_count(s->gq, seg, &s->cursor->terms);
+					gpx_local_stats_collect(&s->worker, &s->worker_at_start);
+					n += k;
+					s->tids += k;
+					s->visible_unread += k;
+					s->counted_in_index += k;
+				}
+				else
+					n += count_segment_partly(s, seg, dirty, ndirty);
+			}
+			if (blocks)
+				pfree(blocks);
+			if (dirty)
+				pfree(dirty);
+			if (gq_unchanged(s->gq))
+			{
+				/* then the pending area's rows, as below */
+				gq_cursor_skip_segments(s->cursor);
+				while (next_match(s, &unread))
+					n++;
+				return n;
+			}
+			/* changed meanwhile: counted again, every row read (rare) */
+			reset_cursor(s);
+			start(s);
+			s->skip_visible = false;
+			s->tids = counters[0];
+			s->heap_fetches = counters[1];
+			s->visible_unread = counters[2];
+			s->counted_in_index = counters[3];
+			n = 0;
 		}
-		/* changed meanwhile: counted again, every row read (rare) */
-		reset_cursor(s);
-		start(s);
-		s->skip_visible = false;
-		s->tids -= n;
-		s->visible_unread -= n;
-		n = 0;
 	}
 	while (next_match(s, &unread))
 		n++;
@@ -950,6 +1097,8 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Heap Fetches", NULL, s->heap_fetches, es);
 		if (s->count_only)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
+		if (s->aggregate)
+			ExplainPropertyUInteger("Counted in Index", NULL, s->counted_in_index, es);
 		/* where the rounds ran, when the placement was asked */
 		if (s->worker.worker_rounds + s->worker.backend_rounds + s->worker.fallbacks > 0)
 		{

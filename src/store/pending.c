@@ -297,9 +297,9 @@ load_page(GpxPendingReader *r, BlockNumber blk, uint32 seq)
 	return true;
 }
 
-void
-gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta,
-				  BlockNumber stop_blk, uint32 stop_off)
+static void
+reader_init(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta, BlockNumber stop_blk,
+			uint32 stop_off)
 {
 	memset(r, 0, sizeof(*r));
 	r->index = index;
@@ -313,12 +313,39 @@ gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *me
 	r->pages_max = meta->pend_pages;
 	initStringInfo(&r->assembly);
 	r->blk = InvalidBlockNumber;
+}
+
+void
+gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta,
+				  BlockNumber stop_blk, uint32 stop_off)
+{
+	reader_init(r, index, meta, stop_blk, stop_off);
 	if (meta->pend_head == InvalidBlockNumber)
 		return;
 	load_page(r, meta->pend_head, meta->pend_head_seq);
 	if (meta->pend_head_off > r->used)
 		gpx_report_corrupt(index, r->blk, "The pending area starts past the page's contents");
 	r->pos = meta->pend_head_off;
+}
+
+void
+gpx_pending_resume(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta, BlockNumber blk,
+				   uint32 seq, uint32 pos, uint64 done_bytes, uint64 done_entries, uint64 done_dl,
+				   uint32 done_pages)
+{
+	reader_init(r, index, meta, InvalidBlockNumber, 0);
+	if (meta->pend_bytes < done_bytes || meta->pend_entries < done_entries || meta->pend_dl < done_dl ||
+		done_pages == 0 || meta->pend_pages < done_pages || blk == InvalidBlockNumber)
+		elog(ERROR, "gpuidx: a pending area resumed past its end");
+	r->bytes_left = meta->pend_bytes - done_bytes;
+	r->entries_left = meta->pend_entries - done_entries;
+	r->dl_left = meta->pend_dl - done_dl;
+	/* the page it stopped on is read again: it may have grown since */
+	r->pages_read = done_pages - 1;
+	load_page(r, blk, seq);
+	if (pos > r->used)
+		gpx_report_corrupt(index, blk, "A pending page shrank under its readers");
+	r->pos = pos;
 }
 
 static bool

@@ -70,6 +70,15 @@ typedef struct GpxPendingReader
  */
 extern void gpx_pending_begin(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta,
 							  BlockNumber stop_blk, uint32 stop_off);
+/*
+ * Go on where a reader of the same chain (the same head) stopped: at byte
+ * pos of page blk (sequence seq), having read done_bytes, done_entries,
+ * done_dl and done_pages of what meta counts; on to the end of what meta
+ * counts.
+ */
+extern void gpx_pending_resume(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta,
+							   BlockNumber blk, uint32 seq, uint32 pos, uint64 done_bytes,
+							   uint64 done_entries, uint64 done_dl, uint32 done_pages);
 extern bool gpx_pending_next(GpxPendingReader *r);
 extern void gpx_pending_end(GpxPendingReader *r);
 

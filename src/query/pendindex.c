@@ -1,0 +1,290 @@
+/*
+ * pendindex.c
+ *	  The pending area looked up by term instead of read entry by entry: each
+ *	  backend keeps an inverted index of the pending areas it has read (per
+ *	  lexeme, the ordinals of the entries that have it; per entry, its TID),
+ *	  built the first time, then extended from where it ended with the
+ *	  entries appended since, so a query reads only the new pages.
+ *
+ * An entry never changes once appended, and the pending area only grows at
+ * its tail until a merge moves its head, so the index is valid for as long
+ * as the head is where it was: it is keyed by the index's relfilenode and
+ * the head's page, sequence number (handed out once) and offset, and
+ * rebuilt after a merge, a VACUUM or a TRUNCATE.  A query takes only the
+ * entries its copy of the metapage counts (the first of them), so the
+ * index of a later, longer pending area also serves an older snapshot.
+ * Rows are still checked for visibility one by one: they are new rows.
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "query/query.h"
+#include "store/parse.h"
+#include "store/pending.h"
+
+/* pending areas indexed at once per backend; and the largest indexed */
+#define PENDINDEX_SLOTS			4
+#define PENDINDEX_MAX_BYTES		(64 * 1024 * 1024)
+
+typedef struct PendTermKey
+{
+	const char *lex;
+	int			len;
+} PendTermKey;
+
+typedef struct PendTerm
+{
+	PendTermKey key;
+	uint32	   *ords;			/* entries having it, ascending */
+	uint32		n;
+	uint32		cap;
+} PendTerm;
+
+typedef struct PendIndex
+{
+	bool		used;
+	RelFileNode node;
+	BackendId	backend;
+	BlockNumber head;
+	uint32		head_seq;
+	uint32		head_off;
+	uint64		last_use;
+	MemoryContext cxt;
+	HTAB	   *terms;
+	ItemPointerData *tids;		/* per entry */
+	uint32		n;
+	uint32		cap;
+	/* where reading goes on, and what was read of the metapage's counts */
+	BlockNumber blk;
+	uint32		seq;
+	uint32		pos;
+	uint64		bytes;
+	uint64		dl;
+	uint32		pages;
+} PendIndex;
+
+static PendIndex slots[PENDINDEX_SLOTS];
+static uint64 use_clock = 0;
+
+static uint32
+term_hash(const void *key, Size keysize)
+{
+	const PendTermKey *k = key;
+
+	return hash_bytes((const unsigned char *) k->lex, k->len);
+}
+
+static int
+term_match(const void *x, const void *y, Size keysize)
+{
+	const PendTermKey *a = x;
+	const PendTermKey *b = y;
+
+	return a->len != b->len || memcmp(a->lex, b->lex, a->len) != 0;
+}
+
+static void
+slot_reset(PendIndex *p, Relation index, const GpxMetaPageData *meta)
+{
+	HASHCTL		ctl;
+
+	if (p->cxt == NULL)
+		p->cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx pending index", ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(p->cxt);
+	p->used = true;
+	p->node = index->rd_node;
+	p->backend = index->rd_backend;
+	p->head = meta->pend_head;
+	p->head_seq = meta->pend_head_seq;
+	p->head_off = meta->pend_head_off;
+	ctl.keysize = sizeof(PendTermKey);
+	ctl.entrysize = sizeof(PendTerm);
+	ctl.hash = term_hash;
+	ctl.match = term_match;
+	ctl.hcxt = p->cxt;
+	p->terms = hash_create("gpuidx pending terms", 1024, &ctl,
+						   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+	p->cap = 1024;
+	p->tids = MemoryContextAlloc(p->cxt, p->cap * sizeof(ItemPointerData));
+	p->n = 0;
+	p->blk = InvalidBlockNumber;
+	p->seq = p->pos = p->pages = 0;
+	p->bytes = p->dl = 0;
+}
+
+/* the slot of this index's pending area as meta has it, made empty if new */
+static PendIndex *
+slot_for(Relation index, const GpxMetaPageData *meta)
+{
+	PendIndex  *victim = NULL;
+
+	for (int i = 0; i < PENDINDEX_SLOTS; i++)
+	{
+		PendIndex  *p = &slots[i];
+
+		if (p->used && RelFileNodeEquals(p->node, index->rd_node) && p->backend == index->rd_backend)
+		{
+			if (p->head != meta->pend_head || p->head_seq != meta->pend_head_seq ||
+				p->head_off != meta->pend_head_off)
+				slot_reset(p, index, meta);
+			return p;
+		}
+		if (victim == NULL || !p->used || (victim->used && p->last_use < victim->last_use))
+			victim = p;
+	}
+	slot_reset(victim, index, meta);
+	return victim;
+}
+
+/* the entries appended since the index was last extended, up to what meta counts */
+static void
+extend(PendIndex *p, Relation index, const GpxMetaPageData *meta)
+{
+	GpxPendingReader r;
+	MemoryContext old;
+
+	if (p->n == 0)
+		gpx_pending_begin(&r, index, meta, InvalidBlockNumber, 0);
+	else
+		gpx_pending_resume(&r, index, meta, p->blk, p->seq, p->pos, p->bytes, p->n, p->dl, p->pages);
+	old = MemoryContextSwitchTo(p->cxt);
+	while (gpx_pending_next(&r))
+	{
+		const uint8 *lp = r.lex;
+		const char *lex;
+		int			len;
+		uint32		tf;
+
+		if (p->n == p->cap)
+		{
+			p->cap *= 2;
+			p->tids = repalloc_huge(p->tids, (Size) p->cap * sizeof(ItemPointerData));
+		}
+		while (gpx_pending_lexeme(&lp, r.end, r.freqs, &lex, &len, &tf))
+		{
+			PendTermKey key = {lex, len};
+			PendTerm   *t;
+			bool		found;
+
+			t = hash_search(p->terms, &key, HASH_ENTER, &found);
+			if (!found)
+			{
+				char	   *copy = palloc(len);
+
+				memcpy(copy, lex, len);
+				t->key.lex = copy;
+				t->key.len = len;
+				t->cap = 4;
+				t->n = 0;
+				t->ords = palloc(t->cap * sizeof(uint32));
+			}
+			else if (t->n == t->cap)
+			{
+				t->cap *= 2;
+				t->ords = repalloc_huge(t->ords, (Size) t->cap * sizeof(uint32));
+			}
+			t->ords[t->n++] = p->n;
+		}
+		p->tids[p->n++] = r.tid;
+		p->bytes += r.entry_bytes;
+		p->dl += r.dl;
+		/* where the next entry starts */
+		p->blk = r.blk;
+		p->seq = r.seq;
+		p->pos = r.pos;
+		p->pages = r.pages_read;
+	}
+	MemoryContextSwitchTo(old);
+	gpx_pending_end(&r);
+}
+
+bool
+gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
+{
+	const GpxMetaPageData *meta = &gq->meta;
+	PendIndex  *p;
+	PendTerm  **lists;
+	uint32		limit;
+	uint32		shortest = 0;
+	ItemPointerData tids[256];
+	int			n = 0;
+
+	if (meta->pend_bytes > PENDINDEX_MAX_BYTES || meta->pend_entries >= PG_UINT32_MAX)
+		return false;
+	if (meta->pend_entries == 0 || terms->n == 0)
+		return true;
+	p = slot_for(gq->index, meta);
+	p->last_use = ++use_clock;
+	if (p->n < meta->pend_entries)
+	{
+		PG_TRY();
+		{
+			extend(p, gq->index, meta);
+		}
+		PG_CATCH();
+		{
+			/* half extended: made again next time */
+			p->used = false;
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
+	limit = (uint32) meta->pend_entries;
+
+	/* each term's entries; the shortest list walked, the others searched */
+	lists = palloc(terms->n * sizeof(PendTerm *));
+	for (int i = 0; i < terms->n; i++)
+	{
+		PendTermKey key = {terms->lex[i], terms->len[i]};
+
+		lists[i] = hash_search(p->terms, &key, HASH_FIND, NULL);
+		if (lists[i] == NULL)
+		{
+			pfree(lists);
+			return true;
+		}
+		if (lists[i]->n < lists[shortest]->n)
+			shortest = i;
+	}
+	{
+		uint32	   *pos = palloc0(terms->n * sizeof(uint32));
+
+		for (uint32 j = 0; j < lists[shortest]->n; j++)
+		{
+			uint32		ord = lists[shortest]->ords[j];
+			bool		all = true;
+
+			if (ord >= limit)
+				break;
+			for (int i = 0; all && i < terms->n; i++)
+			{
+				PendTerm   *t = lists[i];
+
+				if (i == shortest)
+					continue;
+				while (pos[i] < t->n && t->ords[pos[i]] < ord)
+					pos[i]++;
+				all = pos[i] < t->n && t->ords[pos[i]] == ord;
+			}
+			if (!all)
+				continue;
+			tids[n++] = p->tids[ord];
+			if (n == lengthof(tids))
+			{
+				fn(arg, tids, n);
+				n = 0;
+			}
+		}
+		pfree(pos);
+	}
+	if (n > 0)
+		fn(arg, tids, n);
+	pfree(lists);
+	return true;
+}
