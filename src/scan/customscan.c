@@ -232,6 +232,8 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			bool		count_only;
 			bool		lossy;
 			double		factor;
+			Cost		unchecked;
+			QualCost	match_cost;
 			BitmapHeapPath *bpath;
 			ListCell   *lc3;
 
@@ -272,6 +274,14 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			 */
 			bpath = create_bitmap_heap_path(root, rel, (Path *) ipath, NULL, 1.0, 0);
 			tuples = clamp_row_est(ipath->indexselectivity * rel->tuples);
+			/*
+			 * less the clause's check on every row fetched, which the bitmap
+			 * scan's price includes (its recheck) and the custom scan never
+			 * makes: the index answers exactly
+			 */
+			cost_qual_eval_node(&match_cost, (Node *) rinfo, root);
+			unchecked = bpath->path.total_cost - (enable_bitmapscan ? 0 : disable_cost) -
+				tuples * match_cost.per_tuple;
 			pages = Min(T, (2.0 * T * tuples) / (2.0 * T + tuples));
 			lossy = pages > (double) tbm_calculate_entries((double) work_mem * 1024.0);
 			factor = lossy ? (count_only ? 0.2 : 0.6) : (count_only ? 0.97 : 1.05);
@@ -288,8 +298,7 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			/* its first row needs one segment's intersection, not every segment's */
 			cpath->path.startup_cost = ipath->indextotalcost / Max(nsegments, 1);
 			/* priced as the bitmap scan would be when enabled (enable_bitmapscan is its own) */
-			cpath->path.total_cost = Max((bpath->path.total_cost - (enable_bitmapscan ? 0 : disable_cost)) * factor,
-										 cpath->path.startup_cost);
+			cpath->path.total_cost = Max(unchecked * factor, cpath->path.startup_cost);
 			cpath->flags = 0;
 			cpath->custom_paths = NIL;
 			cpath->custom_private = list_make4(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
