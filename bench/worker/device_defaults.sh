@@ -6,7 +6,7 @@
 #
 # Here:   bash bench/worker/pack.sh defaults     (bundle + corpus into bench/build/defaults)
 # Device: bash bench/worker/device_defaults.sh   carry: bench/build/defaults
-# Settings: ROWS (1000000), PLAN_TXNS (1000), PLAN_REPS (2), MIX_SECS (10), COPY_ROWS (500000).
+# Settings: ROWS (1000000), PLAN_TXNS (1000), PLAN_REPS (2), MIX_SECS (10), COPY_ROWS (300000).
 # Logs and results in $OUT (default bench/build/defaults/out); the last line is "== END".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -63,9 +63,9 @@ as_user env PGHOST=$w PGPORT=5432 CLIENTS=1 TXNS=${PLAN_TXNS:-1000} REPS=${PLAN_
 
 log "writes: read-only, 90/10, 50/50 at 32 clients, GPU worker / CPU / GIN, and COPY"
 as_user env PGHOST=$w PGPORT=5432 BIN="$PGB/usr/lib/postgresql/15/bin" GPUIDX_DATA=$w/data CORPUS=debian-paths \
-	ROWS="$rows" CLIENTS=32 SECS=${MIX_SECS:-10} MODES="gpu cpu" COPY_ROWS=${COPY_ROWS:-500000} \
+	ROWS="$rows" CLIENTS=32 SECS=${MIX_SECS:-10} MODES="gpu cpu" COPY_ROWS=${COPY_ROWS:-300000} \
 	LABEL=h100 OUT="$out/writes" WORK=$w/writes-work bash $w/bench/writes/run.sh 2>&1 | tee "$out/writes.log"
-python3 $w/bench/writes/report.py "$out/writes" > "$out/writes.md" 2>&1 || true
+python3 $w/bench/writes/report.py "$out/writes" && cat "$out/writes/summary.md"
 as_user $P -xc 'SELECT * FROM gpuidx_worker_stats'
 grep -E "gpuidx engine|ERROR|FATAL|PANIC" $w/pg/log | sort | uniq -c | sort -rn | head -20
 log "done"
