@@ -35,7 +35,7 @@ xz -T0 -dc "$pack/dpaths2m-docs.tsv.xz" > $w/data/debian-paths/docs.tsv || exit 
 cp "$pack/dpaths-queries.tsv" $w/data/debian-paths/queries.tsv
 cp -a bench $w/bench
 id gpuidx >/dev/null 2>&1 || useradd -m gpuidx
-chown -R gpuidx $w "$out"
+chown -R gpuidx $w
 as_user() { runuser -u gpuidx -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" "$@"; }
 
 log "cluster with the GPU worker"
@@ -64,8 +64,9 @@ as_user env PGHOST=$w PGPORT=5432 CLIENTS=1 TXNS=${PLAN_TXNS:-1000} REPS=${PLAN_
 log "writes: read-only, 90/10, 50/50 at 32 clients, GPU worker / CPU / GIN, and COPY"
 as_user env PGHOST=$w PGPORT=5432 BIN="$PGB/usr/lib/postgresql/15/bin" GPUIDX_DATA=$w/data CORPUS=debian-paths \
 	ROWS="$rows" CLIENTS=32 SECS=${MIX_SECS:-10} MODES="gpu cpu" COPY_ROWS=${COPY_ROWS:-300000} \
-	LABEL=h100 OUT="$out/writes" WORK=$w/writes-work bash $w/bench/writes/run.sh 2>&1 | tee "$out/writes.log"
-python3 $w/bench/writes/report.py "$out/writes" && cat "$out/writes/summary.md"
+	LABEL=h100 OUT=$w/writes WORK=$w/writes-work bash $w/bench/writes/run.sh 2>&1 | tee "$out/writes.log"
+python3 $w/bench/writes/report.py $w/writes && cat $w/writes/summary.md
+mkdir -p "$out/writes" && cp $w/writes/results.csv $w/writes/summary.md $w/writes/reads.svg "$out/writes/"
 as_user $P -xc 'SELECT * FROM gpuidx_worker_stats'
 grep -E "gpuidx engine|ERROR|FATAL|PANIC" $w/pg/log | sort | uniq -c | sort -rn | head -20
 log "done"
