@@ -6,7 +6,7 @@
 #
 # Here:   bash bench/worker/pack.sh defaults     (bundle + corpus into bench/build/defaults)
 # Device: bash bench/worker/device_defaults.sh   carry: bench/build/defaults
-# Settings: ROWS (1000000), PLAN_TXNS (1000), PLAN_REPS (2), MIX_SECS (10), COPY_ROWS (300000).
+# Settings: PLANS (1; 0 skips bench/plans), ROWS (1000000), PLAN_TXNS (1000), PLAN_REPS (2), MIX_SECS (10), COPY_ROWS (300000).
 # Logs and results in $OUT (default bench/build/defaults/out); the last line is "== END".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,8 +58,8 @@ as_user $P -c 'CREATE EXTENSION gpuidx'
 for i in $(seq 30); do [ "$(as_user $P -Atc 'SELECT serving FROM gpuidx_worker_stats')" = t ] && break; sleep 1; done
 as_user $P -xc 'SELECT serving, engine, device, engine_note FROM gpuidx_worker_stats'
 
-log "plans: every shape, custom / generic / auto plans, forced, GIN ($rows rows)"
-as_user env PGHOST=$w PGPORT=5432 CLIENTS=1 TXNS=${PLAN_TXNS:-1000} REPS=${PLAN_REPS:-2} bash $w/bench/plans/run.sh $w/data/debian-paths "$rows" 2>&1 | tee "$out/plans.md"
+[ "${PLANS:-1}" = 1 ] && log "plans: every shape, custom / generic / auto plans, forced, GIN ($rows rows)"
+[ "${PLANS:-1}" = 1 ] && as_user env PGHOST=$w PGPORT=5432 CLIENTS=1 TXNS=${PLAN_TXNS:-1000} REPS=${PLAN_REPS:-2} bash $w/bench/plans/run.sh $w/data/debian-paths "$rows" 2>&1 | tee "$out/plans.md"
 
 log "writes: read-only, 90/10, 50/50 at 32 clients, GPU worker / CPU / GIN, and COPY"
 as_user env PGHOST=$w PGPORT=5432 BIN="$PGB/usr/lib/postgresql/15/bin" GPUIDX_DATA=$w/data CORPUS=debian-paths \
