@@ -43,7 +43,7 @@ _PG_init(void)
 	gpx_worker_define_settings();
 	gpx_define_reloptions();
 	gpx_forget_init();
-	gpx_config_init();
+	gpx_alter_check_init();
 	gpx_customscan_init();
 	gpx_rankplan_init();
 	gpx_rankscan_init();

@@ -41,21 +41,6 @@ typedef struct BuildState
 	MemoryContext tmpcxt;
 } BuildState;
 
-uint32
-gpx_kind_of(Relation index)
-{
-	Oid			type = index->rd_opcintype[0];
-
-	if (type == TSVECTOROID)
-		return GPX_KIND_TSVECTOR;
-	if (type == TEXTOID)
-		return GPX_KIND_TEXT;
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("gpuidx indexes text and tsvector, not %s", format_type_be(type))));
-	return 0;
-}
-
 void
 gpx_document_lexemes(uint32 kind, Oid cfg, Datum value, GpxLexemes *out)
 {

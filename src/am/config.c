@@ -16,15 +16,14 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/relation.h"
 #include "access/reloptions.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
-#include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_ts_config.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/array.h"
@@ -39,6 +38,22 @@
 #include "utils/syscache.h"
 
 #include "am/gpuidx_am.h"
+
+/* the documents an index holds: text, or tsvector (lexemes already) */
+uint32
+gpx_kind_of(Relation index)
+{
+	Oid			type = index->rd_opcintype[0];
+
+	if (type == TSVECTOROID)
+		return GPX_KIND_TSVECTOR;
+	if (type == TEXTOID)
+		return GPX_KIND_TEXT;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("gpuidx indexes text and tsvector, not %s", format_type_be(type))));
+	return 0;
+}
 
 /* "schema.name" of a configuration, or NULL if there is none of that OID */
 char *
@@ -206,37 +221,22 @@ new_text_config(Oid indexoid)
 	return result;
 }
 
-static object_access_hook_type prev_object_access_hook = NULL;
-
-static void
-check_altered_index(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
-{
-	Relation	index;
-
-	if (prev_object_access_hook)
-		prev_object_access_hook(access, classId, objectId, subId, arg);
-	if (access != OAT_POST_ALTER || classId != RelationRelationId || subId != 0 ||
-		get_rel_relkind(objectId) != RELKIND_INDEX)
-		return;
-	/* the altering command holds it locked */
-	index = relation_open(objectId, NoLock);
-	if (index->rd_indam != NULL && index->rd_indam->ambuild == gpx_build &&
-		gpx_kind_of(index) == GPX_KIND_TSVECTOR)
-	{
-		char	   *now = new_text_config(objectId);
-		const char *before = option_text_config(index);
-
-		if (now != NULL && (before == NULL || strcmp(before, now) != 0))
-			warn_config_unused(index);
-	}
-	relation_close(index, NoLock);
-}
-
+/*
+ * ALTER INDEX ... SET on a gpuidx index (handler.c's hook): a text_config
+ * newly named on a tsvector index is warned about, as at CREATE INDEX.
+ */
 void
-gpx_config_init(void)
+gpx_check_altered_config(Relation index)
 {
-	prev_object_access_hook = object_access_hook;
-	object_access_hook = check_altered_index;
+	char	   *now;
+	const char *before;
+
+	if (gpx_kind_of(index) != GPX_KIND_TSVECTOR)
+		return;
+	now = new_text_config(RelationGetRelid(index));
+	before = option_text_config(index);
+	if (now != NULL && (before == NULL || strcmp(before, now) != 0))
+		warn_config_unused(index);
 }
 
 /*

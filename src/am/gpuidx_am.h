@@ -59,6 +59,7 @@ extern Size gpx_pending_limit(Relation index);
 extern bool gpx_index_freqs_option(Relation index);
 extern void gpx_index_bm25_params(Relation index, double *k1, double *b);
 extern void gpx_check_index(Relation index);	/* ERROR unless a gpuidx index */
+extern void gpx_alter_check_init(void);
 /* forget.c: the GPU cache forgets dropped indexes (from _PG_init) */
 extern void gpx_forget_init(void);
 extern void gpx_check_index_oid(Oid indexoid);	/* ERROR unless an index exists */
@@ -72,7 +73,8 @@ extern void gpx_record_build_config(Relation index, Oid config);
 /* a WARNING when a tsvector index names a text_config, which it does not use */
 extern void gpx_check_config_option(Relation index);
 /* from _PG_init: the same warning at ALTER INDEX ... SET */
-extern void gpx_config_init(void);
+extern void gpx_check_altered_config(Relation index);
+extern uint32 gpx_kind_of(Relation index);
 extern const GpxIndexInfo *gpx_index_info(Relation index);
 /* the configuration of the index's lexemes (ERROR if it no longer exists) */
 extern Oid	gpx_index_config(Relation index);
@@ -82,7 +84,6 @@ extern bool gpx_index_answers(Relation index, Oid config);
 /* build.c */
 extern IndexBuildResult *gpx_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void gpx_buildempty(Relation index);
-extern uint32 gpx_kind_of(Relation index);
 /* the lexemes of a document: the sorted set, with tfs and its length */
 extern void gpx_document_lexemes(uint32 kind, Oid cfg, Datum value, GpxLexemes *out);
 

@@ -1,13 +1,16 @@
 /*
  * handler.c
  *	  The gpuidx access method routine, its reloptions, the operator class
- *	  validator and the names of its build phases.
+ *	  validator, the names of its build phases, and the check of its options
+ *	  at ALTER INDEX.
  */
 #include "postgres.h"
 
 #include "access/amvalidate.h"
+#include "access/relation.h"
 #include "access/htup_details.h"
 #include "access/reloptions.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
@@ -135,6 +138,33 @@ gpx_check_index(Relation index)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a gpuidx index", RelationGetRelationName(index))));
+}
+
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/* ALTER INDEX ... SET on a gpuidx index: its new options checked (config.c) */
+static void
+check_altered_index(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+{
+	Relation	index;
+
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_POST_ALTER || classId != RelationRelationId || subId != 0 ||
+		get_rel_relkind(objectId) != RELKIND_INDEX)
+		return;
+	/* the altering command holds it locked */
+	index = relation_open(objectId, NoLock);
+	if (index->rd_indam != NULL && index->rd_indam->ambuild == gpx_build)
+		gpx_check_altered_config(index);
+	relation_close(index, NoLock);
+}
+
+void
+gpx_alter_check_init(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = check_altered_index;
 }
 
 static char *
