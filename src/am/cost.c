@@ -60,6 +60,16 @@ double_cmp(const void *x, const void *y)
 
 static double and_selectivity(double *p, int n);
 
+/* what every estimate starts from: the metapage, and the pending area's pages and entries */
+static void
+estimate_start(GqIndex *gq, GpxEstimate *est)
+{
+	memset(est, 0, sizeof(*est));
+	est->pending_entries = gq->meta.pend_entries;
+	est->pages = 1 + gq->meta.pend_pages;
+	est->docs = gq->meta.pend_entries;
+}
+
 void
 gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 {
@@ -69,10 +79,7 @@ gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 	double		total = 0;
 	double		matches = 0;
 
-	memset(est, 0, sizeof(*est));
-	est->pending_entries = gq->meta.pend_entries;
-	est->pages = 1 + gq->meta.pend_pages;
-	est->docs = gq->meta.pend_entries;
+	estimate_start(gq, est);
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
 	{
 		GpxSegment *seg = gq_segment(gq, s);
@@ -244,10 +251,7 @@ estimate_typical(Relation index, GpxEstimate *est)
 	double		postings = 0;
 	double		freq;
 
-	memset(est, 0, sizeof(*est));
-	est->pending_entries = gq->meta.pend_entries;
-	est->pages = 1 + gq->meta.pend_pages;
-	est->docs = gq->meta.pend_entries;
+	estimate_start(gq, est);
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
 	{
 		GpxSegment *seg = gq_segment(gq, s);
