@@ -274,14 +274,16 @@ CREATE FUNCTION gpuidx_handler(internal) RETURNS index_am_handler
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 
 CREATE ACCESS METHOD gpuidx TYPE INDEX HANDLER gpuidx_handler;
-COMMENT ON ACCESS METHOD gpuidx IS 'compressed inverted index for full-text AND search (@@&) and BM25 ranking (<=>)';
+COMMENT ON ACCESS METHOD gpuidx IS 'compressed inverted index for full-text search (@@& and, on tsvector, @@ tsquery) and BM25 ranking (<=>)';
 
 CREATE OPERATOR CLASS gpuidx_text_ops DEFAULT FOR TYPE text USING gpuidx AS
 	OPERATOR 1 @@& (text, text),
 	OPERATOR 2 <=> (text, text) FOR ORDER BY float_ops;
 CREATE OPERATOR CLASS gpuidx_tsvector_ops DEFAULT FOR TYPE tsvector USING gpuidx AS
 	OPERATOR 1 @@& (tsvector, text),
-	OPERATOR 2 <=> (tsvector, text) FOR ORDER BY float_ops;
+	OPERATOR 2 <=> (tsvector, text) FOR ORDER BY float_ops,
+	OPERATOR 3 @@ (tsvector, tsquery),
+	OPERATOR 4 @@@ (tsvector, tsquery);
 
 CREATE FUNCTION gpuidx_merge_pending(index regclass) RETURNS bigint
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;

@@ -34,6 +34,7 @@
 
 #include "am/gpuidx_am.h"
 #include "query/query.h"
+#include "query/tsq.h"
 
 GPUIDX_FUNCTION(gpuidx_matchsel);
 GPUIDX_FUNCTION(gpuidx_matchjoinsel);
@@ -146,6 +147,101 @@ and_selectivity(double *p, int n)
 		exponent /= 2;
 	}
 	return sel;
+}
+
+/* a segment's side of a tree's estimate: its terms' frequencies, and what reading them costs */
+typedef struct TreeEstimate
+{
+	GpxSegment *seg;
+	GpxEstimate *est;
+} TreeEstimate;
+
+/*
+ * A term's frequency in the segment; a prefix's is the sum of its terms'
+ * (every one of their lists is read and unioned: a short prefix reads many)
+ */
+static double
+tree_term_freq(void *arg, const GqNode *term)
+{
+	TreeEstimate *te = arg;
+	GpxSegment *seg = te->seg;
+	double		df = 0;
+
+	te->est->pages += seg->hdr->dict_levels + 1;
+	if (!term->prefix)
+	{
+		GpxTermRef	ref;
+
+		if (!gpx_seg_find(seg, term->lex, term->len, &ref))
+			return 0;
+		df = ref.df;
+		if (ref.external)
+			te->est->pages += 1 + ref.len / GPX_PAGE_CAPACITY;
+		else
+			pfree(ref.payload);
+	}
+	else
+	{
+		GpxDictIter it;
+		uint32		leaf = PG_UINT32_MAX;
+
+		gpx_dict_iter_init(&it, seg);
+		gpx_dict_iter_seek(&it, term->lex, term->len);
+		while (gpx_dict_iter_next(&it))
+		{
+			if (it.term_len < term->len || memcmp(it.term, term->lex, term->len) != 0)
+			{
+				if (gpx_lexeme_cmp(it.term, it.term_len, term->lex, term->len) < 0)
+					continue;
+				break;
+			}
+			df += it.df;
+			if (it.external)
+				te->est->pages += 1 + it.list_len / GPX_PAGE_CAPACITY;
+			if (it.leaf_no != leaf)
+				te->est->pages += 1;
+			leaf = it.leaf_no;
+		}
+		gpx_dict_iter_end(&it);
+	}
+	te->est->postings += df;
+	return seg->ref.ndocs > 0 ? df / seg->ref.ndocs : 0;
+}
+
+void
+gpx_estimate_tree(Relation index, const GqTree *tree, GpxEstimate *est)
+{
+	GqIndex    *gq = gq_open(index);
+	double		matches = 0;
+	bool		needs_all = gq_tree_needs_all(tree);
+
+	estimate_start(gq, est);
+	for (uint32 s = 0; s < gq->meta.nsegments && tree->root != NULL; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+		TreeEstimate te = {seg, est};
+		double		live = seg->ref.ndocs - seg->ref.ndead;
+
+		est->docs += live;
+		est->pages += 1;
+		matches += gq_tree_selectivity(tree, tree_term_freq, &te) * live;
+		/* a complement lists every doc of the segment */
+		if (needs_all)
+			est->postings += seg->ref.ndocs;
+	}
+	if (tree->root != NULL && gq->meta.pend_entries > 0)
+	{
+		uint64		sampled;
+		uint64		matched;
+
+		gq_pending_tree_sample(gq, tree, PENDING_SAMPLE_PAGES, &sampled, &matched);
+		if (sampled > 0)
+			matches += (double) matched / sampled * gq->meta.pend_entries;
+	}
+	est->selectivity = est->docs > 0 ? Min(matches / est->docs, 1.0) : 0;
+	est->pages += Min(est->selectivity * est->docs / GPX_DOCMAP_CHUNK,
+					  est->docs / GPX_DOCMAP_CHUNK / 64 + 1);
+	gq_close(gq);
 }
 
 typedef struct TypicalDraw
@@ -341,6 +437,26 @@ estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
 	c->est = *est;
 }
 
+/* the value "indexed op value" compares with, if the planner knows it */
+static Const *
+known_value(PlannerInfo *root, Node *clause)
+{
+	Node	   *right;
+
+	if (!IsA(clause, OpExpr) || list_length(((OpExpr *) clause)->args) != 2)
+		return NULL;
+	right = estimate_expression_value(root, lsecond(((OpExpr *) clause)->args));
+	return IsA(right, Const) ? (Const *) right : NULL;
+}
+
+/* is the index clause "tsvector @@ tsquery" (its family's strategy says, not its name)? */
+static bool
+is_tsquery_clause(RestrictInfo *rinfo, Oid opfamily)
+{
+	return IsA(rinfo->clause, OpExpr) &&
+		GPX_IS_TSQUERY_STRATEGY(get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno, opfamily));
+}
+
 /* the query text of "indexed @@& query", if the planner knows it */
 static text *
 known_query(PlannerInfo *root, Node *clause)
@@ -369,6 +485,7 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	bool		unknown = false;
 	int			nknown = 0;
 	text	   *single = NULL;
+	GqTree	   *tree = NULL;
 	GpxEstimate est;
 	double		spc_random_page_cost;
 	ListCell   *lc;
@@ -391,10 +508,28 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		foreach(lc2, ic->indexquals)
 		{
 			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
-			text	   *q = known_query(root, (Node *) rinfo->clause);
+			text	   *q;
 			GpxLexemes	qt;
 			GpxLexemes	u;
 
+			if (is_tsquery_clause(rinfo, info->opfamily[0]))
+			{
+				Const	   *c = known_value(root, (Node *) rinfo->clause);
+
+				if (c == NULL)
+					unknown = true;
+				else
+				{
+					if (tree == NULL)
+						tree = gq_tree_new();
+					if (c->constisnull)
+						gq_tree_add_nothing(tree);
+					else
+						gq_tree_add_tsquery(tree, DatumGetTSQuery(c->constvalue));
+				}
+				continue;
+			}
+			q = known_query(root, (Node *) rinfo->clause);
 			if (q == NULL)
 			{
 				unknown = true;
@@ -407,13 +542,18 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			terms = u;
 		}
 	}
-	if (nknown == 1)
+	if (tree != NULL)
+	{
+		gq_tree_add_lexemes(tree, &terms);
+		gpx_estimate_tree(index, tree, &est);
+	}
+	else if (nknown == 1)
 		estimate_query(index, cfg, single, &est);
 	else if (unknown && terms.n == 0)
 		estimate_query(index, cfg, NULL, &est);
 	else
 		gpx_estimate(index, &terms, &est);
-	if (terms.n == 0 && !unknown)
+	if (terms.n == 0 && !unknown && tree == NULL)
 		est.selectivity = path->indexorderbys != NIL ? 1.0 : 0;
 	get_tablespace_page_costs(info->reltablespace, &spc_random_page_cost, NULL);
 	*selectivity = est.selectivity;

@@ -32,9 +32,15 @@ typedef struct GpxOptions
 	double		b;
 } GpxOptions;
 
-/* the strategies of the operator classes: doc @@& query, ORDER BY doc <=> query */
+/*
+ * The strategies of the operator classes: doc @@& query, ORDER BY doc <=>
+ * query; and, for tsvector, PostgreSQL's doc @@ tsquery and doc @@@ tsquery
+ */
 #define GPX_STRATEGY_MATCH			1
 #define GPX_STRATEGY_RANK			2
+#define GPX_STRATEGY_TSQUERY		3
+#define GPX_STRATEGY_TSQUERY_OLD	4
+#define GPX_IS_TSQUERY_STRATEGY(s)	((s) == GPX_STRATEGY_TSQUERY || (s) == GPX_STRATEGY_TSQUERY_OLD)
 
 #define GPX_DEFAULT_PENDING_LIMIT	4096	/* kB, as GIN's gin_pending_list_limit */
 #define GPX_CODEC_AUTO				(-1)
@@ -119,6 +125,13 @@ extern void gpx_scan_rank_info(IndexScanDesc scan, GpxRankScanInfo *info);
 extern void gpx_query_terms(Oid cfg, text *query, GpxLexemes *out);
 
 /*
+ * The scan keys as one query tree (query/tsq.h) when any of them is a
+ * tsquery; NULL when all are @@& queries (their terms are then ANDed).
+ */
+struct GqTree;
+extern struct GqTree *gpx_keys_tree(ScanKey keys, int nkeys, Oid cfg);
+
+/*
  * nulls.c: the rows an index does not hold (indexed value NULL, within its
  * predicate), in heap order, as the TIDs its entries would have
  */
@@ -163,6 +176,8 @@ typedef struct GpxEstimate
 } GpxEstimate;
 
 extern void gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est);
+/* the same for a query tree (query/tsq.h): its candidates */
+extern void gpx_estimate_tree(Relation index, const struct GqTree *tree, GpxEstimate *est);
 extern uint32 gpx_index_segments(Relation index);
 extern void gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							 Cost *startup, Cost *total, Selectivity *selectivity,

@@ -185,7 +185,11 @@ gpx_phasename(int64 phase)
 	}
 }
 
-/* the operator classes must hold @@& (strategy 1) for text or tsvector, nothing else */
+/*
+ * The operator classes must hold @@& (strategy 1) and <=> (2) for text or
+ * tsvector, and for tsvector also @@ (3) and @@@ (4) with a tsquery;
+ * nothing else
+ */
 static bool
 gpx_validate(Oid opclassoid)
 {
@@ -216,8 +220,11 @@ gpx_validate(Oid opclassoid)
 
 		bool		search = amop->amopstrategy == GPX_STRATEGY_MATCH && amop->amoppurpose == AMOP_SEARCH;
 		bool		order = amop->amopstrategy == GPX_STRATEGY_RANK && amop->amoppurpose == AMOP_ORDER;
+		bool		tsquery = GPX_IS_TSQUERY_STRATEGY(amop->amopstrategy) &&
+			amop->amoppurpose == AMOP_SEARCH && amop->amoplefttype == TSVECTOROID &&
+			amop->amoprighttype == TSQUERYOID;
 
-		if (!(search || order) || amop->amoprighttype != TEXTOID)
+		if (!((search || order) && amop->amoprighttype == TEXTOID) && !tsquery)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -236,7 +243,7 @@ gpuidx_handler(PG_FUNCTION_ARGS)
 {
 	IndexAmRoutine *am = makeNode(IndexAmRoutine);
 
-	am->amstrategies = 2;
+	am->amstrategies = 4;
 	am->amsupport = 0;
 	am->amoptsprocnum = 0;
 	am->amcanorder = false;

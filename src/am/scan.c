@@ -22,6 +22,7 @@
 
 #include "am/gpuidx_am.h"
 #include "query/query.h"
+#include "query/tsq.h"
 #include "query/rank.h"
 #include "am/rank.h"
 
@@ -37,6 +38,8 @@ typedef struct GpxScanOpaque
 	bool		started;
 	bool		empty;			/* no row can match */
 	GpxLexemes	filter;			/* the keys' terms (ANDed) */
+	GqTree	   *tree;			/* or, with a tsquery key, the keys' tree */
+	bool		recheck;		/* the rows are candidates: the executor checks them */
 	bool		ranked;
 	GqIndex    *gq;
 	GqRank	   *rank;
@@ -82,6 +85,7 @@ typedef struct BitmapSink
 {
 	TIDBitmap  *tbm;
 	int64		ntids;
+	bool		recheck;
 } BitmapSink;
 
 IndexScanDesc
@@ -149,12 +153,45 @@ gpx_query_terms(Oid cfg, text *query, GpxLexemes *out)
 	gpx_lexemes_of_text(cfg, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query), out);
 }
 
+GqTree *
+gpx_keys_tree(ScanKey keys, int nkeys, Oid cfg)
+{
+	GqTree	   *tree;
+	bool		any = false;
+
+	for (int i = 0; i < nkeys; i++)
+		any |= GPX_IS_TSQUERY_STRATEGY(keys[i].sk_strategy);
+	if (!any)
+		return NULL;
+	tree = gq_tree_new();
+	for (int i = 0; i < nkeys; i++)
+	{
+		ScanKey		key = &keys[i];
+
+		if (key->sk_flags & SK_ISNULL)
+			gq_tree_add_nothing(tree);
+		else if (GPX_IS_TSQUERY_STRATEGY(key->sk_strategy))
+			gq_tree_add_tsquery(tree, DatumGetTSQuery(key->sk_argument));
+		else
+		{
+			GpxLexemes	q;
+
+			gpx_query_terms(cfg, DatumGetTextPP(key->sk_argument), &q);
+			if (q.n == 0)
+				gq_tree_add_nothing(tree);	/* no lexemes: no row matches */
+			else
+				gq_tree_add_lexemes(tree, &q);
+		}
+	}
+	return tree;
+}
+
 static void
 add_to_bitmap(void *arg, ItemPointerData *tids, int n)
 {
 	BitmapSink *sink = arg;
 
-	tbm_add_tuples(sink->tbm, tids, n, false);
+	tbm_add_tuples(sink->tbm, tids, n, sink->recheck);
 	sink->ntids += n;
 }
 
@@ -165,11 +202,24 @@ gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	MemoryContext old;
 	Oid			cfg;
 	GpxLexemes	terms = {0};
-	BitmapSink	sink = {tbm, 0};
+	BitmapSink	sink = {tbm, 0, false};
+	GqTree	   *tree;
 
 	MemoryContextReset(so->cxt);
 	old = MemoryContextSwitchTo(so->cxt);
 	cfg = gpx_current_config();
+
+	/* a tsquery: its tree (a tsvector index answers under any configuration) */
+	tree = gpx_keys_tree(scan->keyData, scan->numberOfKeys, cfg);
+	if (tree != NULL)
+	{
+		GqIndex    *gq = gq_open(scan->indexRelation);
+
+		sink.recheck = tree->recheck;
+		gq_tree_execute(gq, tree, add_to_bitmap, &sink);
+		gq_close(gq);
+		goto done;
+	}
 
 	/* the keys are ANDed: one set of terms */
 	for (int i = 0; i < scan->numberOfKeys; i++)
@@ -271,13 +321,28 @@ start_tuple_scan(IndexScanDesc scan)
 	so->zsrc = NULL;
 	so->nzsrc = 0;
 	so->scores = NULL;
+	so->recheck = false;
+	so->tree = gpx_keys_tree(scan->keyData, scan->numberOfKeys, cfg);
+	if (so->tree != NULL)
+	{
+		/*
+		 * Ranked, a tsquery key does not narrow the ranking: every row is
+		 * ranked and the executor checks the keys on each
+		 */
+		so->recheck = so->tree->recheck || so->ranked;
+		if (so->tree->root == NULL)
+		{
+			so->empty = true;
+			return;
+		}
+	}
 	if (!gpx_index_answers(index, cfg))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("index \"%s\" was built under text search configuration %s, not the current one",
 						RelationGetRelationName(index), gpx_config_qualified_name(gpx_index_config(index))),
 				 errhint("Set gpuidx.text_config to it, or plan the query again.")));
-	for (int i = 0; i < scan->numberOfKeys; i++)
+	for (int i = 0; i < scan->numberOfKeys && so->tree == NULL; i++)
 	{
 		ScanKey		key = &scan->keyData[i];
 		GpxLexemes	q;
@@ -308,7 +373,10 @@ start_tuple_scan(IndexScanDesc scan)
 	{
 		if (scan->numberOfKeys == 0)
 			elog(ERROR, "gpuidx: an index scan needs a key or an ORDER BY");
-		gq_execute(so->gq, &so->filter, collect_tids, so);
+		if (so->tree != NULL)
+			gq_tree_execute(so->gq, so->tree, collect_tids, so);
+		else
+			gq_execute(so->gq, &so->filter, collect_tids, so);
 		qsort(so->res, so->nres, sizeof(ItemPointerData), tid_cmp);
 		so->complete = true;
 		return;
@@ -337,7 +405,7 @@ start_tuple_scan(IndexScanDesc scan)
 							get_rel_name(bound), RelationGetRelationName(index))));
 		gpx_rank_query_terms(index, q, qlen, &terms);
 		gpx_index_bm25_params(index, &k1, &b);
-		so->rank = gq_rank_begin(so->gq, &terms, scan->numberOfKeys > 0 ? &so->filter : NULL, k1, b);
+		so->rank = gq_rank_begin(so->gq, &terms, so->filter.n > 0 ? &so->filter : NULL, k1, b);
 		so->k = 0;
 	}
 }
@@ -471,7 +539,7 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (!so->started)
 		start_tuple_scan(scan);
-	scan->xs_recheck = false;
+	scan->xs_recheck = so->recheck;
 	scan->xs_recheckorderby = false;
 	for (;;)
 	{

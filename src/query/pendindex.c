@@ -23,7 +23,9 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "port/pg_bitutils.h"
 #include "query/query.h"
+#include "query/tsq.h"
 #include "store/parse.h"
 #include "store/pending.h"
 
@@ -204,6 +206,36 @@ extend(PendIndex *p, Relation index, const GpxMetaPageData *meta)
 	gpx_pending_end(&r);
 }
 
+/*
+ * This backend's index of the pending area meta counts, extended to it;
+ * NULL when the area is too large to be indexed.
+ */
+static PendIndex *
+pend_ready(Relation index, const GpxMetaPageData *meta)
+{
+	PendIndex  *p;
+
+	if (meta->pend_bytes > PENDINDEX_MAX_BYTES || meta->pend_entries >= PG_UINT32_MAX)
+		return NULL;
+	p = slot_for(index, meta);
+	p->last_use = ++use_clock;
+	if (p->n < meta->pend_entries)
+	{
+		PG_TRY();
+		{
+			extend(p, index, meta);
+		}
+		PG_CATCH();
+		{
+			/* half extended: made again next time */
+			p->used = false;
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
+	return p;
+}
+
 bool
 gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
 {
@@ -215,26 +247,11 @@ gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg
 	ItemPointerData tids[256];
 	int			n = 0;
 
-	if (meta->pend_bytes > PENDINDEX_MAX_BYTES || meta->pend_entries >= PG_UINT32_MAX)
-		return false;
 	if (meta->pend_entries == 0 || terms->n == 0)
-		return true;
-	p = slot_for(gq->index, meta);
-	p->last_use = ++use_clock;
-	if (p->n < meta->pend_entries)
-	{
-		PG_TRY();
-		{
-			extend(p, gq->index, meta);
-		}
-		PG_CATCH();
-		{
-			/* half extended: made again next time */
-			p->used = false;
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-	}
+		return meta->pend_bytes <= PENDINDEX_MAX_BYTES;
+	p = pend_ready(gq->index, meta);
+	if (p == NULL)
+		return false;
 	limit = (uint32) meta->pend_entries;
 
 	/* each term's entries; the shortest list walked, the others searched */
@@ -286,5 +303,144 @@ gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg
 	if (n > 0)
 		fn(arg, tids, n);
 	pfree(lists);
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Query trees over the pending area: the same sets as in a segment, of
+ * entry ordinals (tsq.h)
+ */
+
+typedef struct PendSource
+{
+	PendIndex  *p;
+	uint32		limit;			/* the entries the query's metapage copy counts */
+} PendSource;
+
+/* a term's entries below the limit, copied */
+static uint32
+pend_term_ords(PendSource *ps, const char *lex, int len, uint32 **ords)
+{
+	PendTermKey key = {lex, len};
+	PendTerm   *t = hash_search(ps->p->terms, &key, HASH_FIND, NULL);
+	uint32		n = 0;
+
+	*ords = NULL;
+	if (t == NULL)
+		return 0;
+	while (n < t->n && t->ords[n] < ps->limit)
+		n++;
+	*ords = palloc(Max(n, 1) * sizeof(uint32));
+	memcpy(*ords, t->ords, n * sizeof(uint32));
+	return n;
+}
+
+static uint32
+pend_all_of(void *arg, const GpxLexemes *terms, uint32 **docs)
+{
+	PendSource *ps = arg;
+	uint32		n = pend_term_ords(ps, terms->lex[0], terms->len[0], docs);
+
+	for (int i = 1; i < terms->n && n > 0; i++)
+	{
+		uint32	   *other;
+		uint32		m = pend_term_ords(ps, terms->lex[i], terms->len[i], &other);
+
+		n = cpu_merge_intersect(*docs, n, other, m, *docs, n);
+		if (other)
+			pfree(other);
+	}
+	return n;
+}
+
+static uint32
+pend_docs_of(void *arg, const GqNode *term, uint32 **docs)
+{
+	PendSource *ps = arg;
+	HASH_SEQ_STATUS status;
+	PendTerm   *t;
+	uint64	   *bits;
+	uint32		words = (ps->limit + 63) / 64;
+	uint32		n = 0;
+
+	if (!term->prefix)
+		return pend_term_ords(ps, term->lex, term->len, docs);
+	/* every lexeme with the prefix: a bitmap of the entries */
+	bits = palloc0(Max(words, 1) * sizeof(uint64));
+	hash_seq_init(&status, ps->p->terms);
+	while ((t = hash_seq_search(&status)) != NULL)
+	{
+		if (t->key.len < term->len || memcmp(t->key.lex, term->lex, term->len) != 0)
+			continue;
+		for (uint32 i = 0; i < t->n && t->ords[i] < ps->limit; i++)
+			bits[t->ords[i] / 64] |= UINT64CONST(1) << (t->ords[i] % 64);
+	}
+	*docs = palloc(Max(ps->limit, 1) * sizeof(uint32));
+	for (uint32 w = 0; w < words; w++)
+		for (uint64 b = bits[w]; b != 0; b &= b - 1)
+			(*docs)[n++] = w * 64 + pg_rightmost_one_pos64(b);
+	pfree(bits);
+	return n;
+}
+
+static uint32
+pend_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
+{
+	PendSource *ps = arg;
+	PendTermKey key = {term->lex, term->len};
+	PendTerm   *t = hash_search(ps->p->terms, &key, HASH_FIND, NULL);
+	uint32		i = 0;
+	uint32		j = 0;
+	uint32		k = 0;
+
+	if (t == NULL)
+		return n;
+	for (; i < n; i++)
+	{
+		while (j < t->n && t->ords[j] < docs[i])
+			j++;
+		if (j < t->n && t->ords[j] == docs[i])
+			continue;
+		docs[k++] = docs[i];
+	}
+	return k;
+}
+
+bool
+gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg)
+{
+	const GpxMetaPageData *meta = &gq->meta;
+	PendSource	ps;
+	GqSource	src;
+	uint32	   *ords;
+	uint32		n;
+	ItemPointerData tids[256];
+	int			k = 0;
+
+	if (meta->pend_entries == 0 || tree->root == NULL)
+		return meta->pend_bytes <= PENDINDEX_MAX_BYTES;
+	ps.p = pend_ready(gq->index, meta);
+	if (ps.p == NULL)
+		return false;
+	ps.limit = (uint32) meta->pend_entries;
+	src.arg = &ps;
+	src.universe = ps.limit;
+	src.all_of = pend_all_of;
+	src.docs_of = pend_docs_of;
+	src.without = pend_without;
+	n = gq_tree_eval(tree, &src, &ords);
+	for (uint32 i = 0; i < n; i++)
+	{
+		tids[k++] = ps.p->tids[ords[i]];
+		if (k == lengthof(tids))
+		{
+			fn(arg, tids, k);
+			k = 0;
+		}
+	}
+	if (k > 0)
+		fn(arg, tids, k);
+	if (ords)
+		pfree(ords);
 	return true;
 }

@@ -6,8 +6,10 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 
 #include "query/query.h"
+#include "query/tsq.h"
 #include "store/pending.h"
 #include "worker/worker.h"
 
@@ -548,4 +550,249 @@ gq_cursor_end(GqCursor *c)
 		pfree(c->pending);
 	pfree(c->tids);
 	pfree(c);
+}
+
+/* ---------------------------------------------------------------------------
+ * Query trees (tsq.h): a segment's lists as the evaluator's source
+ */
+
+typedef struct SegSource
+{
+	GqIndex    *gq;
+	int			s;
+	GpxSegment *seg;
+} SegSource;
+
+static uint32
+seg_all_of(void *arg, const GpxLexemes *terms, uint32 **docs)
+{
+	SegSource  *ss = arg;
+	uint32		total;
+
+	return segment_matches(ss->gq, ss->s, terms, GPUIDX_RESULT_IDS, docs, &total);
+}
+
+/* one term's whole list, decoded */
+static uint32
+seg_list_docs(GpxSegment *seg, GqTerm *t, uint32 *docs)
+{
+	gpx_seg_list(seg, &t->ref, &t->list);
+	t->opened = true;
+	if (pl_decode(&t->list.view, docs) != PL_OK)
+		list_out_of_order(seg, t);
+	gpx_list_free(&t->list);
+	t->opened = false;
+	return t->ref.df;
+}
+
+/*
+ * The docs of every term with a prefix: the dictionary from where the
+ * prefix would be, each list decoded and set in a bitmap of the segment's
+ * docs (memory: a bit per doc and the longest list, whatever the number of
+ * terms), then listed.
+ */
+static uint32
+seg_prefix_docs(GpxSegment *seg, const char *lex, int len, uint32 **docs)
+{
+	uint32		ndocs = seg->hdr->ndocs;
+	uint32		words = (ndocs + 63) / 64;
+	uint64	   *bits = NULL;
+	uint32	   *buf = NULL;
+	uint32		bufcap = 0;
+	uint32		n = 0;
+	GpxDictIter it;
+
+	*docs = NULL;
+	gpx_dict_iter_init(&it, seg);
+	gpx_dict_iter_seek(&it, lex, len);
+	while (gpx_dict_iter_next(&it))
+	{
+		GpxList		list;
+
+		if (it.term_len < len || memcmp(it.term, lex, len) != 0)
+		{
+			if (gpx_lexeme_cmp(it.term, it.term_len, lex, len) < 0)
+				continue;		/* before the prefix, on its leaf */
+			break;
+		}
+		if (it.df > bufcap)
+		{
+			bufcap = Max(it.df, 1024);
+			buf = buf ? repalloc_huge(buf, (Size) bufcap * sizeof(uint32))
+				: palloc_extended((Size) bufcap * sizeof(uint32), MCXT_ALLOC_HUGE);
+		}
+		gpx_dict_iter_list(&it, &list);
+		if (pl_decode(&list.view, buf) != PL_OK)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.external ? it.list_page : PG_UINT32_MAX,
+							"list postings are out of order");
+		gpx_list_free(&list);
+		if (bits == NULL)
+			bits = palloc_extended((Size) words * sizeof(uint64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (uint32 i = 0; i < it.df; i++)
+		{
+			if (buf[i] >= ndocs)
+				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, PG_UINT32_MAX, "list holds a doc past the segment");
+			bits[buf[i] / 64] |= UINT64CONST(1) << (buf[i] % 64);
+		}
+	}
+	gpx_dict_iter_end(&it);
+	if (buf)
+		pfree(buf);
+	if (bits == NULL)
+		return 0;
+	*docs = palloc_extended((Size) Max(ndocs, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	for (uint32 w = 0; w < words; w++)
+		for (uint64 b = bits[w]; b != 0; b &= b - 1)
+			(*docs)[n++] = w * 64 + pg_rightmost_one_pos64(b);
+	pfree(bits);
+	return n;
+}
+
+static uint32
+seg_docs_of(void *arg, const GqNode *term, uint32 **docs)
+{
+	SegSource  *ss = arg;
+	GqTerm		t = {0};
+
+	*docs = NULL;
+	if (term->prefix)
+		return seg_prefix_docs(ss->seg, term->lex, term->len, docs);
+	if (!gpx_seg_find(ss->seg, term->lex, term->len, &t.ref))
+		return 0;
+	*docs = palloc_extended(Max((Size) t.ref.df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	return seg_list_docs(ss->seg, &t, *docs);
+}
+
+static uint32
+seg_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
+{
+	SegSource  *ss = arg;
+	GqTerm		t = {0};
+	cpu_method	method;
+	uint32		k;
+
+	if (n == 0 || !gpx_seg_find(ss->seg, term->lex, term->len, &t.ref))
+	{
+		close_terms(&t, 1);
+		return n;
+	}
+	/* a search reaches only the blocks the docs fall in: read those */
+	method = cpu_pick_method(n, t.ref.df);
+	if (method == CPU_METHOD_SKIP)
+		gpx_seg_list_probed(ss->seg, &t.ref, docs, n, &t.list);
+	else
+		gpx_seg_list(ss->seg, &t.ref, &t.list);
+	t.opened = true;
+	k = cpu_difference_array_list(docs, n, &t.list.view, docs, method, NULL);
+	if (k == CPU_CORRUPT)
+		list_out_of_order(ss->seg, &t);
+	close_terms(&t, 1);
+	return k;
+}
+
+uint32
+gq_segment_tree_docs(GqIndex *gq, int s, const GqTree *tree, uint32 **docs)
+{
+	SegSource	ss = {gq, s, gq_segment(gq, s)};
+	GqSource	src;
+
+	src.arg = &ss;
+	src.universe = ss.seg->hdr->ndocs;
+	src.all_of = seg_all_of;
+	src.docs_of = seg_docs_of;
+	src.without = seg_without;
+	return gq_tree_eval(tree, &src, docs);
+}
+
+/* does the pending entry being read have the lexeme (or one with the prefix)? */
+static bool
+entry_has(void *arg, const char *lex, int len, bool prefix)
+{
+	const GpxPendingReader *r = arg;
+	const uint8 *p = r->lex;
+	const char *l;
+	int			ll;
+	uint32		tf;
+
+	while (gpx_pending_lexeme(&p, r->end, r->freqs, &l, &ll, &tf))
+	{
+		int			c;
+
+		if (prefix && ll >= len && memcmp(l, lex, len) == 0)
+			return true;
+		c = gpx_lexeme_cmp(l, ll, lex, len);
+		if (c == 0)
+			return true;
+		if (c > 0)
+			return false;		/* past it, and past every lexeme with the prefix */
+	}
+	return false;
+}
+
+static void
+pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg)
+{
+	GpxPendingReader r;
+	ItemPointerData tids[256];
+	int			n = 0;
+
+	if (gq_pending_tree(gq, tree, fn, arg))
+		return;
+	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
+	while (gpx_pending_next(&r))
+	{
+		if (!gq_tree_candidate(tree, entry_has, &r))
+			continue;
+		tids[n++] = r.tid;
+		if (n == lengthof(tids))
+		{
+			fn(arg, tids, n);
+			n = 0;
+		}
+	}
+	if (n > 0)
+		fn(arg, tids, n);
+	gpx_pending_end(&r);
+}
+
+void
+gq_tree_execute(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg)
+{
+	if (tree->root == NULL)
+		return;
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		uint32	   *docs;
+		uint32		k;
+
+		CHECK_FOR_INTERRUPTS();
+		k = gq_segment_tree_docs(gq, s, tree, &docs);
+		if (k > 0)
+			map_and_emit(gq_segment(gq, s), docs, k, fn, arg);
+		if (docs)
+			pfree(docs);
+	}
+	pending_tree_matches(gq, tree, fn, arg);
+}
+
+void
+gq_pending_tree_sample(GqIndex *gq, const GqTree *tree, uint32 max_pages, uint64 *entries,
+					   uint64 *matches)
+{
+	GpxPendingReader r;
+
+	*entries = *matches = 0;
+	if (gq_pending_tree(gq, tree, count_tids, matches))
+	{
+		*entries = gq->meta.pend_entries;
+		return;
+	}
+	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
+	while (r.pages_read <= max_pages && gpx_pending_next(&r))
+	{
+		(*entries)++;
+		if (gq_tree_candidate(tree, entry_has, &r))
+			(*matches)++;
+	}
+	gpx_pending_end(&r);
 }

@@ -17,6 +17,8 @@
 #include "store/segment.h"
 #include "text/tokenize.h"
 
+struct GqTree;
+
 typedef struct GqIndex
 {
 	Relation	index;
@@ -134,5 +136,18 @@ extern bool gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn f
  */
 extern void gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages,
 							  uint64 *entries, uint64 *matches);
+
+/*
+ * Query trees (tsq.h): the candidates of the tree over every segment, then
+ * the pending area; of one segment (dead docs included: palloc'd in *docs,
+ * NULL when none, returns how many); of the pending area through this
+ * backend's index of it (false: too large, nothing done).
+ */
+extern void gq_tree_execute(GqIndex *gq, const struct GqTree *tree, gq_tids_fn fn, void *arg);
+extern uint32 gq_segment_tree_docs(GqIndex *gq, int s, const struct GqTree *tree, uint32 **docs);
+extern bool gq_pending_tree(GqIndex *gq, const struct GqTree *tree, gq_tids_fn fn, void *arg);
+/* as gq_pending_sample, for a tree */
+extern void gq_pending_tree_sample(GqIndex *gq, const struct GqTree *tree, uint32 max_pages,
+								   uint64 *entries, uint64 *matches);
 
 #endif							/* GPUIDX_QUERY_H */

@@ -149,6 +149,7 @@ typedef struct GpxDictIter
 	uint32		pos;			/* next entry's offset in page */
 	uint32		left;			/* entries left on this leaf */
 	uint32		leaf_no;		/* the leaf held */
+	bool		sought;			/* started at a leaf: its first ordinal is taken */
 	/* the current term */
 	char		term[GPX_MAX_TERM_LEN + 1];
 	int			term_len;
@@ -164,6 +165,8 @@ typedef struct GpxDictIter
 } GpxDictIter;
 
 extern void gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg);
+/* start instead at the leaf where term would be (the terms before it come first) */
+extern void gpx_dict_iter_seek(GpxDictIter *it, const char *term, int len);
 extern bool gpx_dict_iter_next(GpxDictIter *it);
 /* the current term's whole list, opened (verification: its checksum checked too) */
 extern void gpx_dict_iter_list(GpxDictIter *it, GpxList *list);

@@ -591,6 +591,18 @@ gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg)
 	it->term_len = 0;
 }
 
+void
+gpx_dict_iter_seek(GpxDictIter *it, const char *term, int len)
+{
+	uint32		leaf;
+
+	/* a term before the first separator is on the first leaf */
+	it->leaf = descend(it->seg, term, len, &leaf) ? leaf : 0;
+	it->left = 0;
+	it->term_len = 0;
+	it->sought = true;
+}
+
 bool
 gpx_dict_iter_next(GpxDictIter *it)
 {
@@ -621,6 +633,9 @@ gpx_dict_iter_next(GpxDictIter *it)
 		memcpy(it->page, PageGetContents(page), it->page_len);
 		UnlockReleaseBuffer(buf);
 		leaf_layout(seg, it->leaf, it->page, it->page_len, &leaf);
+		if (it->sought)
+			it->ordinal = leaf.hdr.first_term;
+		it->sought = false;
 		if (leaf.hdr.first_term != it->ordinal)
 			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, it->leaf, "leaf's first term ordinal is wrong");
 		it->pos = leaf.entries - (const uint8 *) it->page;

@@ -1,0 +1,625 @@
+/*
+ * tsq.c
+ *	  Query trees: built from tsqueries and @@& terms, answered as sets of
+ *	  doc ids over a source (a segment, the pending area), or per document.
+ *
+ * Each node is evaluated as a superset of its rows ("upper": every doc it
+ * may match) or a subset ("lower": every doc it surely matches), as NOT
+ * swaps the two; for an exact node both are its rows.  A phrase is "maybe"
+ * (upper: its operands' documents, a NOT inside it taken as any document,
+ * since "!a <-> b" may match a document that has a elsewhere; lower:
+ * none); so is a weighted term (upper: its list; lower: none).  That is
+ * what GIN's three-valued consistent function does (TS_EXEC_PHRASE_NO_POS).
+ *
+ * Sets are arrays or complements of arrays, combined without ever listing
+ * a complement: AND intersects its plain terms first through the source
+ * (shortest list first, skipping through long lists; the worker takes them
+ * when it is there), then the other operands, then subtracts its NOT
+ * operands (a plain term's list is searched, not decoded).  OR unions.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "tsearch/ts_utils.h"
+
+#include "cpu/cpu.h"
+#include "query/tsq.h"
+
+GqTree *
+gq_tree_new(void)
+{
+	GqTree	   *tree = palloc0(sizeof(GqTree));
+	GqNode	   *root = palloc0(sizeof(GqNode));
+
+	root->kind = GQ_AND;
+	root->exact = true;
+	tree->root = root;
+	return tree;
+}
+
+static void
+add_arg(GqNode *parent, GqNode *child)
+{
+	if (parent->nargs == 0)
+		parent->args = palloc(4 * sizeof(GqNode *));
+	else if ((parent->nargs & (parent->nargs - 1)) == 0 && parent->nargs >= 4)
+		parent->args = repalloc(parent->args, 2 * parent->nargs * sizeof(GqNode *));
+	parent->args[parent->nargs++] = child;
+	parent->exact &= child->exact;
+}
+
+static GqNode *
+term_node(const char *lex, int len, bool prefix, uint8 weight)
+{
+	GqNode	   *n = palloc0(sizeof(GqNode));
+
+	n->kind = GQ_TERM;
+	n->lex = lex;
+	n->len = len;
+	n->prefix = prefix;
+	n->weight = weight;
+	n->exact = weight == 0;
+	return n;
+}
+
+/* an AND or OR node's operand, flattened into it when of the same kind */
+static void
+add_flat(GqNode *parent, GqNode *child)
+{
+	if (child->kind == parent->kind && (child->kind == GQ_AND || child->kind == GQ_OR))
+	{
+		for (int i = 0; i < child->nargs; i++)
+			add_arg(parent, child->args[i]);
+		return;
+	}
+	add_arg(parent, child);
+}
+
+static GqNode *
+from_item(TSQuery query, QueryItem *item, GqTree *tree)
+{
+	GqNode	   *n;
+
+	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
+	if (item->type == QI_VAL)
+	{
+		QueryOperand *op = &item->qoperand;
+
+		tree->nterms++;
+		tree->nprefix += op->prefix ? 1 : 0;
+		return term_node(GETOPERAND(query) + op->distance, op->length, op->prefix, op->weight);
+	}
+	if (item->type != QI_OPR)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tsquery holds an item of unknown type %d", item->type)));
+	n = palloc0(sizeof(GqNode));
+	n->exact = true;
+	switch (item->qoperator.oper)
+	{
+		case OP_NOT:
+			n->kind = GQ_NOT;
+			add_arg(n, from_item(query, item + 1, tree));
+			return n;
+		case OP_AND:
+			n->kind = GQ_AND;
+			break;
+		case OP_OR:
+			n->kind = GQ_OR;
+			break;
+		case OP_PHRASE:
+			n->kind = GQ_PHRASE;
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tsquery holds an unknown operator %d", item->qoperator.oper)));
+	}
+	/* binary: the right operand follows, the left one is at an offset */
+	add_flat(n, from_item(query, item + item->qoperator.left, tree));
+	add_flat(n, from_item(query, item + 1, tree));
+	if (n->kind == GQ_PHRASE)
+		n->exact = false;
+	return n;
+}
+
+void
+gq_tree_add_lexemes(GqTree *tree, const GpxLexemes *terms)
+{
+	if (tree->root == NULL)
+		return;
+	for (int i = 0; i < terms->n; i++)
+		add_arg(tree->root, term_node(terms->lex[i], terms->len[i], false, 0));
+	tree->nterms += terms->n;
+}
+
+void
+gq_tree_add_tsquery(GqTree *tree, TSQuery query)
+{
+	if (tree->root == NULL)
+		return;
+	/* no lexeme (only stop words, or ''): nothing matches, as for @@ */
+	if (query->size == 0)
+	{
+		gq_tree_add_nothing(tree);
+		return;
+	}
+	add_flat(tree->root, from_item(query, GETQUERY(query), tree));
+	tree->recheck = !tree->root->exact;
+}
+
+void
+gq_tree_add_nothing(GqTree *tree)
+{
+	tree->root = NULL;
+	tree->recheck = false;
+}
+
+/* ---------------------------------------------------------------------------
+ * Sets
+ */
+
+static inline GqSet
+set_of(uint32 *docs, uint32 n, bool neg)
+{
+	GqSet		s = {docs, n, neg};
+
+	return s;
+}
+
+static inline bool
+set_empty(GqSet s)
+{
+	return !s.neg && s.n == 0;
+}
+
+static void
+set_free(GqSet *s)
+{
+	if (s->docs)
+		pfree(s->docs);
+	s->docs = NULL;
+	s->n = 0;
+}
+
+static uint32 *
+alloc_docs(uint64 n)
+{
+	return palloc_extended(Max(n, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+}
+
+/* a[0..na) less b[0..nb), in place in a */
+static uint32
+array_minus(uint32 *a, uint32 na, const uint32 *b, uint32 nb)
+{
+	uint32		i = 0;
+	uint32		j = 0;
+	uint32		k = 0;
+
+	for (; i < na; i++)
+	{
+		while (j < nb && b[j] < a[i])
+			j++;
+		if (j < nb && b[j] == a[i])
+			continue;
+		a[k++] = a[i];
+	}
+	return k;
+}
+
+/* a[0..na) and b[0..nb), in place in a (a search through the longer side when skewed) */
+static uint32
+array_and(uint32 *a, uint32 na, const uint32 *b, uint32 nb)
+{
+	return cpu_merge_intersect(a, na, b, nb, a, na);
+}
+
+/* the union of two arrays, freeing both */
+static GqSet
+union_arrays(GqSet a, GqSet b, bool neg)
+{
+	uint32	   *out;
+	uint32		n;
+
+	if (a.n == 0)
+	{
+		set_free(&a);
+		return set_of(b.docs, b.n, neg);
+	}
+	if (b.n == 0)
+	{
+		set_free(&b);
+		return set_of(a.docs, a.n, neg);
+	}
+	out = alloc_docs((uint64) a.n + b.n);
+	n = cpu_merge_union(a.docs, a.n, b.docs, b.n, out);
+	set_free(&a);
+	set_free(&b);
+	return set_of(out, n, neg);
+}
+
+/* a AND b, freeing both */
+static GqSet
+and_sets(GqSet a, GqSet b)
+{
+	if (!a.neg && !b.neg)
+	{
+		/* the shorter one is kept */
+		if (a.n > b.n)
+		{
+			GqSet		t = a;
+
+			a = b;
+			b = t;
+		}
+		a.n = array_and(a.docs, a.n, b.docs, b.n);
+		set_free(&b);
+		return a;
+	}
+	if (!a.neg)
+	{
+		a.n = array_minus(a.docs, a.n, b.docs, b.n);
+		set_free(&b);
+		return a;
+	}
+	if (!b.neg)
+	{
+		b.n = array_minus(b.docs, b.n, a.docs, a.n);
+		set_free(&a);
+		return b;
+	}
+	/* not x and not y: not (x or y) */
+	return union_arrays(a, b, true);
+}
+
+/* a OR b, freeing both */
+static GqSet
+or_sets(GqSet a, GqSet b)
+{
+	if (!a.neg && !b.neg)
+		return union_arrays(a, b, false);
+	if (a.neg && b.neg)
+	{
+		/* not x or not y: not (x and y) */
+		a.n = array_and(a.docs, a.n, b.docs, b.n);
+		set_free(&b);
+		return a;
+	}
+	if (a.neg)
+	{
+		/* not x or y: not (x less y) */
+		a.n = array_minus(a.docs, a.n, b.docs, b.n);
+		set_free(&b);
+		return a;
+	}
+	b.n = array_minus(b.docs, b.n, a.docs, a.n);
+	set_free(&a);
+	return b;
+}
+
+/* ---------------------------------------------------------------------------
+ * Evaluation
+ */
+
+static GqSet eval(const GqSource *src, const GqNode *node, bool upper, bool in_phrase);
+
+static bool
+plain_term(const GqNode *n)
+{
+	return n->kind == GQ_TERM && !n->prefix;
+}
+
+static int
+lexeme_ptr_cmp(const void *x, const void *y)
+{
+	const GqNode *a = *(const GqNode *const *) x;
+	const GqNode *b = *(const GqNode *const *) y;
+
+	return gpx_lexeme_cmp(a->lex, a->len, b->lex, b->len);
+}
+
+/*
+ * The AND node's plain terms that its evaluation takes as lists, sorted and
+ * distinct, in out (arrays palloc'd).  false: one of them is empty in this
+ * evaluation (a weighted term's lower set), so the AND is.
+ */
+static bool
+and_plain_terms(const GqNode *node, bool upper, GpxLexemes *out)
+{
+	GqNode	  **t = palloc(Max(node->nargs, 1) * sizeof(GqNode *));
+	int			n = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < node->nargs; i++)
+	{
+		const GqNode *c = node->args[i];
+
+		if (!plain_term(c))
+			continue;
+		if (!upper && !c->exact)
+		{
+			pfree(t);
+			return false;
+		}
+		t[n++] = (GqNode *) c;
+	}
+	if (n > 1)
+		qsort(t, n, sizeof(GqNode *), lexeme_ptr_cmp);
+	out->lex = palloc(Max(n, 1) * sizeof(char *));
+	out->len = palloc(Max(n, 1) * sizeof(int));
+	for (int i = 0; i < n; i++)
+	{
+		if (out->n > 0 && gpx_lexeme_cmp(out->lex[out->n - 1], out->len[out->n - 1], t[i]->lex, t[i]->len) == 0)
+			continue;
+		out->lex[out->n] = t[i]->lex;
+		out->len[out->n] = t[i]->len;
+		out->n++;
+	}
+	pfree(t);
+	return true;
+}
+
+static GqSet
+eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
+{
+	GpxLexemes	plain;
+	GqSet		acc = {NULL, 0, true};	/* every doc, so far */
+
+	if (!and_plain_terms(node, upper, &plain))
+		return set_of(NULL, 0, false);
+	if (plain.n > 0)
+	{
+		acc.neg = false;
+		acc.n = src->all_of(src->arg, &plain, &acc.docs);
+		if (acc.n == 0)
+			return acc;
+	}
+	/* the other positive operands */
+	for (int i = 0; i < node->nargs; i++)
+	{
+		const GqNode *c = node->args[i];
+
+		if (plain_term(c) || c->kind == GQ_NOT)
+			continue;
+		acc = and_sets(acc, eval(src, c, upper, in_phrase));
+		if (set_empty(acc))
+			return acc;
+	}
+	/* then NOT: in a phrase any document; a plain term's list searched, not decoded */
+	for (int i = 0; i < node->nargs && !in_phrase; i++)
+	{
+		const GqNode *c = node->args[i];
+		const GqNode *x = c->kind == GQ_NOT ? c->args[0] : NULL;
+
+		if (x == NULL)
+			continue;
+		if (plain_term(x) && !acc.neg)
+		{
+			/* NOT x needs x's other bound: a weighted x's lower one is empty */
+			if (!x->exact && upper)
+				continue;
+			acc.n = src->without(src->arg, x, acc.docs, acc.n);
+		}
+		else
+			acc = and_sets(acc, eval(src, c, upper, false));
+		if (set_empty(acc))
+			return acc;
+	}
+	return acc;
+}
+
+static GqSet
+eval(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
+{
+	GqSet		acc;
+
+	CHECK_FOR_INTERRUPTS();
+	check_stack_depth();
+	switch (node->kind)
+	{
+		case GQ_TERM:
+			if (!upper && !node->exact)
+				return set_of(NULL, 0, false);
+			acc.neg = false;
+			acc.n = src->docs_of(src->arg, node, &acc.docs);
+			return acc;
+		case GQ_NOT:
+			if (in_phrase)
+				return set_of(NULL, 0, true);
+			acc = eval(src, node->args[0], !upper, false);
+			acc.neg = !acc.neg;
+			return acc;
+		case GQ_PHRASE:
+			if (!upper)
+				return set_of(NULL, 0, false);
+			return eval_and(src, node, true, true);
+		case GQ_AND:
+			return eval_and(src, node, upper, in_phrase);
+		case GQ_OR:
+			acc = set_of(NULL, 0, false);
+			for (int i = 0; i < node->nargs; i++)
+				acc = or_sets(acc, eval(src, node->args[i], upper, in_phrase));
+			return acc;
+	}
+	elog(ERROR, "gpuidx: unknown query node %d", (int) node->kind);
+	pg_unreachable();
+}
+
+uint32
+gq_tree_eval(const GqTree *tree, const GqSource *src, uint32 **docs)
+{
+	GqSet		s;
+	uint32	   *all;
+	uint32		n = 0;
+	uint32		j = 0;
+
+	*docs = NULL;
+	if (tree->root == NULL || src->universe == 0)
+		return 0;
+	s = eval(src, tree->root, true, false);
+	if (!s.neg)
+	{
+		if (s.n == 0)
+			set_free(&s);
+		*docs = s.docs;
+		return s.n;
+	}
+	/* every doc of the source but those */
+	all = alloc_docs((uint64) src->universe - Min(s.n, src->universe));
+	for (uint32 d = 0; d < src->universe; d++)
+	{
+		if (j < s.n && s.docs[j] == d)
+		{
+			j++;
+			continue;
+		}
+		all[n++] = d;
+		if ((d & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	set_free(&s);
+	if (n == 0)
+	{
+		pfree(all);
+		all = NULL;
+	}
+	*docs = all;
+	return n;
+}
+
+bool
+gq_tree_needs_all(const GqTree *tree)
+{
+	const GqNode *r = tree->root;
+
+	/* the common shapes: a lone NOT, or an OR with a NOT */
+	if (r == NULL)
+		return false;
+	if (r->kind == GQ_AND && r->nargs == 1)
+		r = r->args[0];
+	if (r->kind == GQ_NOT)
+		return true;
+	if (r->kind == GQ_AND)
+	{
+		for (int i = 0; i < r->nargs; i++)
+			if (r->args[i]->kind != GQ_NOT)
+				return false;
+		return true;
+	}
+	if (r->kind == GQ_OR)
+		for (int i = 0; i < r->nargs; i++)
+			if (r->args[i]->kind == GQ_NOT)
+				return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------------------
+ * One document at a time: the same three-valued logic
+ */
+
+typedef enum Tern
+{
+	TERN_NO = 0,
+	TERN_MAYBE = 1,
+	TERN_YES = 2
+} Tern;
+
+static Tern
+tern(const GqNode *node, gq_has_fn has, void *arg, bool in_phrase)
+{
+	Tern		r;
+
+	check_stack_depth();
+	switch (node->kind)
+	{
+		case GQ_TERM:
+			if (!has(arg, node->lex, node->len, node->prefix))
+				return TERN_NO;
+			return node->exact && !in_phrase ? TERN_YES : TERN_MAYBE;
+		case GQ_NOT:
+			if (in_phrase)
+				return TERN_MAYBE;
+			return (Tern) (TERN_YES - tern(node->args[0], has, arg, false));
+		case GQ_PHRASE:
+		case GQ_AND:
+			r = TERN_YES;
+			for (int i = 0; i < node->nargs && r != TERN_NO; i++)
+				r = Min(r, tern(node->args[i], has, arg, in_phrase || node->kind == GQ_PHRASE));
+			return node->kind == GQ_PHRASE ? Min(r, TERN_MAYBE) : r;
+		case GQ_OR:
+			r = TERN_NO;
+			for (int i = 0; i < node->nargs && r != TERN_YES; i++)
+				r = Max(r, tern(node->args[i], has, arg, in_phrase));
+			return r;
+	}
+	elog(ERROR, "gpuidx: unknown query node %d", (int) node->kind);
+	pg_unreachable();
+}
+
+bool
+gq_tree_candidate(const GqTree *tree, gq_has_fn has, void *arg)
+{
+	return tree->root != NULL && tern(tree->root, has, arg, false) != TERN_NO;
+}
+
+/* ---------------------------------------------------------------------------
+ * Estimates
+ */
+
+static int
+double_cmp(const void *x, const void *y)
+{
+	double		a = *(const double *) x;
+	double		b = *(const double *) y;
+
+	return (a > b) - (a < b);
+}
+
+static double
+node_selectivity(const GqNode *node, double (*freq) (void *arg, const GqNode *term), void *arg)
+{
+	double	   *p;
+	double		sel;
+	double		exponent = 1.0;
+
+	check_stack_depth();
+	switch (node->kind)
+	{
+		case GQ_TERM:
+			return Min(Max(freq(arg, node), 0.0), 1.0);
+		case GQ_NOT:
+			return 1.0 - node_selectivity(node->args[0], freq, arg);
+		case GQ_OR:
+			sel = 1.0;
+			for (int i = 0; i < node->nargs; i++)
+				sel *= 1.0 - node_selectivity(node->args[i], freq, arg);
+			return 1.0 - sel;
+		case GQ_AND:
+		case GQ_PHRASE:
+			/* correlated words: exponential backoff, the rarest first (cost.c) */
+			p = palloc(Max(node->nargs, 1) * sizeof(double));
+			for (int i = 0; i < node->nargs; i++)
+				p[i] = node_selectivity(node->args[i], freq, arg);
+			qsort(p, node->nargs, sizeof(double), double_cmp);
+			sel = 1.0;
+			for (int i = 0; i < node->nargs; i++)
+			{
+				sel *= pow(p[i], exponent);
+				exponent /= 2;
+			}
+			pfree(p);
+			return sel;
+	}
+	return 1.0;
+}
+
+double
+gq_tree_selectivity(const GqTree *tree, double (*freq) (void *arg, const GqNode *term), void *arg)
+{
+	if (tree->root == NULL || tree->root->nargs == 0)
+		return tree->root == NULL ? 0.0 : 1.0;
+	return node_selectivity(tree->root, freq, arg);
+}

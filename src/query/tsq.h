@@ -1,0 +1,120 @@
+/*
+ * tsq.h
+ *	  Query trees: PostgreSQL's tsquery (AND, OR, NOT at any depth, prefix
+ *	  terms, phrases, weights) and the terms of @@& keys, ANDed into one
+ *	  tree, answered from the index as sets of doc ids.
+ *
+ * The index holds which documents have a lexeme, not where or with which
+ * weight, so a tree is answered as GIN answers it (three-valued): a phrase
+ * or a weighted term is "maybe" for every document that has its lexemes,
+ * and the rows the index finds are then rechecked by the operator on the
+ * heap.  A tree without phrases and weights is exact.  Each node evaluates
+ * to a set that is a superset of its true rows (the candidates) or a subset
+ * (under NOT: NOT of a superset is a subset), either as a sorted array or
+ * as the complement of one, so that "!a", "!a | b" and "a & !b" cost no
+ * more than their lists: only a tree whose root is a complement reads the
+ * segment's whole doc range (all documents minus the set).
+ */
+#ifndef GPUIDX_QUERY_TSQ_H
+#define GPUIDX_QUERY_TSQ_H
+
+#include "postgres.h"
+
+#include "tsearch/ts_type.h"
+
+#include "text/tokenize.h"
+
+typedef enum GqNodeKind
+{
+	GQ_TERM,
+	GQ_AND,
+	GQ_OR,
+	GQ_NOT,
+	GQ_PHRASE					/* its operands' documents, positions unchecked */
+} GqNodeKind;
+
+typedef struct GqNode
+{
+	GqNodeKind	kind;
+	bool		exact;			/* no phrase or weight within: no recheck needed */
+	/* GQ_TERM */
+	const char *lex;
+	int			len;
+	bool		prefix;			/* every term that starts with lex */
+	uint8		weight;			/* tsquery weight mask; 0: any */
+	/* operators: their operands (AND and OR flattened) */
+	int			nargs;
+	struct GqNode **args;
+} GqNode;
+
+typedef struct GqTree
+{
+	GqNode	   *root;			/* NULL: nothing matches (an empty tsquery, a NULL key) */
+	bool		recheck;		/* the rows found are candidates: recheck each */
+	int			nterms;			/* term nodes */
+	int			nprefix;		/* of them prefix terms */
+} GqTree;
+
+/* a tree ANDing what is added to it */
+extern GqTree *gq_tree_new(void);
+/* the terms of a @@& query, all required */
+extern void gq_tree_add_lexemes(GqTree *tree, const GpxLexemes *terms);
+/* a tsquery (detoasted); an empty one matches nothing */
+extern void gq_tree_add_tsquery(GqTree *tree, TSQuery query);
+/* nothing can match */
+extern void gq_tree_add_nothing(GqTree *tree);
+
+/*
+ * A set of doc ids (ascending, distinct) of a universe [0, universe): the
+ * docs themselves, or, when neg, every doc of the universe but them.
+ */
+typedef struct GqSet
+{
+	uint32	   *docs;
+	uint32		n;
+	bool		neg;
+} GqSet;
+
+/*
+ * Where the sets come from: a segment's lists, or the pending area's
+ * per-lexeme entry ordinals.  Every array returned is palloc'd and becomes
+ * the evaluator's.
+ */
+typedef struct GqSource
+{
+	void	   *arg;
+	uint32		universe;
+	/* docs having every term (plain lexemes, distinct), in *docs; returns how many */
+	uint32		(*all_of) (void *arg, const GpxLexemes *terms, uint32 **docs);
+	/* docs having the term, or any term with its prefix */
+	uint32		(*docs_of) (void *arg, const GqNode *term, uint32 **docs);
+	/* docs[0..n) less those having the (plain) term, in place; returns how many remain */
+	uint32		(*without) (void *arg, const GqNode *term, uint32 *docs, uint32 n);
+} GqSource;
+
+/*
+ * The tree's candidates in one source (a superset of the true rows when
+ * tree->recheck, else exactly them): returns how many, in *docs (palloc'd,
+ * NULL when none).
+ */
+extern uint32 gq_tree_eval(const GqTree *tree, const GqSource *src, uint32 **docs);
+
+/*
+ * One document's answer (the pending area read entry by entry): has(arg,
+ * lex, len, prefix) says whether it has the lexeme (or one with that
+ * prefix).  True when it is a candidate.
+ */
+typedef bool (*gq_has_fn) (void *arg, const char *lex, int len, bool prefix);
+extern bool gq_tree_candidate(const GqTree *tree, gq_has_fn has, void *arg);
+
+/* the tree's selectivity from its terms' frequencies, freq(arg, term) in [0, 1] */
+extern double gq_tree_selectivity(const GqTree *tree, double (*freq) (void *arg, const GqNode *term),
+								  void *arg);
+
+/* does the tree's root need every document (a complement)? */
+extern bool gq_tree_needs_all(const GqTree *tree);
+
+/* plain terms first, as the AND of a tree needs them */
+extern void gq_node_lexemes(const GqNode *and_node, GpxLexemes *out);
+
+#endif							/* GPUIDX_QUERY_TSQ_H */
