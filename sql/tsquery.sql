@@ -1,0 +1,150 @@
+-- tsvector @@ tsquery through a gpuidx index: the queries written for GIN,
+-- unchanged.  Every answer is compared with a sequential scan's.
+CREATE EXTENSION IF NOT EXISTS gpuidx;
+SET gpuidx.text_config = 'english';
+
+CREATE TABLE tq (id int PRIMARY KEY, title text, body text, tsv tsvector);
+INSERT INTO tq (id, title, body)
+SELECT g,
+       (ARRAY['Postgres indexes', 'GPU search', 'Data structures', 'Cooking'])[1 + g % 4],
+       (ARRAY['the postgres database answers queries',
+              'a gpu database engine searches posting lists',
+              'sorted data in compressed lists',
+              'apple pie with red cherries',
+              'mysql or postgres: which database',
+              'the the the',
+              ''])[1 + g % 7] || ' w' || (g % 11)
+FROM generate_series(1, 3000) g;
+UPDATE tq SET tsv = setweight(to_tsvector('english', title), 'A') || to_tsvector('english', body);
+INSERT INTO tq VALUES (3001, NULL, NULL, NULL);
+CREATE INDEX tq_body ON tq USING gpuidx (to_tsvector('english', body));
+CREATE INDEX tq_tsv ON tq USING gpuidx (tsv);
+ANALYZE tq;
+
+-- the same rows as a sequential scan: every query of the table, through the index and without
+CREATE TABLE tq_queries (qid serial, q tsquery);
+INSERT INTO tq_queries (q) VALUES
+  ('postgres & database'), ('postgres | gpu'), ('!postgres'), ('!postgres | gpu'),
+  ('databas:*'), ('p:*'), ('w1:*'), ('!w1:*'), ('zzz:*'),
+  ('gpu <-> databas'), ('databas <-> gpu'), ('postgr <2> answer'), ('!(gpu <-> databas)'),
+  ('postgr:A'), ('postgr:D'), ('postgr:AB & databas'), ('gpu:*A'),
+  ('(postgr | gpu) & !(mysql | engin)'), ('!w1 & !w2 & !w3'), ('postgr & !postgr'),
+  ('!!postgr'), ('(!postgr <-> databas) | w5'), ('lists & !(sort & compress)'),
+  ('nothing_here'), ('nothing_here | w7'), (''), ('!nothing_here');
+
+CREATE FUNCTION tq_ids(col text, q tsquery) RETURNS int[] LANGUAGE plpgsql AS $$
+DECLARE r int[];
+BEGIN
+  IF col = 'body' THEN
+    SELECT array_agg(id ORDER BY id) INTO r FROM tq WHERE to_tsvector('english', body) @@ q;
+  ELSE
+    SELECT array_agg(id ORDER BY id) INTO r FROM tq WHERE tsv @@ q;
+  END IF;
+  RETURN coalesce(r, '{}');
+END $$;
+
+CREATE TEMP TABLE tq_ref (col text, qid int, ids int[]);
+CREATE FUNCTION tq_compare(label text) RETURNS TABLE (what text, queries bigint, same bigint, nonempty bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE tq_ref;
+  SET LOCAL enable_indexscan = off;
+  SET LOCAL enable_bitmapscan = off;
+  SET LOCAL gpuidx.enable_customscan = off;
+  INSERT INTO tq_ref SELECT c, qid, tq_ids(c, q) FROM tq_queries, unnest(ARRAY['body', 'tsv']) c;
+  RESET enable_indexscan;
+  RESET enable_bitmapscan;
+  RESET gpuidx.enable_customscan;
+  SET LOCAL enable_seqscan = off;
+  -- bitmap scans, then plain index scans
+  RETURN QUERY
+    SELECT label || ' bitmap', count(*), count(*) FILTER (WHERE r.ids = tq_ids(r.col, q.q)),
+           count(*) FILTER (WHERE r.ids <> '{}')
+    FROM tq_ref r JOIN tq_queries q USING (qid);
+  SET LOCAL enable_bitmapscan = off;
+  RETURN QUERY
+    SELECT label || ' index scan', count(*), count(*) FILTER (WHERE r.ids = tq_ids(r.col, q.q)),
+           count(*) FILTER (WHERE r.ids <> '{}')
+    FROM tq_ref r JOIN tq_queries q USING (qid);
+END $$;
+
+SELECT * FROM tq_compare('built');
+
+-- the plans: a bitmap scan of the gpuidx index, rechecking only phrases and weights
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE to_tsvector('english', body) @@ to_tsquery('english', 'postgres & !mysql');
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE tsv @@ websearch_to_tsquery('english', '"gpu database" or postgres -mysql');
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE to_tsquery('english', 'data:*') @@ tsv;
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE tsv @@@ plainto_tsquery('english', 'sorted lists');
+RESET enable_seqscan;
+
+-- rows the recheck removes show in EXPLAIN ANALYZE: "gpu <-> database" has candidates that are not phrases
+CREATE FUNCTION tq_removed(q tsquery) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; r text := 'none';
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM tq WHERE tsv @@ %L::tsquery', q) LOOP
+    IF line ~ 'Rows Removed by Index Recheck' THEN r := trim(line); END IF;
+  END LOOP;
+  RETURN r;
+END $$;
+SELECT tq_removed('databas <-> gpu') AS phrase, tq_removed('gpu <-> databas') AS exact_phrase,
+       tq_removed('postgr:A') AS weight, tq_removed('postgr & databas') AS plain;
+
+-- every form of the query value: the functions, a parameter in a generic plan, a join column
+SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ to_tsquery('english', 'postgres & database');
+SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ plainto_tsquery('english', 'compressed lists');
+SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ phraseto_tsquery('english', 'gpu database engine');
+SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ websearch_to_tsquery('english', '"posting lists" or cherries -apple');
+SELECT count(*) FROM tq WHERE tsv @@ websearch_to_tsquery('english', 'postgres -mysql');
+SET plan_cache_mode = force_generic_plan;
+PREPARE tq_by(tsquery) AS SELECT count(*) FROM tq WHERE tsv @@ $1;
+EXPLAIN (COSTS OFF) EXECUTE tq_by('gpu');
+EXECUTE tq_by('gpu & !engin');
+EXECUTE tq_by('!gpu');
+EXECUTE tq_by(NULL);
+PREPARE tq_web(text) AS SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ websearch_to_tsquery('english', $1);
+EXPLAIN (COSTS OFF) EXECUTE tq_web('postgres');
+EXECUTE tq_web('"compressed lists" or mysql');
+RESET plan_cache_mode;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT q.qid, count(tq.id)
+FROM tq_queries q JOIN tq ON tq.tsv @@ q.q
+WHERE q.qid IN (2, 3, 5, 10)
+GROUP BY q.qid ORDER BY q.qid;
+SELECT q.qid, count(tq.id)
+FROM tq_queries q JOIN tq ON tq.tsv @@ q.q
+WHERE q.qid IN (2, 3, 5, 10)
+GROUP BY q.qid ORDER BY q.qid;
+RESET enable_seqscan;
+-- NULL and empty queries match nothing, as for GIN
+SELECT count(*) FROM tq WHERE tsv @@ NULL::tsquery;
+SELECT count(*) FROM tq WHERE tsv @@ to_tsquery('english', 'the');
+-- an @@& key and a tsquery key together are ANDed
+SET enable_seqscan = off;
+SELECT count(*) FROM tq WHERE tsv @@& 'postgres' AND tsv @@ to_tsquery('english', '!mysql');
+RESET enable_seqscan;
+
+-- new rows in the pending area, updates and deletes, then VACUUM
+INSERT INTO tq (id, title, body)
+SELECT g, 'New', (ARRAY['postgres gpu database', 'data lists', 'red cherries'])[1 + g % 3]
+FROM generate_series(3002, 3300) g;
+UPDATE tq SET tsv = setweight(to_tsvector('english', title), 'A') || to_tsvector('english', body) WHERE id > 3001;
+UPDATE tq SET body = 'mysql engine' WHERE id % 10 = 0;
+DELETE FROM tq WHERE id % 17 = 0;
+SELECT * FROM tq_compare('pending');
+VACUUM tq;
+SELECT * FROM tq_compare('vacuumed');
+INSERT INTO tq (id, title, body, tsv)
+SELECT g, 'Later', 'gpu lists', setweight(to_tsvector('english', 'Later'), 'A') || to_tsvector('english', 'gpu lists')
+FROM generate_series(3301, 3400) g;
+SELECT gpuidx_merge_pending('tq_body') AS merged, gpuidx_merge_pending('tq_tsv') AS merged;
+SELECT * FROM tq_compare('merged');
+
+-- the operator class holds @@ and @@@ by strategy
+SELECT amopstrategy, amopopr::regoperator FROM pg_amop
+WHERE amopfamily = (SELECT opcfamily FROM pg_opclass WHERE opcname = 'gpuidx_tsvector_ops')
+ORDER BY amopstrategy;
+
+DROP TABLE tq, tq_queries, tq_ref;
+DROP FUNCTION tq_ids, tq_compare, tq_removed;
