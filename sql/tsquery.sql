@@ -56,40 +56,51 @@ BEGIN
   RESET enable_bitmapscan;
   RESET gpuidx.enable_customscan;
   SET LOCAL enable_seqscan = off;
-  -- bitmap scans, then plain index scans
+  -- the custom scan, then bitmap scans
   RETURN QUERY
-    SELECT label || ' bitmap', count(*), count(*) FILTER (WHERE r.ids = tq_ids(r.col, q.q)),
+    SELECT label || ' custom scan', count(*), count(*) FILTER (WHERE r.ids = tq_ids(r.col, q.q)),
            count(*) FILTER (WHERE r.ids <> '{}')
     FROM tq_ref r JOIN tq_queries q USING (qid);
-  SET LOCAL enable_bitmapscan = off;
+  SET LOCAL gpuidx.enable_customscan = off;
   RETURN QUERY
-    SELECT label || ' index scan', count(*), count(*) FILTER (WHERE r.ids = tq_ids(r.col, q.q)),
+    SELECT label || ' bitmap', count(*), count(*) FILTER (WHERE r.ids = tq_ids(r.col, q.q)),
            count(*) FILTER (WHERE r.ids <> '{}')
     FROM tq_ref r JOIN tq_queries q USING (qid);
 END $$;
 
 SELECT * FROM tq_compare('built');
 
--- the plans: a bitmap scan of the gpuidx index, rechecking only phrases and weights
+-- the plans: the gpuidx custom scan, or a bitmap scan of the gpuidx index,
+-- rechecking only phrases and weights
 SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE to_tsvector('english', body) @@ to_tsquery('english', 'postgres & !mysql');
+SET gpuidx.enable_customscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE to_tsvector('english', body) @@ to_tsquery('english', 'postgres & !mysql');
 EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE tsv @@ websearch_to_tsquery('english', '"gpu database" or postgres -mysql');
 EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE to_tsquery('english', 'data:*') @@ tsv;
 EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE tsv @@@ plainto_tsquery('english', 'sorted lists');
+RESET gpuidx.enable_customscan;
 RESET enable_seqscan;
 
 -- rows the recheck removes show in EXPLAIN ANALYZE: "gpu <-> database" has candidates that are not phrases
-CREATE FUNCTION tq_removed(q tsquery) RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION tq_removed(q tsquery, custom bool) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; r text := 'none';
 BEGIN
   SET LOCAL enable_seqscan = off;
+  PERFORM set_config('gpuidx.enable_customscan', custom::text, true);
   FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM tq WHERE tsv @@ %L::tsquery', q) LOOP
     IF line ~ 'Rows Removed by Index Recheck' THEN r := trim(line); END IF;
   END LOOP;
   RETURN r;
 END $$;
-SELECT tq_removed('databas <-> gpu') AS phrase, tq_removed('gpu <-> databas') AS exact_phrase,
-       tq_removed('postgr:A') AS weight, tq_removed('postgr & databas') AS plain;
+SELECT custom, tq_removed('databas <-> gpu', custom) AS phrase, tq_removed('gpu <-> databas', custom) AS exact_phrase,
+       tq_removed('postgr:A', custom) AS weight, tq_removed('postgr & databas', custom) AS plain
+FROM unnest(ARRAY[false, true]) custom;
+SET enable_seqscan = off;
+SELECT count(*) FROM tq WHERE tsv @@ 'databas <-> gpu';
+SELECT count(*) FROM tq WHERE tsv @@ 'gpu <-> databas';
+SELECT id FROM tq WHERE tsv @@ 'gpu <-> databas' ORDER BY id LIMIT 3;
+RESET enable_seqscan;
 
 -- every form of the query value: the functions, a parameter in a generic plan, a join column
 SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ to_tsquery('english', 'postgres & database');
@@ -148,3 +159,4 @@ ORDER BY amopstrategy;
 
 DROP TABLE tq, tq_queries, tq_ref;
 DROP FUNCTION tq_ids, tq_compare, tq_removed;
+RESET gpuidx.text_config;

@@ -444,6 +444,21 @@ gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 	return c;
 }
 
+static void pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg);
+
+/* a query tree's candidates, a segment's at a time (all of them: no limit) */
+GqCursor *
+gq_cursor_begin_tree(GqIndex *gq, const GqTree *tree)
+{
+	GqCursor   *c = palloc0(sizeof(GqCursor));
+
+	c->gq = gq;
+	c->tree = tree;
+	c->tids = palloc(TID_BATCH * sizeof(ItemPointerData));
+	c->done = tree->root == NULL;
+	return c;
+}
+
 /* the first index of docs[0..n) past doc (docs ascend) */
 static uint32
 docs_after(const uint32 *docs, uint32 n, uint32 doc)
@@ -475,6 +490,12 @@ cursor_segment(GqCursor *c, int s, bool again)
 
 	if (c->docs)
 		pfree(c->docs);
+	if (c->tree != NULL)
+	{
+		c->ndocs = c->seg_total = gq_segment_tree_docs(c->gq, s, c->tree, &c->docs);
+		c->dpos = 0;
+		return;
+	}
 	c->ndocs = segment_matches(c->gq, s, &c->terms,
 							   again || c->limit == 0 ? GPUIDX_RESULT_IDS : c->limit,
 							   &c->docs, &c->seg_total);
@@ -517,7 +538,10 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 		}
 		if (!c->pending_read)
 		{
-			pending_matches(c->gq, &c->terms, collect_pending, c);
+			if (c->tree != NULL)
+				pending_tree_matches(c->gq, c->tree, collect_pending, c);
+			else
+				pending_matches(c->gq, &c->terms, collect_pending, c);
 			c->pending_read = true;
 			if (c->npending > 0)
 			{

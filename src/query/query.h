@@ -55,6 +55,7 @@ typedef struct GqCursor
 {
 	GqIndex    *gq;
 	GpxLexemes	terms;
+	const struct GqTree *tree;	/* or a query tree's candidates */
 	uint32		limit;
 	int			seg;			/* the next segment to query */
 	uint32	   *docs;			/* the current segment's matches (or the first of them) */
@@ -70,6 +71,7 @@ typedef struct GqCursor
 } GqCursor;
 
 extern GqCursor *gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit);
+extern GqCursor *gq_cursor_begin_tree(GqIndex *gq, const struct GqTree *tree);
 extern bool gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids);
 /* on to the pending area (the segments were counted another way) */
 extern void gq_cursor_skip_segments(GqCursor *c);

@@ -48,6 +48,7 @@
 
 #include "am/gpuidx_am.h"
 #include "query/query.h"
+#include "query/tsq.h"
 #include "scan/customscan.h"
 #include "worker/worker.h"
 
@@ -118,6 +119,10 @@ typedef struct GpxScanState
 	MemoryContext cxt;			/* the cursor's memory, reset on rescan */
 	GqIndex    *gq;
 	GqCursor   *cursor;
+	bool		tsquery;		/* the clause is "tsvector @@ tsquery" */
+	GqTree	   *tree;			/* then its query tree */
+	bool		recheck;		/* its rows are candidates: the clause checks each */
+	uint64		removed;		/* rows the check removed */
 	bool		started;
 	bool		skip_visible;	/* count_only, and nothing has changed the index since gq_open */
 	ItemPointerData *batch;		/* the cursor's current batch of matches */
@@ -153,26 +158,40 @@ clause_var(OpExpr *op, Node **query)
 }
 
 /*
- * Is the clause "column @@& query" that the index answers?  The operator is
- * known as the search strategy of the index's operator family, never by
- * its name or its function's (any role can create an operator or function
- * of any name in its temporary schema); the column is the index's; the
- * query is free of the relation's Vars and of volatility.
+ * Is the clause "column @@& query" or "column @@ tsquery" that the index
+ * answers (*tsquery says which)?  The operator is known as a search
+ * strategy of the index's operator family, never by its name or its
+ * function's (any role can create an operator or function of any name in
+ * its temporary schema); the column is the index's, or the expression the
+ * index is on; the query is free of the relation's Vars and of volatility.
  */
 static bool
-match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query)
+match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, bool *tsquery)
 {
 	OpExpr	   *op;
 	Var		   *var;
+	int			strategy;
 
 	if (!IsA(rinfo->clause, OpExpr))
 		return false;
 	op = (OpExpr *) rinfo->clause;
-	if (list_length(op->args) != 2 ||
-		get_op_opfamily_strategy(op->opno, ix->opfamily[0]) != GPX_STRATEGY_MATCH)
+	if (list_length(op->args) != 2)
 		return false;
+	strategy = get_op_opfamily_strategy(op->opno, ix->opfamily[0]);
+	if (strategy != GPX_STRATEGY_MATCH && !GPX_IS_TSQUERY_STRATEGY(strategy))
+		return false;
+	*tsquery = strategy != GPX_STRATEGY_MATCH;
 	var = clause_var(op, query);
-	if (var == NULL || var->varno != relid || var->varlevelsup != 0 || var->varattno != ix->indexkeys[0])
+	if (ix->indexkeys[0] == 0)
+	{
+		Node	   *left = linitial(op->args);
+
+		while (IsA(left, RelabelType))
+			left = (Node *) ((RelabelType *) left)->arg;
+		if (ix->indexprs == NIL || !equal(left, linitial(ix->indexprs)))
+			return false;
+	}
+	else if (var == NULL || var->varno != relid || var->varlevelsup != 0 || var->varattno != ix->indexkeys[0])
 		return false;
 	/* constants and parameters only: the same query for the whole scan (or rescan) */
 	return !contain_var_clause(*query) && !contain_volatile_functions(*query);
@@ -214,9 +233,8 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 		uint32		nsegments = 0;
 		ListCell   *lc2;
 
-		/* a gpuidx index (known by its routine) on one column, not partial */
-		if (ix->amcostestimate != gpx_costestimate || ix->nkeycolumns != 1 || ix->indexkeys[0] == 0 ||
-			ix->indpred != NIL)
+		/* a gpuidx index (known by its routine) on one column or expression, not partial */
+		if (ix->amcostestimate != gpx_costestimate || ix->nkeycolumns != 1 || ix->indpred != NIL)
 			continue;
 		foreach(lc2, rel->baserestrictinfo)
 		{
@@ -236,8 +254,9 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			QualCost	match_cost;
 			BitmapHeapPath *bpath;
 			ListCell   *lc3;
+			bool		tsquery;
 
-			if (!match_clause(rinfo, rti, ix, &query))
+			if (!match_clause(rinfo, rti, ix, &query, &tsquery))
 				continue;
 			if (answers < 0)
 			{
@@ -301,8 +320,8 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			cpath->path.total_cost = Max(unchecked * factor, cpath->path.startup_cost);
 			cpath->flags = 0;
 			cpath->custom_paths = NIL;
-			cpath->custom_private = list_make4(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
-											   makeInteger(limit_hint(root, rel, other)));
+			cpath->custom_private = list_make5(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
+											   makeInteger(limit_hint(root, rel, other)), makeBoolean(tsquery));
 			cpath->methods = &path_methods;
 			add_path(rel, &cpath->path);
 		}
@@ -408,9 +427,10 @@ plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->flags = best_path->flags;
 	/* the query expression, where setrefs fixes its Params */
 	cscan->custom_exprs = list_make2(lsecond(((OpExpr *) chosen->clause)->args), chosen->clause);
-	cscan->custom_private = list_make3(linitial(best_path->custom_private),
+	cscan->custom_private = list_make4(linitial(best_path->custom_private),
 									   lsecond(best_path->custom_private),
-									   lfourth(best_path->custom_private));
+									   lfourth(best_path->custom_private),
+									   list_nth(best_path->custom_private, 4));
 	cscan->methods = &plan_methods;
 	return &cscan->scan.plan;
 }
@@ -460,8 +480,10 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	{
 		Path	   *p = lfirst(lc);
 
+		/* counted in the scan: @@& on a column (a tsquery's rows may need their check) */
 		if (IsA(p, CustomPath) && ((CustomPath *) p)->methods == &path_methods &&
-			boolVal(lsecond(((CustomPath *) p)->custom_private)))
+			boolVal(lsecond(((CustomPath *) p)->custom_private)) &&
+			!boolVal(list_nth(((CustomPath *) p)->custom_private, 4)))
 			scan = (CustomPath *) p;
 	}
 	if (scan == NULL)
@@ -471,6 +493,8 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 		return;
 	/* the scan path was made from this clause, which its index answers */
 	var = clause_var((OpExpr *) rinfo->clause, &query);
+	if (var == NULL)
+		return;					/* an expression index: counted by an Aggregate */
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -525,9 +549,15 @@ create_scan_state(CustomScan *cscan)
 	s->css.methods = &exec_methods;
 	s->indexoid = intVal(linitial(cscan->custom_private));
 	s->count_only = boolVal(lsecond(cscan->custom_private));
-	/* a row scan: (index, count_only, limit); the counting one: (index, true, table, column, function) */
-	if (list_length(cscan->custom_private) == 3)
+	/*
+	 * a row scan: (index, count_only, limit, tsquery); the counting one:
+	 * (index, true, table, column, function)
+	 */
+	if (list_length(cscan->custom_private) == 4)
+	{
 		s->limit = (uint32) intVal(lthird(cscan->custom_private));
+		s->tsquery = boolVal(lfourth(cscan->custom_private));
+	}
 	else
 	{
 		s->aggregate = true;
@@ -602,7 +632,16 @@ start(GpxScanState *s)
 		MemoryContextSwitchTo(old);
 		return;
 	}
-	if (!isnull)
+	if (s->tsquery)
+	{
+		s->tree = gq_tree_new();
+		if (isnull)
+			gq_tree_add_nothing(s->tree);
+		else
+			gq_tree_add_tsquery(s->tree, DatumGetTSQuery(s->query_value));
+		s->recheck = s->tree->recheck;
+	}
+	else if (!isnull)
 		gpx_query_terms(cfg, DatumGetTextPP(q), &terms);
 
 	/*
@@ -613,8 +652,9 @@ start(GpxScanState *s)
 	PredicateLockRelation(s->index, s->css.ss.ps.state->es_snapshot);
 	pgstat_count_index_scan(s->index);
 	s->gq = gq_open(s->index);
-	s->cursor = gq_cursor_begin(s->gq, &terms, s->limit);
-	s->skip_visible = s->count_only && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
+	s->cursor = s->tree ? gq_cursor_begin_tree(s->gq, s->tree) : gq_cursor_begin(s->gq, &terms, s->limit);
+	/* a row checked is a row read */
+	s->skip_visible = s->count_only && !s->recheck && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
 	MemoryContextSwitchTo(old);
 }
 
@@ -719,8 +759,21 @@ next_tuple(ScanState *ss)
 		}
 		return ExecClearTuple(slot);
 	}
-	if (!next_match(s, &unread))
-		return ExecClearTuple(slot);
+	for (;;)
+	{
+		ExprContext *econtext = ss->ps.ps_ExprContext;
+
+		if (!next_match(s, &unread))
+			return ExecClearTuple(slot);
+		if (!s->recheck)
+			break;
+		/* a phrase or a weight: the clause decides (no row is unread then) */
+		econtext->ecxt_scantuple = slot;
+		if (ExecQualAndReset(s->match_qual, econtext))
+			break;
+		s->removed++;
+		CHECK_FOR_INTERRUPTS();
+	}
 	if (unread)
 	{
 		/* no column is read, but WHERE CURRENT OF reads the row's TID */
@@ -1054,6 +1107,8 @@ reset_cursor(GpxScanState *s)
 		gq_close(s->gq);
 	}
 	s->started = false;
+	s->tree = NULL;
+	s->recheck = false;
 	s->batch = NULL;
 	s->nbatch = s->bpos = 0;
 	s->unread = NULL;
@@ -1104,6 +1159,8 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyUInteger("Index Matches", NULL, s->tids, es);
 		ExplainPropertyUInteger("Heap Fetches", NULL, s->heap_fetches, es);
+		if (s->tsquery)
+			ExplainPropertyUInteger("Rows Removed by Index Recheck", NULL, s->removed, es);
 		if (s->count_only)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
 		if (s->aggregate)
@@ -1122,7 +1179,7 @@ void
 gpx_customscan_init(void)
 {
 	DefineCustomBoolVariable("gpuidx.enable_customscan",
-							 "Lets the planner answer @@& on a gpuidx-indexed column with the gpuidx custom scan.",
+							 "Lets the planner answer @@& and @@ tsquery on a gpuidx-indexed column or expression with the gpuidx custom scan.",
 							 NULL, &gpx_enable_customscan, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&plan_methods);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
