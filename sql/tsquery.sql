@@ -128,6 +128,24 @@ FROM tq_queries q JOIN tq ON tq.tsv @@ q.q
 WHERE q.qid IN (2, 3, 5, 10)
 GROUP BY q.qid ORDER BY q.qid;
 RESET enable_seqscan;
+-- ranked, with a tsquery filter: the filter's rows, best first, as a sort of the filtered rows ranks them
+CREATE FUNCTION tq_top(q tsquery, r text, by_index bool) RETURNS float8[] LANGUAGE plpgsql AS $$
+DECLARE res float8[];
+BEGIN
+  IF NOT by_index THEN
+    SET LOCAL enable_indexscan = off;
+    SET LOCAL gpuidx.enable_customscan = off;
+  END IF;
+  SELECT array_agg(round(s::numeric, 9)::float8 ORDER BY s DESC) INTO res FROM
+    (SELECT gpuidx_bm25(tsv, r) s FROM tq WHERE tsv @@ q ORDER BY tsv <=> r LIMIT 10) t;
+  RETURN res;
+END $$;
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE tsv @@ to_tsquery('english', 'postgres & !mysql') ORDER BY tsv <=> 'database queries' LIMIT 10;
+SELECT q, tq_top(q, 'database queries', true) = tq_top(q, 'database queries', false) AS same,
+       cardinality(tq_top(q, 'database queries', true)) AS n
+FROM unnest(ARRAY['postgr & !mysql', 'gpu <-> databas', '!postgr', 'w1:* | cherri', 'postgr:A & queri']::tsquery[]) q;
+DROP FUNCTION tq_top;
+
 -- NULL and empty queries match nothing, as for GIN
 SELECT count(*) FROM tq WHERE tsv @@ NULL::tsquery;
 SELECT count(*) FROM tq WHERE tsv @@ to_tsquery('english', 'the');

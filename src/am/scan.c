@@ -326,8 +326,8 @@ start_tuple_scan(IndexScanDesc scan)
 	if (so->tree != NULL)
 	{
 		/*
-		 * Ranked, a tsquery key does not narrow the ranking: every row is
-		 * ranked and the executor checks the keys on each
+		 * Ranked, a tsquery key narrows the ranking to the rows having the
+		 * lexemes it requires, and the executor checks the keys on each
 		 */
 		so->recheck = so->tree->recheck || so->ranked;
 		if (so->tree->root == NULL)
@@ -335,6 +335,8 @@ start_tuple_scan(IndexScanDesc scan)
 			so->empty = true;
 			return;
 		}
+		if (so->ranked)
+			gq_tree_required_terms(so->tree, &so->filter);
 	}
 	if (!gpx_index_answers(index, cfg))
 		ereport(ERROR,

@@ -362,6 +362,14 @@ and_plain_terms(const GqNode *node, bool upper, GpxLexemes *out)
 	return true;
 }
 
+void
+gq_tree_required_terms(const GqTree *tree, GpxLexemes *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (tree->root != NULL && tree->root->kind == GQ_AND)
+		(void) and_plain_terms(tree->root, true, out);
+}
+
 static GqSet
 eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 {

@@ -114,7 +114,7 @@ extern double gq_tree_selectivity(const GqTree *tree, double (*freq) (void *arg,
 /* does the tree's root need every document (a complement)? */
 extern bool gq_tree_needs_all(const GqTree *tree);
 
-/* plain terms first, as the AND of a tree needs them */
-extern void gq_node_lexemes(const GqNode *and_node, GpxLexemes *out);
+/* the plain lexemes every candidate has (sorted, distinct; none: n = 0) */
+extern void gq_tree_required_terms(const GqTree *tree, GpxLexemes *out);
 
 #endif							/* GPUIDX_QUERY_TSQ_H */

@@ -68,6 +68,7 @@ typedef struct RankScanState
 	Relation	index;
 	ExprState  *order_query;	/* the query of ORDER BY doc <=> query */
 	List	   *key_queries;	/* ExprStates: the queries of the doc @@& query keys */
+	List	   *key_strategies; /* and their strategies (@@& or @@ tsquery) */
 	ExprState  *keys_qual;		/* the keys themselves, for EvalPlanQual */
 	int			nkeys;
 	IndexScanDesc scan;
@@ -136,8 +137,9 @@ add_rank_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 
 /*
  * custom_exprs: the ORDER BY expression (doc <=> query), then the keys
- * (doc @@& query) the index answers exactly, so they leave the qual;
- * custom_private: the index.
+ * (doc @@& query, doc @@ tsquery) the index answers, so they leave the
+ * qual (a tsquery's rows are checked against them when the index says);
+ * custom_private: the index, then each key's strategy.
  */
 static Plan *
 plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -146,6 +148,7 @@ plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	IndexPath  *ipath = linitial(best_path->custom_private);
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *keys = NIL;
+	List	   *strategies = NIL;
 	List	   *done = NIL;
 	List	   *other = NIL;
 	ListCell   *lc;
@@ -156,7 +159,13 @@ plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		ListCell   *lc2;
 
 		foreach(lc2, ic->indexquals)
-			keys = lappend(keys, lfirst_node(RestrictInfo, lc2)->clause);
+		{
+			OpExpr	   *op = (OpExpr *) lfirst_node(RestrictInfo, lc2)->clause;
+
+			keys = lappend(keys, op);
+			strategies = lappend(strategies,
+								 makeInteger(get_op_opfamily_strategy(op->opno, ipath->indexinfo->opfamily[0])));
+		}
 		if (!ic->lossy)
 			done = lappend(done, ic->rinfo);
 	}
@@ -168,7 +177,7 @@ plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_exprs = lcons(linitial(ipath->indexorderbys), keys);
-	cscan->custom_private = list_make1(makeInteger((int) ipath->indexinfo->indexoid));
+	cscan->custom_private = lcons(makeInteger((int) ipath->indexinfo->indexoid), strategies);
 	cscan->methods = &rank_plan_methods;
 	return &cscan->scan.plan;
 }
@@ -192,6 +201,7 @@ create_rank_state(CustomScan *cscan)
 	s->css.flags = cscan->flags;
 	s->css.methods = &rank_exec_methods;
 	s->indexoid = (Oid) intVal(linitial(cscan->custom_private));
+	s->key_strategies = list_copy_tail(cscan->custom_private, 1);
 	return (Node *) s;
 }
 
@@ -245,9 +255,13 @@ start_rank_scan(RankScanState *s)
 	ScanKeyData order;
 	int			i = 0;
 	ListCell   *lc;
+	ListCell   *ls;
 
-	foreach(lc, s->key_queries)
-		make_key(&keys[i++], lfirst(lc), econtext, GPX_STRATEGY_MATCH, 0);
+	forboth(lc, s->key_queries, ls, s->key_strategies)
+	{
+		make_key(&keys[i], lfirst(lc), econtext, (StrategyNumber) intVal(lfirst(ls)), 0);
+		i++;
+	}
 	make_key(&order, s->order_query, econtext, GPX_STRATEGY_RANK, SK_ORDER_BY);
 	if (s->scan == NULL)
 		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
@@ -287,8 +301,18 @@ next_ranked(ScanState *ss)
 
 	if (!s->started)
 		start_rank_scan(s);
-	if (index_getnext_slot(s->scan, ForwardScanDirection, ss->ss_ScanTupleSlot))
-		return ss->ss_ScanTupleSlot;
+	while (index_getnext_slot(s->scan, ForwardScanDirection, ss->ss_ScanTupleSlot))
+	{
+		ExprContext *econtext = ss->ps.ps_ExprContext;
+
+		/* a tsquery key the index answers with candidates: the keys decide */
+		if (!s->scan->xs_recheck)
+			return ss->ss_ScanTupleSlot;
+		econtext->ecxt_scantuple = ss->ss_ScanTupleSlot;
+		if (ExecQualAndReset(s->keys_qual, econtext))
+			return ss->ss_ScanTupleSlot;
+		CHECK_FOR_INTERRUPTS();
+	}
 	return ExecClearTuple(ss->ss_ScanTupleSlot);
 }
 
