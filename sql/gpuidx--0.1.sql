@@ -267,6 +267,24 @@ COMMENT ON OPERATOR <=> (text, text) IS 'minus the BM25 score: ORDER BY doc <=> 
 CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = text, FUNCTION = gpuidx_rank_distance);
 COMMENT ON OPERATOR <=> (tsvector, text) IS 'minus the BM25 score: ORDER BY doc <=> query ranks best first';
 
+-- Ranking by a tsquery: BM25 over its positive lexemes (those not under a
+-- NOT; prefixes left out), as the text query "[tsquery] <the tsquery>".
+-- These SQL functions are inlined by the planner, so "doc <=> tsquery"
+-- becomes "doc <=> text", which the index's ORDER BY matches.
+CREATE FUNCTION gpuidx_rank_text(query tsquery) RETURNS text
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	RETURN '[tsquery] ' || query::text;
+COMMENT ON FUNCTION gpuidx_rank_text(tsquery) IS 'the ranked query that ranks by the positive lexemes of the tsquery';
+CREATE FUNCTION gpuidx_rank_distance(doc tsvector, query tsquery) RETURNS float8
+	LANGUAGE sql STABLE PARALLEL SAFE
+	RETURN doc <=> gpuidx_rank_text(query);
+CREATE FUNCTION gpuidx_bm25(doc tsvector, query tsquery) RETURNS float8
+	LANGUAGE sql STABLE PARALLEL SAFE
+	RETURN gpuidx_bm25(doc, gpuidx_rank_text(query));
+COMMENT ON FUNCTION gpuidx_bm25(tsvector, tsquery) IS 'BM25 score of the document for the positive lexemes of the tsquery, with the statistics of the gpuidx index on it';
+CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = tsquery, FUNCTION = gpuidx_rank_distance);
+COMMENT ON OPERATOR <=> (tsvector, tsquery) IS 'minus the BM25 score of the positive lexemes of the tsquery: ORDER BY doc <=> tsquery ranks best first';
+
 -- ---------------------------------------------------------------------------
 -- The index access method
 

@@ -146,6 +146,30 @@ SELECT q, tq_top(q, 'database queries', true) = tq_top(q, 'database queries', fa
 FROM unnest(ARRAY['postgr & !mysql', 'gpu <-> databas', '!postgr', 'w1:* | cherri', 'postgr:A & queri']::tsquery[]) q;
 DROP FUNCTION tq_top;
 
+-- ranked by a tsquery: BM25 over its positive lexemes (not under a NOT, prefixes left out)
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE tsv @@ to_tsquery('english', 'postgres & !mysql')
+ORDER BY tsv <=> to_tsquery('english', 'postgres & !mysql') LIMIT 10;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE tsv <=> to_tsquery('english', '(postgres | database) & !mysql & data:*')
+                              = tsv <=> 'postgres database') AS same_as_text
+FROM tq WHERE tsv IS NOT NULL;
+SELECT gpuidx_bm25(tsv, to_tsquery('english', 'postgres <-> database')) = gpuidx_bm25(tsv, 'postgres database') AS same
+FROM tq WHERE id = 5;
+CREATE FUNCTION tq_ranked(q tsquery, by_index bool) RETURNS float8[] LANGUAGE plpgsql AS $$
+DECLARE res float8[];
+BEGIN
+  IF NOT by_index THEN
+    SET LOCAL enable_indexscan = off;
+    SET LOCAL gpuidx.enable_customscan = off;
+  END IF;
+  SELECT array_agg(d ORDER BY d) INTO res FROM
+    (SELECT tsv <=> q d FROM tq WHERE tsv @@ q ORDER BY tsv <=> q LIMIT 10) t;
+  RETURN res;
+END $$;
+SELECT q, tq_ranked(q, true) = tq_ranked(q, false) AS same, cardinality(tq_ranked(q, true)) AS n
+FROM unnest(ARRAY['postgr & !mysql', 'gpu <-> databas', 'w1:* | cherri', 'postgr:A & queri']::tsquery[]) q;
+DROP FUNCTION tq_ranked;
+
 -- NULL and empty queries match nothing, as for GIN
 SELECT count(*) FROM tq WHERE tsv @@ NULL::tsquery;
 SELECT count(*) FROM tq WHERE tsv @@ to_tsquery('english', 'the');

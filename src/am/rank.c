@@ -41,6 +41,7 @@
 
 #include "am/gpuidx_am.h"
 #include "query/rank.h"
+#include "query/tsq.h"
 #include "am/rank.h"
 
 /*
@@ -118,7 +119,17 @@ gpx_rank_query_terms(Relation index, const char *query, int len, GpxLexemes *ter
 {
 	const GpxIndexInfo *info = gpx_index_info(index);
 	Oid			cfg = info->kind == GPX_KIND_TEXT ? gpx_index_config(index) : gpx_current_config();
+	int			tag = strlen(GPX_TSQUERY_TAG);
 
+	/* a tsquery (gpuidx_rank_text): its positive lexemes, as they are */
+	if (len >= tag && memcmp(query, GPX_TSQUERY_TAG, tag) == 0)
+	{
+		char	   *s = pnstrdup(query + tag, len - tag);
+		TSQuery		q = DatumGetTSQuery(DirectFunctionCall1(tsqueryin, CStringGetDatum(s)));
+
+		gq_tsquery_positive_lexemes(q, terms);
+		return;
+	}
 	gpx_lexemes_of_text(cfg, query, len, terms);
 }
 

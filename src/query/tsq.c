@@ -631,3 +631,70 @@ gq_tree_selectivity(const GqTree *tree, double (*freq) (void *arg, const GqNode 
 		return tree->root == NULL ? 0.0 : 1.0;
 	return node_selectivity(tree->root, freq, arg);
 }
+
+/* ---------------------------------------------------------------------------
+ * Ranking a tsquery: its positive lexemes
+ */
+
+static void
+positive_lexemes(TSQuery query, QueryItem *item, bool negated, List **out)
+{
+	check_stack_depth();
+	if (item->type == QI_VAL)
+	{
+		if (!negated && !item->qoperand.prefix)
+			*out = lappend(*out, item);
+		return;
+	}
+	if (item->qoperator.oper == OP_NOT)
+	{
+		positive_lexemes(query, item + 1, !negated, out);
+		return;
+	}
+	positive_lexemes(query, item + item->qoperator.left, negated, out);
+	positive_lexemes(query, item + 1, negated, out);
+}
+
+static int
+operand_cmp(const void *x, const void *y, void *arg)
+{
+	TSQuery		query = arg;
+	QueryOperand *a = &(*(QueryItem *const *) x)->qoperand;
+	QueryOperand *b = &(*(QueryItem *const *) y)->qoperand;
+
+	return gpx_lexeme_cmp(GETOPERAND(query) + a->distance, a->length,
+						  GETOPERAND(query) + b->distance, b->length);
+}
+
+void
+gq_tsquery_positive_lexemes(TSQuery query, GpxLexemes *out)
+{
+	List	   *items = NIL;
+	QueryItem **v;
+	int			n;
+
+	memset(out, 0, sizeof(*out));
+	if (query->size > 0)
+		positive_lexemes(query, GETQUERY(query), false, &items);
+	n = list_length(items);
+	v = palloc(Max(n, 1) * sizeof(QueryItem *));
+	for (int i = 0; i < n; i++)
+		v[i] = list_nth(items, i);
+	if (n > 1)
+		qsort_arg(v, n, sizeof(QueryItem *), operand_cmp, query);
+	out->lex = palloc(Max(n, 1) * sizeof(char *));
+	out->len = palloc(Max(n, 1) * sizeof(int));
+	for (int i = 0; i < n; i++)
+	{
+		const char *lex = GETOPERAND(query) + v[i]->qoperand.distance;
+		int			len = v[i]->qoperand.length;
+
+		if (out->n > 0 && gpx_lexeme_cmp(out->lex[out->n - 1], out->len[out->n - 1], lex, len) == 0)
+			continue;
+		out->lex[out->n] = lex;
+		out->len[out->n] = len;
+		out->n++;
+	}
+	pfree(v);
+	list_free(items);
+}

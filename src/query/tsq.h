@@ -117,4 +117,10 @@ extern bool gq_tree_needs_all(const GqTree *tree);
 /* the plain lexemes every candidate has (sorted, distinct; none: n = 0) */
 extern void gq_tree_required_terms(const GqTree *tree, GpxLexemes *out);
 
+/*
+ * The lexemes a tsquery ranks by: those not under a NOT, prefixes left out
+ * (sorted, distinct; pointing into the query)
+ */
+extern void gq_tsquery_positive_lexemes(TSQuery query, GpxLexemes *out);
+
 #endif							/* GPUIDX_QUERY_TSQ_H */
