@@ -45,6 +45,14 @@ SELECT id FROM docs WHERE body @@& 'Katze';                     -- 3, with docs_
 RESET gpuidx.text_config;
 
 -- README.md, SQL block 4
+CREATE INDEX docs_fts_idx ON docs USING gpuidx (to_tsvector('english', body));
+SELECT id FROM docs WHERE to_tsvector('english', body) @@ websearch_to_tsquery('english', 'postgresql -gin');  -- 1
+SELECT id FROM docs WHERE tsv @@ to_tsquery('english', 'index:* & !gpu');               -- 2
+SELECT id FROM docs WHERE tsv @@ phraseto_tsquery('english', 'access methods');         -- 2
+SELECT id FROM docs WHERE tsv @@ to_tsquery('english', 'postgresql')
+  ORDER BY tsv <=> to_tsquery('english', 'gpu | index') LIMIT 2;                        -- 1, 2
+
+-- README.md, SQL block 5
 SELECT id, round(gpuidx_bm25(body, 'gpu index')::numeric, 3) AS score
 FROM docs ORDER BY body <=> 'gpu index' LIMIT 10;          -- any term, best first: 1, 2, 3
 SELECT id FROM docs WHERE body @@& 'gpu index'
@@ -56,7 +64,7 @@ EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY body <=> 'gpu index' LIMIT 10;
 --          Index: docs_body_idx
 --          Order By: (body <=> gpuidx_rank_query('gpu index'::text, 'docs_body_idx'::regclass))
 
--- README.md, SQL block 5: answers not compared
+-- README.md, SQL block 6: answers not compared
 \o /dev/null
 -- postgresql.conf: shared_preload_libraries = 'gpuidx'   (restart)
 SELECT serving, engine, device, batches, requests, worker_rounds, backend_rounds,
