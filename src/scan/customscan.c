@@ -1159,7 +1159,7 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyUInteger("Index Matches", NULL, s->tids, es);
 		ExplainPropertyUInteger("Heap Fetches", NULL, s->heap_fetches, es);
-		if (s->tsquery)
+		if (s->recheck || s->removed > 0)
 			ExplainPropertyUInteger("Rows Removed by Index Recheck", NULL, s->removed, es);
 		if (s->count_only)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
