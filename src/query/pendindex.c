@@ -411,7 +411,7 @@ gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg)
 {
 	const GpxMetaPageData *meta = &gq->meta;
 	PendSource	ps;
-	GqSource	src;
+	GqSource	src = {0};
 	uint32	   *ords;
 	uint32		n;
 	ItemPointerData tids[256];

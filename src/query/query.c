@@ -610,23 +610,71 @@ seg_list_docs(GpxSegment *seg, GqTerm *t, uint32 *docs)
 }
 
 /*
- * The docs of every term with a prefix: the dictionary from where the
- * prefix would be, each list decoded and set in a bitmap of the segment's
- * docs (memory: a bit per doc and the longest list, whatever the number of
- * terms), then listed.
+ * A union of lists: each list decoded and set in a bitmap of the segment's
+ * docs, then the bitmap listed.  Memory: a bit per doc and the longest
+ * list, however many lists.
+ */
+typedef struct DocUnion
+{
+	GpxSegment *seg;
+	uint64	   *bits;
+	uint32	   *buf;
+	uint32		bufcap;
+} DocUnion;
+
+static void
+union_add(DocUnion *u, GpxList *list, uint32 df, uint32 page)
+{
+	uint32		ndocs = u->seg->hdr->ndocs;
+
+	if (df > u->bufcap)
+	{
+		u->bufcap = Max(df, 1024);
+		u->buf = u->buf ? repalloc_huge(u->buf, (Size) u->bufcap * sizeof(uint32))
+			: palloc_extended((Size) u->bufcap * sizeof(uint32), MCXT_ALLOC_HUGE);
+	}
+	if (pl_decode(&list->view, u->buf) != PL_OK)
+		gpx_seg_corrupt(u->seg, GPX_STREAM_LISTS, page, "list postings are out of order");
+	if (u->bits == NULL)
+		u->bits = palloc_extended((Size) ((ndocs + 63) / 64) * sizeof(uint64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint32 i = 0; i < df; i++)
+	{
+		if (u->buf[i] >= ndocs)
+			gpx_seg_corrupt(u->seg, GPX_STREAM_LISTS, page, "list holds a doc past the segment");
+		u->bits[u->buf[i] / 64] |= UINT64CONST(1) << (u->buf[i] % 64);
+	}
+}
+
+/* the union's docs in *docs (NULL when none); returns how many */
+static uint32
+union_end(DocUnion *u, uint32 **docs)
+{
+	uint32		ndocs = u->seg->hdr->ndocs;
+	uint32		n = 0;
+
+	*docs = NULL;
+	if (u->buf)
+		pfree(u->buf);
+	if (u->bits == NULL)
+		return 0;
+	*docs = palloc_extended((Size) Max(ndocs, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	for (uint32 w = 0; w < (ndocs + 63) / 64; w++)
+		for (uint64 b = u->bits[w]; b != 0; b &= b - 1)
+			(*docs)[n++] = w * 64 + pg_rightmost_one_pos64(b);
+	pfree(u->bits);
+	return n;
+}
+
+/*
+ * The docs of every term with a prefix: the dictionary read from where the
+ * prefix would be to the first term past it, the lists unioned.
  */
 static uint32
 seg_prefix_docs(GpxSegment *seg, const char *lex, int len, uint32 **docs)
 {
-	uint32		ndocs = seg->hdr->ndocs;
-	uint32		words = (ndocs + 63) / 64;
-	uint64	   *bits = NULL;
-	uint32	   *buf = NULL;
-	uint32		bufcap = 0;
-	uint32		n = 0;
+	DocUnion	u = {seg};
 	GpxDictIter it;
 
-	*docs = NULL;
 	gpx_dict_iter_init(&it, seg);
 	gpx_dict_iter_seek(&it, lex, len);
 	while (gpx_dict_iter_next(&it))
@@ -639,37 +687,34 @@ seg_prefix_docs(GpxSegment *seg, const char *lex, int len, uint32 **docs)
 				continue;		/* before the prefix, on its leaf */
 			break;
 		}
-		if (it.df > bufcap)
-		{
-			bufcap = Max(it.df, 1024);
-			buf = buf ? repalloc_huge(buf, (Size) bufcap * sizeof(uint32))
-				: palloc_extended((Size) bufcap * sizeof(uint32), MCXT_ALLOC_HUGE);
-		}
 		gpx_dict_iter_list(&it, &list);
-		if (pl_decode(&list.view, buf) != PL_OK)
-			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.external ? it.list_page : PG_UINT32_MAX,
-							"list postings are out of order");
+		union_add(&u, &list, it.df, it.external ? it.list_page : PG_UINT32_MAX);
 		gpx_list_free(&list);
-		if (bits == NULL)
-			bits = palloc_extended((Size) words * sizeof(uint64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		for (uint32 i = 0; i < it.df; i++)
-		{
-			if (buf[i] >= ndocs)
-				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, PG_UINT32_MAX, "list holds a doc past the segment");
-			bits[buf[i] / 64] |= UINT64CONST(1) << (buf[i] % 64);
-		}
 	}
 	gpx_dict_iter_end(&it);
-	if (buf)
-		pfree(buf);
-	if (bits == NULL)
-		return 0;
-	*docs = palloc_extended((Size) Max(ndocs, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	for (uint32 w = 0; w < words; w++)
-		for (uint64 b = bits[w]; b != 0; b &= b - 1)
-			(*docs)[n++] = w * 64 + pg_rightmost_one_pos64(b);
-	pfree(bits);
-	return n;
+	return union_end(&u, docs);
+}
+
+/* the docs having any of the terms */
+static uint32
+seg_any_of(void *arg, const GpxLexemes *terms, uint32 **docs)
+{
+	SegSource  *ss = arg;
+	DocUnion	u = {ss->seg};
+
+	for (int i = 0; i < terms->n; i++)
+	{
+		GqTerm		t = {0};
+
+		CHECK_FOR_INTERRUPTS();
+		if (!gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t.ref))
+			continue;
+		gpx_seg_list(ss->seg, &t.ref, &t.list);
+		t.opened = true;
+		union_add(&u, &t.list, t.ref.df, t.ref.external ? t.ref.page : PG_UINT32_MAX);
+		close_terms(&t, 1);
+	}
+	return union_end(&u, docs);
 }
 
 static uint32
@@ -714,17 +759,38 @@ seg_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
 	return k;
 }
 
+/* the docs having every term of pos and none of neg */
+static uint32
+seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **docs)
+{
+	uint32		n = seg_all_of(arg, pos, docs);
+
+	for (int i = 0; i < neg->n && n > 0; i++)
+	{
+		GqNode		t = {0};
+
+		t.kind = GQ_TERM;
+		t.lex = neg->lex[i];
+		t.len = neg->len[i];
+		t.exact = true;
+		n = seg_without(arg, &t, *docs, n);
+	}
+	return n;
+}
+
 uint32
 gq_segment_tree_docs(GqIndex *gq, int s, const GqTree *tree, uint32 **docs)
 {
 	SegSource	ss = {gq, s, gq_segment(gq, s)};
-	GqSource	src;
+	GqSource	src = {0};
 
 	src.arg = &ss;
 	src.universe = ss.seg->hdr->ndocs;
 	src.all_of = seg_all_of;
 	src.docs_of = seg_docs_of;
 	src.without = seg_without;
+	src.all_but = seg_all_but;
+	src.any_of = seg_any_of;
 	return gq_tree_eval(tree, &src, docs);
 }
 

@@ -321,10 +321,29 @@ lexeme_ptr_cmp(const void *x, const void *y)
 	return gpx_lexeme_cmp(a->lex, a->len, b->lex, b->len);
 }
 
+/* the terms' lexemes, sorted and distinct, in out (arrays palloc'd) */
+static void
+terms_lexemes(GqNode **t, int n, GpxLexemes *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (n > 1)
+		qsort(t, n, sizeof(GqNode *), lexeme_ptr_cmp);
+	out->lex = palloc(Max(n, 1) * sizeof(char *));
+	out->len = palloc(Max(n, 1) * sizeof(int));
+	for (int i = 0; i < n; i++)
+	{
+		if (out->n > 0 && gpx_lexeme_cmp(out->lex[out->n - 1], out->len[out->n - 1], t[i]->lex, t[i]->len) == 0)
+			continue;
+		out->lex[out->n] = t[i]->lex;
+		out->len[out->n] = t[i]->len;
+		out->n++;
+	}
+}
+
 /*
- * The AND node's plain terms that its evaluation takes as lists, sorted and
- * distinct, in out (arrays palloc'd).  false: one of them is empty in this
- * evaluation (a weighted term's lower set), so the AND is.
+ * The AND node's plain terms that its evaluation takes as lists, in out.
+ * false: one of them is empty in this evaluation (a weighted term's lower
+ * set), so the AND is.
  */
 static bool
 and_plain_terms(const GqNode *node, bool upper, GpxLexemes *out)
@@ -346,20 +365,21 @@ and_plain_terms(const GqNode *node, bool upper, GpxLexemes *out)
 		}
 		t[n++] = (GqNode *) c;
 	}
-	if (n > 1)
-		qsort(t, n, sizeof(GqNode *), lexeme_ptr_cmp);
-	out->lex = palloc(Max(n, 1) * sizeof(char *));
-	out->len = palloc(Max(n, 1) * sizeof(int));
-	for (int i = 0; i < n; i++)
-	{
-		if (out->n > 0 && gpx_lexeme_cmp(out->lex[out->n - 1], out->len[out->n - 1], t[i]->lex, t[i]->len) == 0)
-			continue;
-		out->lex[out->n] = t[i]->lex;
-		out->len[out->n] = t[i]->len;
-		out->n++;
-	}
+	terms_lexemes(t, n, out);
 	pfree(t);
 	return true;
+}
+
+/*
+ * Does the AND's NOT operand subtract a plain term's list?  NOT x needs x's
+ * other bound: a weighted x's lower one is empty (nothing subtracted).
+ */
+static bool
+subtracts_list(const GqNode *c, bool upper)
+{
+	const GqNode *x = c->kind == GQ_NOT ? c->args[0] : NULL;
+
+	return x != NULL && plain_term(x) && (x->exact || !upper);
 }
 
 void
@@ -375,13 +395,31 @@ eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 {
 	GpxLexemes	plain;
 	GqSet		acc = {NULL, 0, true};	/* every doc, so far */
+	bool		subtracted = false;
 
 	if (!and_plain_terms(node, upper, &plain))
 		return set_of(NULL, 0, false);
 	if (plain.n > 0)
 	{
+		GqNode	  **neg = palloc(node->nargs * sizeof(GqNode *));
+		int			nneg = 0;
+
+		/* the terms' lists with the NOT terms' subtracted, in one request where it can be */
+		for (int i = 0; i < node->nargs && !in_phrase && src->all_but; i++)
+			if (subtracts_list(node->args[i], upper))
+				neg[nneg++] = node->args[i]->args[0];
 		acc.neg = false;
-		acc.n = src->all_of(src->arg, &plain, &acc.docs);
+		if (nneg > 0)
+		{
+			GpxLexemes	negl;
+
+			terms_lexemes(neg, nneg, &negl);
+			acc.n = src->all_but(src->arg, &plain, &negl, &acc.docs);
+			subtracted = true;
+		}
+		else
+			acc.n = src->all_of(src->arg, &plain, &acc.docs);
+		pfree(neg);
 		if (acc.n == 0)
 			return acc;
 	}
@@ -400,16 +438,13 @@ eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 	for (int i = 0; i < node->nargs && !in_phrase; i++)
 	{
 		const GqNode *c = node->args[i];
-		const GqNode *x = c->kind == GQ_NOT ? c->args[0] : NULL;
 
-		if (x == NULL)
+		if (c->kind != GQ_NOT)
 			continue;
-		if (plain_term(x) && !acc.neg)
+		if (plain_term(c->args[0]) && !acc.neg)
 		{
-			/* NOT x needs x's other bound: a weighted x's lower one is empty */
-			if (!x->exact && upper)
-				continue;
-			acc.n = src->without(src->arg, x, acc.docs, acc.n);
+			if (subtracts_list(c, upper) && !subtracted)
+				acc.n = src->without(src->arg, c->args[0], acc.docs, acc.n);
 		}
 		else
 			acc = and_sets(acc, eval(src, c, upper, false));
@@ -417,6 +452,31 @@ eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 			return acc;
 	}
 	return acc;
+}
+
+/* an OR of plain terms alone: their union in one request where it can be */
+static bool
+eval_or_terms(const GqSource *src, const GqNode *node, bool upper, GqSet *out)
+{
+	GqNode	  **t;
+	int			n = 0;
+	GpxLexemes	terms;
+
+	if (src->any_of == NULL)
+		return false;
+	for (int i = 0; i < node->nargs; i++)
+		if (!plain_term(node->args[i]))
+			return false;
+	t = palloc(node->nargs * sizeof(GqNode *));
+	for (int i = 0; i < node->nargs; i++)
+		if (upper || node->args[i]->exact)
+			t[n++] = node->args[i];		/* a weighted term's lower set is empty */
+	terms_lexemes(t, n, &terms);
+	pfree(t);
+	*out = set_of(NULL, 0, false);
+	if (terms.n > 0)
+		out->n = src->any_of(src->arg, &terms, &out->docs);
+	return true;
 }
 
 static GqSet
@@ -447,6 +507,8 @@ eval(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 		case GQ_AND:
 			return eval_and(src, node, upper, in_phrase);
 		case GQ_OR:
+			if (eval_or_terms(src, node, upper, &acc))
+				return acc;
 			acc = set_of(NULL, 0, false);
 			for (int i = 0; i < node->nargs; i++)
 				acc = or_sets(acc, eval(src, node->args[i], upper, in_phrase));

@@ -90,6 +90,10 @@ typedef struct GqSource
 	uint32		(*docs_of) (void *arg, const GqNode *term, uint32 **docs);
 	/* docs[0..n) less those having the (plain) term, in place; returns how many remain */
 	uint32		(*without) (void *arg, const GqNode *term, uint32 *docs, uint32 n);
+	/* optional: docs having every term of pos (n >= 1) and none of neg */
+	uint32		(*all_but) (void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **docs);
+	/* optional: docs having any of the terms (plain lexemes, distinct) */
+	uint32		(*any_of) (void *arg, const GpxLexemes *terms, uint32 **docs);
 } GqSource;
 
 /*
