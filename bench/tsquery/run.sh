@@ -82,21 +82,33 @@ statement() {	# table shape fn -> the statement, the query as :q
 	esac
 }
 
-# every query of each mix through both indexes (the index path forced here only)
+# every query of each mix through both indexes (the index path forced here
+# only), in CHECK_JOBS sessions at once: a phrase of frequent words rechecks
+# many rows, through either index
 log "check: every query's count through gpuidx and through GIN"
 "${P[@]}" <<'SQL'
-CREATE OR REPLACE FUNCTION pg_temp.tsq_count(tbl text, fn text, q text) RETURNS bigint LANGUAGE plpgsql AS $$
+SET client_min_messages = warning;
+CREATE OR REPLACE FUNCTION tsq_count(tbl text, fn text, q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;
 BEGIN
 	EXECUTE format('SELECT count(*) FROM %I WHERE to_tsvector(''english'', body) @@ %I(''english'', %L)', tbl, fn, q) INTO n;
 	RETURN n;
 END $$;
-SET enable_seqscan = off;
-CREATE TABLE IF NOT EXISTS tsq_check (mix text, n int, gpx bigint, gin bigint);
-TRUNCATE tsq_check;
-INSERT INTO tsq_check
-SELECT mix, n, pg_temp.tsq_count('docs_gpx', fn, q), pg_temp.tsq_count('docs_gin', fn, q) FROM tsq_queries;
+DROP TABLE IF EXISTS tsq_check;
+CREATE TABLE tsq_check (mix text, n int, gpx bigint, gin bigint);
 SQL
+jobs=${CHECK_JOBS:-$(( $(nproc) < 8 ? $(nproc) : 8 ))}
+pids=()
+for k in $(seq 0 $((jobs - 1))); do
+	PGOPTIONS="-c enable_seqscan=off" "${P[@]}" -c "INSERT INTO tsq_check
+		SELECT mix, n, tsq_count('docs_gpx', fn, q), tsq_count('docs_gin', fn, q) FROM tsq_queries
+		WHERE mix = ANY (string_to_array('$mixes', ' ')) AND n % $jobs = $k" &
+	pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+[ "$("${P[@]}" -Atc "SELECT count(*) FROM tsq_check")" = \
+  "$("${P[@]}" -Atc "SELECT count(*) FROM tsq_queries WHERE mix = ANY (string_to_array('$mixes', ' '))")" ] ||
+	{ log "check: some queries were not counted"; exit 1; }
 
 # the scan nodes a statement runs with: its sixth execution, prepared, the mix's first query
 plan() {	# mix statement
