@@ -75,17 +75,22 @@ WITH cand AS (
     AND (m.tmpl NOT LIKE '%6$s%' OR p.phrase2 IS NOT NULL)
     AND (m.tmpl NOT LIKE '%7$s%' OR p.phrase3 IS NOT NULL)
 ), valid AS (
-  -- the query as the server reads it: not empty (no stop-word prefix), a prefix kept
+  -- the query as the server reads it
   SELECT *, CASE fn WHEN 'to_tsquery' THEN to_tsquery('english', q)
                     WHEN 'phraseto_tsquery' THEN phraseto_tsquery('english', q)
                     ELSE websearch_to_tsquery('english', q) END AS tsq
   FROM cand
+), distinct_q AS (
+  -- not empty (a stop word), a prefix still a prefix, a phrase still a phrase; each text once a mix
+  SELECT DISTINCT ON (mix, q) * FROM valid
+  WHERE numnode(tsq) > 0 AND (mix <> 'prefix' OR tsq::text LIKE '%:*%')
+    AND (mix <> 'phrase' OR tsq::text LIKE '%<%>%')
+  ORDER BY mix, q, f, qid
 ), ranked AS (
   -- each form's queries in an order of their own, so that the forms of a mix draw on different lines
   SELECT *, row_number() OVER (PARTITION BY mix, f ORDER BY md5(mix || f || ':' || qid)) AS r,
          max(f) OVER (PARTITION BY mix) + 1 AS nforms
-  FROM valid
-  WHERE numnode(tsq) > 0 AND (mix <> 'prefix' OR tsq::text LIKE '%:*%')
+  FROM distinct_q
 )
 SELECT mix, row_number() OVER (PARTITION BY mix ORDER BY r, f)::int AS n, fn, q, tsq::text AS tsq
 FROM ranked

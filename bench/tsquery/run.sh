@@ -112,7 +112,7 @@ for pid in "${pids[@]}"; do wait "$pid"; done
 
 # the scan nodes a statement runs with: its sixth execution, prepared, the mix's first query
 plan() {	# mix statement
-	"${P[@]}" -At <<SQL | grep -v 'Bitmap Index Scan' | grep -oE 'Seq Scan|Bitmap Heap Scan|Custom Scan \([a-z ]+\)|Index Scan|Index Only Scan' | sort -u | paste -sd+ -
+	"${P[@]}" -At <<SQL | grep -v 'Bitmap Index Scan' | grep -oE '(Parallel )?(Seq Scan|Bitmap Heap Scan|Custom Scan \([a-z ]+\)|Index Scan|Index Only Scan)' | sort -u | paste -sd+ -
 SELECT q FROM tsq_queries WHERE mix = '$1' AND n = 1 \gset
 PREPARE s(text) AS ${2//:q/\$1};
 EXECUTE s(:'q'); EXECUTE s(:'q'); EXECUTE s(:'q'); EXECUTE s(:'q'); EXECUTE s(:'q');
@@ -198,14 +198,15 @@ echo "## pgbench"
 echo
 echo "\`pgbench -M prepared -T $secs\`, default planner settings; a transaction is the query's lookup by"
 echo "its number and the statement.  Ratios: above 1 is gpuidx better (tps gpuidx / GIN; latency GIN / gpuidx)."
+echo "Transactions: gpuidx's / GIN's in the cell (few transactions: a few slow queries decide the cell)."
 echo
-echo "| mix | shape | clients | gpuidx tps | p50 ms | p99 ms | GIN tps | p50 ms | p99 ms | tps ratio | p50 ratio | p99 ratio | failed |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| mix | shape | clients | gpuidx tps | p50 ms | p99 ms | GIN tps | p50 ms | p99 ms | tps ratio | p50 ratio | p99 ratio | transactions | failed |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for r in "${results[@]}"; do
 	echo "$r" | awk '
 		function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
-		{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n",
-		  $1, $2, $3, $4, $5, $6, $9, $10, $11, ratio($4, $9), ratio($10, $5), ratio($11, $6), $8 + $13 }'
+		{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %d |\n",
+		  $1, $2, $3, $4, $5, $6, $9, $10, $11, ratio($4, $9), ratio($10, $5), ratio($11, $6), $7, $12, $8 + $13 }'
 done
 echo
 echo "Statements: \`SELECT count(*) FROM docs_gpx WHERE to_tsvector('english', body) @@ FN('english', \$1)\` (count)"
