@@ -48,7 +48,7 @@ echo "# tsquery: $(basename "$data"), $rows rows; mixes: $mixes; $nq queries a m
 echo "# clients: $clients; $secs s a cell; $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 "${P[@]}" -Atc "SELECT '# ' || version()"
-"${P[@]}" -Atc "SELECT '# ' || string_agg(name || ' = ' || setting || coalesce(unit, ''), ', ' ORDER BY name) FROM pg_settings WHERE name IN
+"${P[@]}" -Atc "SELECT '# ' || string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN
     ('shared_buffers', 'work_mem', 'random_page_cost', 'effective_cache_size', 'max_parallel_workers_per_gather',
      'jit', 'plan_cache_mode', 'gpuidx.device', 'shared_preload_libraries')"
 
