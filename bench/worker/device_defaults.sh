@@ -10,53 +10,17 @@
 # Logs and results in $OUT (default bench/build/defaults/out); the last line is "== END".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-top=$PWD
-pack=$top/bench/build/defaults
+pack=$PWD/bench/build/defaults
 out=${OUT:-$pack/out}
 mkdir -p "$out"
-trap 'echo "== END (exit $?) $(date +%T)"' EXIT
-log() { echo "== $* ($(date +%T))"; }
 rows=${ROWS:-1000000}
-
-export PGB=/opt/pgb
-mkdir -p $PGB && tar xJf "$pack/pg.tar.xz" -C $PGB && . $PGB/env.sh || exit 1
-export PATH=/usr/local/cuda/bin:$PATH
-log "machine"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/machine.txt"
-lscpu | grep -E 'Model name|^CPU\(s\)' | tee -a "$out/machine.txt"
-
-log "build"
-make -s -j"$(nproc)" with_llvm=no PG_CONFIG="$PGB/usr/lib/postgresql/15/bin/pg_config" all install 2>&1 | grep -vE "^$" | tail -5
-ls "$(pg_config --pkglibdir)"/gpuidx*.so || exit 1
-
 w=/tmp/gpuidx-defaults
-rm -rf $w && mkdir -p $w/data/debian-paths
+. bench/worker/device_cluster.sh
+
+mkdir -p $w/data/debian-paths
 xz -T0 -dc "$pack/dpaths2m-docs.tsv.xz" > $w/data/debian-paths/docs.tsv || exit 1
 cp "$pack/dpaths-queries.tsv" $w/data/debian-paths/queries.tsv
-cp -a bench $w/bench
-id gpuidx >/dev/null 2>&1 || useradd -m gpuidx
-chown -R gpuidx $w
-as_user() { runuser -u gpuidx -- env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" "$@"; }
-
-log "cluster with the GPU worker"
-as_user initdb -D $w/pg -A trust > /dev/null || exit 1
-cat >> $w/pg/postgresql.conf <<CONF
-shared_preload_libraries = 'gpuidx'
-gpuidx.device = worker
-port = 5432
-unix_socket_directories = '$w'
-max_connections = 120
-shared_buffers = 4GB
-fsync = off
-max_wal_size = 8GB
-logging_collector = off
-CONF
-as_user pg_ctl -D $w/pg -l $w/pg/log start > /dev/null || { cat $w/pg/log; exit 1; }
-trap 'as_user pg_ctl -D $w/pg -m fast stop > /dev/null; cp $w/pg/log "$out/server.log"; echo "== END (exit $?) $(date +%T)"' EXIT
-P="psql -h $w -d postgres -X -q -v ON_ERROR_STOP=1"
-as_user $P -c 'CREATE EXTENSION gpuidx'
-for i in $(seq 30); do [ "$(as_user $P -Atc 'SELECT serving FROM gpuidx_worker_stats')" = t ] && break; sleep 1; done
-as_user $P -xc 'SELECT serving, engine, device, engine_note FROM gpuidx_worker_stats'
+chown -R gpuidx $w/data
 
 [ "${PLANS:-1}" = 1 ] && log "plans: every shape, custom / generic / auto plans, forced, GIN ($rows rows)"
 [ "${PLANS:-1}" = 1 ] && as_user env PGHOST=$w PGPORT=5432 CLIENTS=1 TXNS=${PLAN_TXNS:-1000} REPS=${PLAN_REPS:-2} bash $w/bench/plans/run.sh $w/data/debian-paths "$rows" 2>&1 | tee "$out/plans.md"

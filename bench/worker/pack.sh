@@ -5,6 +5,8 @@
 #   bash bench/worker/pack.sh bench    all of debian-paths and GCIDE, for MODE=bench
 #   bash bench/worker/pack.sh defaults debian-paths' first 2M rows into bench/build/defaults,
 #                                      for device_defaults.sh
+#   bash bench/worker/pack.sh tsquery  the same and all of GCIDE into bench/build/tsquery,
+#                                      for bench/tsquery/device.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 data=${GPUIDX_DATA:-$HOME/.cache/gpuidx-data}
@@ -21,18 +23,28 @@ pack() {
 	fi
 	cp "$data/$corpus/queries.tsv" bench/build/worker/$name-queries.tsv
 }
+# debian-paths' first 2M rows, its queries and the bundle, into $1
+dpaths2m() {
+	[ -r "$data/debian-paths/docs.tsv" ] || scripts/data/fetch debian-paths
+	mkdir -p "$1"
+	head -n 2000000 "$data/debian-paths/docs.tsv" | xz -T0 -9 > "$1/dpaths2m-docs.tsv.xz"
+	cp "$data/debian-paths/queries.tsv" "$1/dpaths-queries.tsv"
+	[ -r "$1/pg.tar.xz" ] || bash ../shared/device/pg-bundle.sh "$1/pg.tar.xz"
+}
 case $which in
 	defaults)
-		[ -r "$data/debian-paths/docs.tsv" ] || scripts/data/fetch debian-paths
-		mkdir -p bench/build/defaults
-		head -n 2000000 "$data/debian-paths/docs.tsv" | xz -T0 -9 > bench/build/defaults/dpaths2m-docs.tsv.xz
-		cp "$data/debian-paths/queries.tsv" bench/build/defaults/dpaths-queries.tsv
-		[ -r bench/build/defaults/pg.tar.xz ] || bash ../shared/device/pg-bundle.sh bench/build/defaults/pg.tar.xz
+		dpaths2m bench/build/defaults
 		du -sh bench/build/defaults
+		exit 0 ;;
+	tsquery)
+		dpaths2m bench/build/tsquery
+		pack gcide gcide
+		ln -f bench/build/worker/gcide-docs.tsv.xz bench/build/worker/gcide-queries.tsv bench/build/tsquery/
+		du -sh bench/build/tsquery     # a device call carries 64 MiB in all
 		exit 0 ;;
 	gcide) rm -f bench/build/worker/dpaths-*; pack gcide gcide ;;
 	bench) pack dpaths debian-paths; pack gcide gcide ;;
-	*) echo "pack.sh: gcide or bench" >&2; exit 2 ;;
+	*) echo "pack.sh: gcide, bench, defaults or tsquery" >&2; exit 2 ;;
 esac
 [ -r bench/build/worker/pg.tar.xz ] || bash ../shared/device/pg-bundle.sh bench/build/worker/pg.tar.xz
 ls -la bench/build/worker

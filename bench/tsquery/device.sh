@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/tsquery on the GPU machine (the device tool), carrying bench/build/tsquery:
+# the bundled PostgreSQL, debian-paths' first 2M rows and all of GCIDE, made here by
+#   bash bench/worker/pack.sh tsquery
+# The run outlives one call's ten minutes in a session of its own; each call
+# follows it for up to WAIT (540) seconds, then prints its log so far:
+#
+#   bash bench/tsquery/device.sh start    start the run, then follow it
+#   bash bench/tsquery/device.sh follow   follow the run in progress
+#
+# The run (bench/worker/device_cluster.sh): gpuidx built and installed into
+# the bundled PostgreSQL, a cluster with the GPU worker (gpuidx.device =
+# worker); then bench/tsquery/run.sh on each corpus of CORPORA ("dpaths
+# gcide"): ROWS_DPATHS (2000000) and ROWS_GCIDE (all) rows, TIME (5) seconds
+# a cell, CLIENTS ("1 8 32 64"), MIXES, NQ as run.sh has them.  Results in
+# $OUT after each call: CORPUS.md (the report), CORPUS.log (progress),
+# machine.txt, run.log, server.log and stats.txt (the worker's view).
+# Every call's last line is "== FINISHED" or "== STILL RUNNING"; the run's
+# log ends with "== END (exit N)".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+dir=/tmp/gpuidx-tsquery-device
+mode=${1:-follow}
+running() { [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2> /dev/null; }
+
+if [ "$mode" = run ]; then
+	pack=$PWD/bench/build/tsquery
+	out=$dir
+	w=/tmp/gpuidx-tsquery
+	. bench/worker/device_cluster.sh
+	for c in ${CORPORA:-dpaths gcide}; do
+		docs=$pack/$c-docs.tsv.xz
+		[ $c = dpaths ] && docs=$pack/dpaths2m-docs.tsv.xz
+		[ -r "$docs" ] || { log "$c: not packed, skipped"; continue; }
+		mkdir -p "$w/data/$c"
+		xz -T0 -dc "$docs" > "$w/data/$c/docs.tsv" || exit 1
+		cp "$pack/$c-queries.tsv" "$w/data/$c/queries.tsv"
+		chown -R gpuidx "$w/data"
+		rows=${ROWS_GCIDE:-$(wc -l < "$w/data/$c/docs.tsv")}
+		[ $c = dpaths ] && rows=${ROWS_DPATHS:-2000000}
+		log "$c: $rows rows"
+		as_user env PGHOST="$w" PGPORT=5432 TIME="${TIME:-5}" CLIENTS="${CLIENTS:-1 8 32 64}" \
+			MIXES="${MIXES:-bool prefix phrase web}" NQ="${NQ:-200}" MAINTENANCE_WORK_MEM=1GB \
+			bash "$w/bench/tsquery/run.sh" "$w/data/$c" "$rows" > "$dir/$c.md" 2> "$dir/$c.log"
+		log "$c: run.sh exit $?"
+		tail -3 "$dir/$c.log"
+		{ echo "-- $c"; as_user $P -xc 'SELECT * FROM gpuidx_worker_stats'; } >> "$dir/stats.txt"
+		as_user $P -c 'SELECT gpuidx_worker_stats_reset()' > /dev/null
+		as_user $P -c 'DROP TABLE IF EXISTS docs_gpx, docs_gin, tsq_meta, tsq_queries, tsq_check'
+		rm -rf "$w/data/$c"
+	done
+	grep -E "ERROR|FATAL|PANIC" "$w/pg/log" | sort | uniq -c | sort -rn | head -20
+	exit 0
+fi
+
+trap 'if running; then echo "== STILL RUNNING"; else echo "== FINISHED"; fi' EXIT
+if [ "$mode" = start ]; then
+	if running; then
+		echo "a run is in progress (pid $(cat "$dir/pid")): follow it, or end it first"
+		exit 1
+	fi
+	rm -rf "$dir" && mkdir -p "$dir"
+	setsid nohup bash bench/tsquery/device.sh run > "$dir/run.log" 2>&1 < /dev/null &
+	echo $! > "$dir/pid"
+	sleep 2
+elif [ "$mode" != follow ]; then
+	echo "usage: device.sh start|follow" >&2
+	exit 2
+fi
+end=$((SECONDS + ${WAIT:-540}))
+while [ $SECONDS -lt $end ] && running; do sleep 5; done
+cat "$dir/run.log"
+[ -n "${OUT:-}" ] && cp "$dir"/*.md "$dir"/*.log "$dir"/*.txt "$OUT"/ 2> /dev/null
+exit 0
