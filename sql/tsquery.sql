@@ -96,6 +96,15 @@ END $$;
 SELECT custom, tq_removed('databas <-> gpu', custom) AS phrase, tq_removed('gpu <-> databas', custom) AS exact_phrase,
        tq_removed('postgr:A', custom) AS weight, tq_removed('postgr & databas', custom) AS plain
 FROM unnest(ARRAY[false, true]) custom;
+-- only the candidates the index cannot confirm are rechecked: with "| postgr",
+-- the rows having postgr are sure, the others having gpu and databas are checked
+SELECT custom, tq_removed('(databas <-> gpu) | postgr', custom) AS phrase_or_term
+FROM unnest(ARRAY[false, true]) custom;
+SET enable_seqscan = off;
+SELECT count(*) FROM tq WHERE tsv @@ '(databas <-> gpu) | postgr';
+SELECT count(*) FROM tq WHERE tsv @@ 'postgr';
+SELECT count(*) FROM tq WHERE tsv @@ 'databas & gpu & !postgr';
+RESET enable_seqscan;
 SET enable_seqscan = off;
 SELECT count(*) FROM tq WHERE tsv @@ 'databas <-> gpu';
 SELECT count(*) FROM tq WHERE tsv @@ 'gpu <-> databas';

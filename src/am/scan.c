@@ -85,7 +85,6 @@ typedef struct BitmapSink
 {
 	TIDBitmap  *tbm;
 	int64		ntids;
-	bool		recheck;
 } BitmapSink;
 
 IndexScanDesc
@@ -191,7 +190,17 @@ add_to_bitmap(void *arg, ItemPointerData *tids, int n)
 {
 	BitmapSink *sink = arg;
 
-	tbm_add_tuples(sink->tbm, tids, n, sink->recheck);
+	tbm_add_tuples(sink->tbm, tids, n, false);
+	sink->ntids += n;
+}
+
+/* a tree's candidates: those the index cannot confirm are rechecked */
+static void
+add_to_bitmap_flagged(void *arg, ItemPointerData *tids, int n, bool recheck)
+{
+	BitmapSink *sink = arg;
+
+	tbm_add_tuples(sink->tbm, tids, n, recheck);
 	sink->ntids += n;
 }
 
@@ -202,7 +211,7 @@ gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	MemoryContext old;
 	Oid			cfg;
 	GpxLexemes	terms = {0};
-	BitmapSink	sink = {tbm, 0, false};
+	BitmapSink	sink = {tbm, 0};
 	GqTree	   *tree;
 
 	MemoryContextReset(so->cxt);
@@ -215,8 +224,7 @@ gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		GqIndex    *gq = gq_open(scan->indexRelation);
 
-		sink.recheck = tree->recheck;
-		gq_tree_execute(gq, tree, add_to_bitmap, &sink);
+		gq_tree_execute(gq, tree, add_to_bitmap_flagged, &sink);
 		gq_close(gq);
 		goto done;
 	}
@@ -289,6 +297,13 @@ collect_tids(void *arg, ItemPointerData *tids, int n)
 	}
 	memcpy(so->res + so->nres, tids, n * sizeof(ItemPointerData));
 	so->nres += n;
+}
+
+/* a plain index scan rechecks every row of a tree that has anything to check */
+static void
+collect_tids_flagged(void *arg, ItemPointerData *tids, int n, bool recheck)
+{
+	collect_tids(arg, tids, n);
 }
 
 static int
@@ -376,7 +391,7 @@ start_tuple_scan(IndexScanDesc scan)
 		if (scan->numberOfKeys == 0)
 			elog(ERROR, "gpuidx: an index scan needs a key or an ORDER BY");
 		if (so->tree != NULL)
-			gq_tree_execute(so->gq, so->tree, collect_tids, so);
+			gq_tree_execute(so->gq, so->tree, collect_tids_flagged, so);
 		else
 			gq_execute(so->gq, &so->filter, collect_tids, so);
 		qsort(so->res, so->nres, sizeof(ItemPointerData), tid_cmp);

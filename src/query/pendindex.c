@@ -406,16 +406,36 @@ pend_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
 	return k;
 }
 
+/* the ordinals' TIDs to fn, in batches */
+static void
+emit_ords(PendIndex *p, const uint32 *ords, uint32 n, bool recheck, gq_tree_tids_fn fn, void *arg)
+{
+	ItemPointerData tids[256];
+	int			k = 0;
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		tids[k++] = p->tids[ords[i]];
+		if (k == lengthof(tids))
+		{
+			fn(arg, tids, k, recheck);
+			k = 0;
+		}
+	}
+	if (k > 0)
+		fn(arg, tids, k, recheck);
+}
+
 bool
-gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg)
+gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 {
 	const GpxMetaPageData *meta = &gq->meta;
 	PendSource	ps;
 	GqSource	src = {0};
-	uint32	   *ords;
-	uint32		n;
-	ItemPointerData tids[256];
-	int			k = 0;
+	uint32	   *sure;
+	uint32	   *unsure;
+	uint32		nsure;
+	uint32		nunsure;
 
 	if (meta->pend_entries == 0 || tree->root == NULL)
 		return meta->pend_bytes <= PENDINDEX_MAX_BYTES;
@@ -428,19 +448,12 @@ gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg)
 	src.all_of = pend_all_of;
 	src.docs_of = pend_docs_of;
 	src.without = pend_without;
-	n = gq_tree_eval(tree, &src, &ords);
-	for (uint32 i = 0; i < n; i++)
-	{
-		tids[k++] = ps.p->tids[ords[i]];
-		if (k == lengthof(tids))
-		{
-			fn(arg, tids, k);
-			k = 0;
-		}
-	}
-	if (k > 0)
-		fn(arg, tids, k);
-	if (ords)
-		pfree(ords);
+	gq_tree_eval_split(tree, &src, &sure, &nsure, &unsure, &nunsure);
+	emit_ords(ps.p, sure, nsure, false, fn, arg);
+	emit_ords(ps.p, unsure, nunsure, true, fn, arg);
+	if (sure)
+		pfree(sure);
+	if (unsure)
+		pfree(unsure);
 	return true;
 }

@@ -431,6 +431,28 @@ collect_pending(void *arg, ItemPointerData *tids, int n)
 	c->npending += n;
 }
 
+/* a tree's pending matches: the sure ones, and apart those to check */
+static void
+collect_pending_flagged(void *arg, ItemPointerData *tids, int n, bool recheck)
+{
+	GqCursor   *c = arg;
+
+	if (!recheck)
+	{
+		collect_pending(arg, tids, n);
+		return;
+	}
+	if (c->npending_unsure + n > c->pending_unsure_cap)
+	{
+		c->pending_unsure_cap = Max(c->pending_unsure_cap * 2, c->npending_unsure + n);
+		c->pending_unsure = c->pending_unsure ?
+			repalloc_huge(c->pending_unsure, (Size) c->pending_unsure_cap * sizeof(ItemPointerData)) :
+			palloc_extended((Size) c->pending_unsure_cap * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+	}
+	memcpy(c->pending_unsure + c->npending_unsure, tids, n * sizeof(ItemPointerData));
+	c->npending_unsure += n;
+}
+
 GqCursor *
 gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 {
@@ -444,7 +466,8 @@ gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 	return c;
 }
 
-static void pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg);
+static void pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg);
+static void collect_pending_flagged(void *arg, ItemPointerData *tids, int n, bool recheck);
 
 /* a query tree's candidates, a segment's at a time (all of them: no limit) */
 GqCursor *
@@ -492,7 +515,10 @@ cursor_segment(GqCursor *c, int s, bool again)
 		pfree(c->docs);
 	if (c->tree != NULL)
 	{
-		c->ndocs = c->seg_total = gq_segment_tree_docs(c->gq, s, c->tree, &c->docs);
+		/* the sure candidates first, then those to check */
+		gq_segment_tree_split(c->gq, s, c->tree, &c->docs, &c->ndocs, &c->unsure, &c->nunsure);
+		c->seg_total = c->ndocs;
+		c->docs_recheck = false;
 		c->dpos = 0;
 		return;
 	}
@@ -514,9 +540,23 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 			CHECK_FOR_INTERRUPTS();
 			*ntids = (int) gpx_seg_map(gq_segment(c->gq, c->seg - 1), c->docs + c->dpos, n, c->tids);
 			*tids = c->tids;
+			c->batch_recheck = c->docs_recheck;
 			c->dpos += n;
 			if (*ntids > 0)
 				return true;
+			continue;
+		}
+		if (c->unsure != NULL)
+		{
+			/* on to the segment's candidates that need the check */
+			if (c->docs)
+				pfree(c->docs);
+			c->docs = c->unsure;
+			c->ndocs = c->seg_total = c->nunsure;
+			c->unsure = NULL;
+			c->nunsure = 0;
+			c->docs_recheck = true;
+			c->dpos = 0;
 			continue;
 		}
 		if (c->docs != NULL && c->ndocs > 0 && c->ndocs < c->seg_total)
@@ -539,7 +579,7 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 		if (!c->pending_read)
 		{
 			if (c->tree != NULL)
-				pending_tree_matches(c->gq, c->tree, collect_pending, c);
+				pending_tree_matches(c->gq, c->tree, collect_pending_flagged, c);
 			else
 				pending_matches(c->gq, &c->terms, collect_pending, c);
 			c->pending_read = true;
@@ -547,8 +587,17 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 			{
 				*tids = c->pending;
 				*ntids = c->npending;
+				c->batch_recheck = false;
 				return true;
 			}
+		}
+		if (c->npending_unsure > 0)
+		{
+			*tids = c->pending_unsure;
+			*ntids = c->npending_unsure;
+			c->npending_unsure = 0;
+			c->batch_recheck = true;
+			return true;
 		}
 		c->done = true;
 	}
@@ -558,6 +607,10 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 void
 gq_cursor_skip_segments(GqCursor *c)
 {
+	if (c->unsure)
+		pfree(c->unsure);
+	c->unsure = NULL;
+	c->nunsure = 0;
 	if (c->docs)
 		pfree(c->docs);
 	c->docs = NULL;
@@ -568,6 +621,10 @@ gq_cursor_skip_segments(GqCursor *c)
 void
 gq_cursor_end(GqCursor *c)
 {
+	if (c->unsure)
+		pfree(c->unsure);
+	if (c->pending_unsure)
+		pfree(c->pending_unsure);
 	if (c->docs)
 		pfree(c->docs);
 	if (c->pending)
@@ -778,8 +835,9 @@ seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **do
 	return n;
 }
 
-uint32
-gq_segment_tree_docs(GqIndex *gq, int s, const GqTree *tree, uint32 **docs)
+void
+gq_segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 **sure, uint32 *nsure,
+					  uint32 **unsure, uint32 *nunsure)
 {
 	SegSource	ss = {gq, s, gq_segment(gq, s)};
 	GqSource	src = {0};
@@ -791,7 +849,7 @@ gq_segment_tree_docs(GqIndex *gq, int s, const GqTree *tree, uint32 **docs)
 	src.without = seg_without;
 	src.all_but = seg_all_but;
 	src.any_of = seg_any_of;
-	return gq_tree_eval(tree, &src, docs);
+	gq_tree_eval_split(tree, &src, sure, nsure, unsure, nunsure);
 }
 
 /* does the pending entry being read have the lexeme (or one with the prefix)? */
@@ -820,49 +878,84 @@ entry_has(void *arg, const char *lex, int len, bool prefix)
 }
 
 static void
-pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg)
+pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 {
 	GpxPendingReader r;
-	ItemPointerData tids[256];
-	int			n = 0;
+	ItemPointerData tids[2][256];
+	int			n[2] = {0, 0};
 
 	if (gq_pending_tree(gq, tree, fn, arg))
 		return;
+	/* entry by entry: the sure ones ([0]) and those to check ([1]) */
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&r))
 	{
+		int			k;
+
 		if (!gq_tree_candidate(tree, entry_has, &r))
 			continue;
-		tids[n++] = r.tid;
-		if (n == lengthof(tids))
+		k = gq_tree_sure(tree, entry_has, &r) ? 0 : 1;
+		tids[k][n[k]++] = r.tid;
+		if (n[k] == lengthof(tids[k]))
 		{
-			fn(arg, tids, n);
-			n = 0;
+			fn(arg, tids[k], n[k], k == 1);
+			n[k] = 0;
 		}
 	}
-	if (n > 0)
-		fn(arg, tids, n);
+	for (int k = 0; k < 2; k++)
+		if (n[k] > 0)
+			fn(arg, tids[k], n[k], k == 1);
 	gpx_pending_end(&r);
 }
 
+/* map a segment's docs to TIDs for fn, flagged */
+typedef struct FlaggedSink
+{
+	gq_tree_tids_fn fn;
+	void	   *arg;
+	bool		recheck;
+} FlaggedSink;
+
+static void
+flagged_tids(void *arg, ItemPointerData *tids, int n)
+{
+	FlaggedSink *f = arg;
+
+	f->fn(f->arg, tids, n, f->recheck);
+}
+
 void
-gq_tree_execute(GqIndex *gq, const GqTree *tree, gq_tids_fn fn, void *arg)
+gq_tree_execute(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 {
 	if (tree->root == NULL)
 		return;
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
 	{
-		uint32	   *docs;
-		uint32		k;
+		uint32	   *sure;
+		uint32	   *unsure;
+		uint32		nsure;
+		uint32		nunsure;
+		FlaggedSink f = {fn, arg, false};
 
 		CHECK_FOR_INTERRUPTS();
-		k = gq_segment_tree_docs(gq, s, tree, &docs);
-		if (k > 0)
-			map_and_emit(gq_segment(gq, s), docs, k, fn, arg);
-		if (docs)
-			pfree(docs);
+		gq_segment_tree_split(gq, s, tree, &sure, &nsure, &unsure, &nunsure);
+		if (nsure > 0)
+			map_and_emit(gq_segment(gq, s), sure, nsure, flagged_tids, &f);
+		f.recheck = true;
+		if (nunsure > 0)
+			map_and_emit(gq_segment(gq, s), unsure, nunsure, flagged_tids, &f);
+		if (sure)
+			pfree(sure);
+		if (unsure)
+			pfree(unsure);
 	}
 	pending_tree_matches(gq, tree, fn, arg);
+}
+
+static void
+count_flagged(void *arg, ItemPointerData *tids, int n, bool recheck)
+{
+	*(uint64 *) arg += n;
 }
 
 void
@@ -872,7 +965,7 @@ gq_pending_tree_sample(GqIndex *gq, const GqTree *tree, uint32 max_pages, uint64
 	GpxPendingReader r;
 
 	*entries = *matches = 0;
-	if (gq_pending_tree(gq, tree, count_tids, matches))
+	if (gq_pending_tree(gq, tree, count_flagged, matches))
 	{
 		*entries = gq->meta.pend_entries;
 		return;

@@ -56,6 +56,13 @@ typedef struct GqCursor
 	GqIndex    *gq;
 	GpxLexemes	terms;
 	const struct GqTree *tree;	/* or a query tree's candidates */
+	bool		batch_recheck;	/* the batch returned needs the operator's check */
+	uint32	   *unsure;			/* a tree: the segment's candidates to check, after docs */
+	uint32		nunsure;
+	bool		docs_recheck;	/* docs are such candidates */
+	ItemPointerData *pending_unsure;	/* and the pending area's */
+	int			npending_unsure;
+	int			pending_unsure_cap;
 	uint32		limit;
 	int			seg;			/* the next segment to query */
 	uint32	   *docs;			/* the current segment's matches (or the first of them) */
@@ -141,13 +148,18 @@ extern void gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_p
 
 /*
  * Query trees (tsq.h): the candidates of the tree over every segment, then
- * the pending area; of one segment (dead docs included: palloc'd in *docs,
- * NULL when none, returns how many); of the pending area through this
- * backend's index of it (false: too large, nothing done).
+ * the pending area, each batch flagged when its rows need the operator's
+ * check (a phrase or a weight the index cannot confirm); those of one
+ * segment split so (dead docs included: palloc'd, NULL when none); of the
+ * pending area through this backend's index of it (false: too large,
+ * nothing done).
  */
-extern void gq_tree_execute(GqIndex *gq, const struct GqTree *tree, gq_tids_fn fn, void *arg);
-extern uint32 gq_segment_tree_docs(GqIndex *gq, int s, const struct GqTree *tree, uint32 **docs);
-extern bool gq_pending_tree(GqIndex *gq, const struct GqTree *tree, gq_tids_fn fn, void *arg);
+typedef void (*gq_tree_tids_fn) (void *arg, ItemPointerData *tids, int n, bool recheck);
+
+extern void gq_tree_execute(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
+extern void gq_segment_tree_split(GqIndex *gq, int s, const struct GqTree *tree, uint32 **sure,
+								  uint32 *nsure, uint32 **unsure, uint32 *nunsure);
+extern bool gq_pending_tree(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
 /* as gq_pending_sample, for a tree */
 extern void gq_pending_tree_sample(GqIndex *gq, const struct GqTree *tree, uint32 max_pages,
 								   uint64 *entries, uint64 *matches);

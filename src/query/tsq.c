@@ -518,8 +518,9 @@ eval(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 	pg_unreachable();
 }
 
-uint32
-gq_tree_eval(const GqTree *tree, const GqSource *src, uint32 **docs)
+/* the root's set in one bound, listed (a complement against the source's universe) */
+static uint32
+eval_root(const GqTree *tree, const GqSource *src, bool upper, uint32 **docs)
 {
 	GqSet		s;
 	uint32	   *all;
@@ -529,7 +530,7 @@ gq_tree_eval(const GqTree *tree, const GqSource *src, uint32 **docs)
 	*docs = NULL;
 	if (tree->root == NULL || src->universe == 0)
 		return 0;
-	s = eval(src, tree->root, true, false);
+	s = eval(src, tree->root, upper, false);
 	if (!s.neg)
 	{
 		if (s.n == 0)
@@ -558,6 +559,42 @@ gq_tree_eval(const GqTree *tree, const GqSource *src, uint32 **docs)
 	}
 	*docs = all;
 	return n;
+}
+
+uint32
+gq_tree_eval(const GqTree *tree, const GqSource *src, uint32 **docs)
+{
+	return eval_root(tree, src, true, docs);
+}
+
+void
+gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 **sure, uint32 *nsure,
+				   uint32 **unsure, uint32 *nunsure)
+{
+	uint32	   *lower;
+	uint32		nlower;
+
+	*unsure = NULL;
+	*nunsure = 0;
+	*nsure = eval_root(tree, src, true, sure);
+	if (!tree->recheck || *nsure == 0)
+		return;
+	/* the candidates the tree surely matches need no check: only the rest go to the row */
+	*unsure = *sure;
+	*nunsure = *nsure;
+	*sure = NULL;
+	*nsure = 0;
+	nlower = eval_root(tree, src, false, &lower);
+	if (nlower == 0)
+		return;
+	*nunsure = array_minus(*unsure, *nunsure, lower, nlower);
+	*sure = lower;
+	*nsure = nlower;
+	if (*nunsure == 0)
+	{
+		pfree(*unsure);
+		*unsure = NULL;
+	}
 }
 
 bool
@@ -633,6 +670,12 @@ bool
 gq_tree_candidate(const GqTree *tree, gq_has_fn has, void *arg)
 {
 	return tree->root != NULL && tern(tree->root, has, arg, false) != TERN_NO;
+}
+
+bool
+gq_tree_sure(const GqTree *tree, gq_has_fn has, void *arg)
+{
+	return tree->root != NULL && tern(tree->root, has, arg, false) == TERN_YES;
 }
 
 /* ---------------------------------------------------------------------------

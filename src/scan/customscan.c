@@ -121,7 +121,8 @@ typedef struct GpxScanState
 	GqCursor   *cursor;
 	bool		tsquery;		/* the clause is "tsvector @@ tsquery" */
 	GqTree	   *tree;			/* then its query tree */
-	bool		recheck;		/* its rows are candidates: the clause checks each */
+	bool		recheck;		/* some of its rows are candidates: the clause checks them */
+	bool		batch_recheck;	/* the current batch's are */
 	uint64		removed;		/* rows the check removed */
 	bool		started;
 	bool		skip_visible;	/* count_only, and nothing has changed the index since gq_open */
@@ -653,8 +654,7 @@ start(GpxScanState *s)
 	pgstat_count_index_scan(s->index);
 	s->gq = gq_open(s->index);
 	s->cursor = s->tree ? gq_cursor_begin_tree(s->gq, s->tree) : gq_cursor_begin(s->gq, &terms, s->limit);
-	/* a row checked is a row read */
-	s->skip_visible = s->count_only && !s->recheck && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
+	s->skip_visible = s->count_only && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
 	MemoryContextSwitchTo(old);
 }
 
@@ -676,6 +676,7 @@ next_batch(GpxScanState *s)
 	/* what the cursor's step cost on the worker's side */
 	s->worker_at_start = gpx_local_stats;
 	more = gq_cursor_next_batch(s->cursor, &s->batch, &s->nbatch);
+	s->batch_recheck = more && s->cursor->batch_recheck;
 	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 	if (more && s->nbatch > s->unread_cap)
 	{
@@ -689,7 +690,8 @@ next_batch(GpxScanState *s)
 	s->bpos = 0;
 	for (int i = 0; i < s->nbatch; i++)
 	{
-		s->unread[i] = s->skip_visible &&
+		/* a row checked is a row read */
+		s->unread[i] = s->skip_visible && !s->batch_recheck &&
 			VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&s->batch[i]), &s->vmbuffer);
 		any_unread |= s->unread[i];
 	}
@@ -765,7 +767,7 @@ next_tuple(ScanState *ss)
 
 		if (!next_match(s, &unread))
 			return ExecClearTuple(slot);
-		if (!s->recheck)
+		if (!s->batch_recheck)
 			break;
 		/* a phrase or a weight: the clause decides (no row is unread then) */
 		econtext->ecxt_scantuple = slot;
@@ -1109,6 +1111,7 @@ reset_cursor(GpxScanState *s)
 	s->started = false;
 	s->tree = NULL;
 	s->recheck = false;
+	s->batch_recheck = false;
 	s->batch = NULL;
 	s->nbatch = s->bpos = 0;
 	s->unread = NULL;
