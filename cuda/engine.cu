@@ -8,10 +8,12 @@
  * its bytes), describe each query as a job whose work items are its
  * shortest list's blocks (or its initial set's), upload the descriptions,
  * and launch intersect (each item's candidates through all the query's other
- * lists, every round decided on the device) and pack (each item's place
- * among its query's ids by a scan, then the ids each query asks for, written
- * into mapped pinned memory), then synchronize once and copy each query's ids
- * into its array.  docs/ENGINE.md tells the design and its measurements.
+ * lists, every round decided on the device, excluded lists subtracted) and
+ * pack (each item's place among its query's ids by a scan, then the ids each
+ * query asks for, written into mapped pinned memory), then synchronize once
+ * and copy each query's ids into its array.  A union runs as disjoint pieces
+ * (each list less the longer ones), merged on the way into its array.
+ * docs/ENGINE.md tells the design and its measurements.
  */
 #include <cuda_runtime.h>
 

@@ -1,6 +1,6 @@
 /*
  * gpuidx_engine.h
- *	  The only door between gpuidx and an intersection engine: the CUDA engine
+ *	  The only door between gpuidx and a set-operation engine: the CUDA engine
  *	  (cuda/, built as gpuidx_cuda.so and loaded with dlopen) or the CPU engine
  *	  (src/engine/cpu_engine.c) that implements the same table on machines
  *	  without a GPU.
