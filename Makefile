@@ -129,7 +129,7 @@ prove-tap:
 # Engine checks: an engine against a reference, bit for bit (test/gpu/)
 
 ENGINE_CHECK = test/gpu/build/engine_check
-$(ENGINE_CHECK): test/gpu/engine_check.c test/gpu/harness.c test/gpu/harness.h $(UNIT_LIB_SRCS) $(wildcard src/*/*.h include/*.h test/unit/unit.h)
+$(ENGINE_CHECK): test/gpu/engine_check.c test/gpu/harness.c test/gpu/harness.h $(UNIT_LIB_SRCS) $(wildcard src/*/*.h include/*.h test/unit/unit.h) test/reference.h
 	@mkdir -p test/gpu/build
 	$(UNIT_CC) -std=gnu99 -O2 -g -ffp-contract=off -Wall -Wextra -Werror $(UNIT_EXTRA) -Iinclude -Isrc -o $@ \
 		test/gpu/engine_check.c test/gpu/harness.c $(UNIT_LIB_SRCS) -lm -lpthread -ldl

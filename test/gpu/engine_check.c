@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "../unit/unit.h"
+#include "../reference.h"
 #include "codec/codec.h"
 #include "cpu/cpu.h"
 #include "engine/engine.h"
@@ -200,23 +201,6 @@ pool_near(const list_pool *pool, uint64_t target)
 	return pool->by_count[lo];
 }
 
-/* a[0..na) less b[0..nb) into out, which may be a */
-static uint32_t
-plain_difference(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, uint32_t *out)
-{
-	uint32_t	j = 0;
-	uint32_t	k = 0;
-
-	for (uint32_t i = 0; i < na; i++)
-	{
-		while (j < nb && b[j] < a[i])
-			j++;
-		if (j == nb || b[j] != a[i])
-			out[k++] = a[i];
-	}
-	return k;
-}
-
 /*
  * The plain reference, on sorted arrays: an AND's lists intersected
  * shortest first, then the excluded ones subtracted; an OR's merged in the
@@ -238,7 +222,7 @@ plain_answer(gpuidx_query *q, const uint32_t *const *values, const uint32_t *cou
 		n = 0;
 		for (uint32_t t = 0; t < q->nterms; t++)
 		{
-			n = cpu_merge_union(q->out, n, values[t], counts[t], tmp);
+			n = ref_union(q->out, n, values[t], counts[t], tmp);
 			memcpy(q->out, tmp, (size_t) n * sizeof(uint32_t));
 		}
 		free(tmp);
@@ -276,7 +260,7 @@ plain_answer(gpuidx_query *q, const uint32_t *const *values, const uint32_t *cou
 	for (uint32_t t = t0; t < npos; t++)
 		n = cpu_merge_intersect(q->out, n, values[order[t]], counts[order[t]], q->out, UINT32_MAX);
 	for (uint32_t t = npos; t < q->nterms; t++)
-		n = plain_difference(q->out, n, values[t], counts[t], q->out);
+		n = ref_difference(q->out, n, values[t], counts[t], q->out);
 	q->out_count = n;
 	q->total = n;
 }
