@@ -577,6 +577,16 @@ merge_pieces(const uint32_t *const *src, const uint32_t *len, uint32_t k, uint32
 		}
 	};
 
+	if (k == 2)
+	{
+		/* the common "a | b": a plain two-way merge, a few times the heap's speed */
+		uint32_t	i = 0;
+		uint32_t	j = 0;
+
+		for (uint32_t o = 0; o < want; o++)
+			out[o] = j == len[1] || (i < len[0] && src[0][i] < src[1][j]) ? src[0][i++] : src[1][j++];
+		return;
+	}
 	for (uint32_t i = 0; i < k; i++)
 		if (len[i] > 0)
 			heap[h++] = i;
