@@ -603,6 +603,62 @@ merge_pieces(const uint32_t *const *src, const uint32_t *len, uint32_t k, uint32
 	}
 }
 
+/* first index of sorted a[0..n) with a[i] >= x */
+static uint32_t
+lower_bound_u32(const uint32_t *a, uint32_t n, uint32_t x)
+{
+	return (uint32_t) (std::lower_bound(a, a + n, x) - a);
+}
+
+/*
+ * merge_pieces, cut by value for the engine's host team when the result is
+ * large: part p takes the ids in [s_p, s_p+1), split values taken from the
+ * longest piece, and writes them where the ids below s_p end.  The pieces
+ * are disjoint, so that place is the sum of their counts below s_p; for the
+ * union's first 'want' ids it is exact even when pieces brought only their
+ * first 'want' (each holds fewer than 'want' ids below any of them).
+ */
+static void
+merge_pieces_parallel(gpuidx_engine *e, const uint32_t *const *src, const uint32_t *len, uint32_t k,
+					  uint32_t *out, uint32_t want)
+{
+	uint32_t	longest = 0;
+	uint32_t	nparts;
+
+	for (uint32_t i = 1; i < k; i++)
+		if (len[i] > len[longest])
+			longest = i;
+	nparts = (uint32_t) std::min<uint64_t>(std::min<uint64_t>(e->team->size(), len[longest]),
+										   (uint64_t) want * sizeof(uint32_t) / (PARALLEL_COPY_BYTES / 2));
+	if (nparts <= 1)
+	{
+		merge_pieces(src, len, k, out, want);
+		return;
+	}
+	e->team->run(nparts, [&](uint32_t part) {
+		const uint32_t *big = src[longest];
+		uint32_t	from = part == 0 ? 0 : big[(uint64_t) len[longest] * part / nparts];
+		uint32_t	to = part + 1 == nparts ? 0 : big[(uint64_t) len[longest] * (part + 1) / nparts];
+		const uint32_t *psrc[GPUIDX_ENGINE_MAX_TERMS];
+		uint32_t	plen[GPUIDX_ENGINE_MAX_TERMS];
+		uint64_t	at = 0;
+		uint64_t	n = 0;
+
+		for (uint32_t i = 0; i < k; i++)
+		{
+			uint32_t	lo = part == 0 ? 0 : lower_bound_u32(src[i], len[i], from);
+			uint32_t	hi = part + 1 == nparts ? len[i] : lower_bound_u32(src[i], len[i], to);
+
+			psrc[i] = src[i] + lo;
+			plen[i] = hi - lo;
+			at += lo;
+			n += plen[i];
+		}
+		if (at < want)
+			merge_pieces(psrc, plen, k, out + at, (uint32_t) std::min<uint64_t>(n, want - at));
+	});
+}
+
 /*
  * One query of a chunk, as planned on the host; a union is planned as one
  * piece per list (below), consecutive and in the same chunk.  Its job, with
@@ -1016,7 +1072,7 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 					len[k] = piece.items > 0 ? gpuidx_result_wanted(q->result, totals[i + k]) : 0;
 					returned += len[k];
 				}
-				merge_pieces(src, len, p.npieces, q->out, wanted);
+				merge_pieces_parallel(e, src, len, p.npieces, q->out, wanted);
 				continue;
 			}
 			returned += wanted;
