@@ -474,17 +474,15 @@ run_query(batch_work *w, uint32_t qi)
 {
 	gpuidx_query *q = &w->queries[qi];
 	pl_view    *views = &w->views[w->first_view[qi]];
-	uint64_t	bound = query_bound(q, views);
+	size_t		room = (size_t) query_bound(q, views) + 1;
 	uint32_t   *out = q->out;
 	uint32_t   *scratch = NULL;
 	uint32_t	n;
 	cpu_stats	stats;
 
 	memset(&stats, 0, sizeof(stats));
-	if (q->op == GPUIDX_OP_OR || bound > q->out_capacity || out == NULL)
+	if (q->op == GPUIDX_OP_OR || room > (size_t) q->out_capacity + 1 || out == NULL)
 	{
-		size_t		room = (size_t) bound + 1;
-
 		scratch = malloc((q->op == GPUIDX_OP_OR ? 2 : 1) * room * sizeof(uint32_t));
 		if (scratch == NULL)
 		{
@@ -492,11 +490,9 @@ run_query(batch_work *w, uint32_t qi)
 			return;
 		}
 		out = scratch;
-		if (q->op == GPUIDX_OP_OR)
-			n = or_query(q, views, scratch, scratch + room, &out, &stats);
-		else
-			n = and_query(w, q, views, out, &stats);
 	}
+	if (q->op == GPUIDX_OP_OR)
+		n = or_query(q, views, scratch, scratch + room, &out, &stats);
 	else
 		n = and_query(w, q, views, out, &stats);
 	/* a list whose postings decode out of order is invalid input */
