@@ -550,9 +550,9 @@ copy_pieces(gpuidx_engine *e, const std::vector<copy_piece> &pieces)
 
 /*
  * The first 'want' ids of the union of k sorted, pairwise disjoint arrays
- * (a union's pieces) into out, by a heap of the arrays' heads.  Each piece
- * brings at most its first 'want' ids: the union's first 'want' are among
- * them.
+ * (a union's pieces) into out: two directly, more by a heap of the arrays'
+ * heads.  Each piece brings at most its first 'want' ids: the union's first
+ * 'want' are among them.
  */
 static void
 merge_pieces(const uint32_t *const *src, const uint32_t *len, uint32_t k, uint32_t *out, uint32_t want)
@@ -579,7 +579,7 @@ merge_pieces(const uint32_t *const *src, const uint32_t *len, uint32_t k, uint32
 
 	if (k == 2)
 	{
-		/* the common "a | b": a plain two-way merge, a few times the heap's speed */
+		/* the common "a | b": one comparison an id, no heap */
 		uint32_t	i = 0;
 		uint32_t	j = 0;
 
@@ -1170,7 +1170,7 @@ resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_ent
 	/*
 	 * AND: the lists intersected shortest first (SvS), then the excluded
 	 * ones longest first (the most candidates gone soonest).  OR: longest
-	 * first, each piece a list less the longer ones (cuda_run_batch).
+	 * first, each piece a list less the longer ones (plan_union).
 	 */
 	if (q->op == GPUIDX_OP_OR)
 		std::sort(slots, slots + q->nterms, descending);
