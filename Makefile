@@ -74,10 +74,12 @@ EXTRA_CLEAN += src/engine_process/build
 # A test engine whose device starts only when told (test/worker/flaky_engine.c),
 # for the worker's retries (t/019); installed for the tests only.
 FLAKY_ENGINE = test/worker/build/gpuidx_flaky_engine.so
-$(FLAKY_ENGINE): test/worker/flaky_engine.c $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c
+# (rebuilt when a header changes: an engine built for another ABI is refused)
+$(FLAKY_ENGINE): test/worker/flaky_engine.c $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c \
+		$(wildcard include/*.h src/codec/*.h src/cpu/*.h src/engine/*.h src/rank/*.h src/store/parse.h src/store/rankdata.h)
 	@mkdir -p $(dir $@)
 	$(ENGINE_PROGRAM_CC) -std=gnu99 -D_GNU_SOURCE -O2 -fPIC -shared -fvisibility=hidden -ffp-contract=off -Wall -Wextra \
-		$(if $(WERROR),-Werror) -Iinclude -Isrc -o $@ $^ -lm -lpthread -ldl
+		$(if $(WERROR),-Werror) -Iinclude -Isrc -o $@ $(filter %.c,$^) -lm -lpthread -ldl
 
 .PHONY: install-test-engine
 install-test-engine: $(FLAKY_ENGINE)
