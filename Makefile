@@ -74,10 +74,12 @@ EXTRA_CLEAN += src/engine_process/build
 # A test engine whose device starts only when told (test/worker/flaky_engine.c),
 # for the worker's retries (t/019); installed for the tests only.
 FLAKY_ENGINE = test/worker/build/gpuidx_flaky_engine.so
-$(FLAKY_ENGINE): test/worker/flaky_engine.c $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c
+# (rebuilt when a header changes: an engine built for another ABI is refused)
+$(FLAKY_ENGINE): test/worker/flaky_engine.c $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c \
+		$(wildcard include/*.h src/codec/*.h src/cpu/*.h src/engine/*.h src/rank/*.h src/store/parse.h src/store/rankdata.h)
 	@mkdir -p $(dir $@)
 	$(ENGINE_PROGRAM_CC) -std=gnu99 -D_GNU_SOURCE -O2 -fPIC -shared -fvisibility=hidden -ffp-contract=off -Wall -Wextra \
-		$(if $(WERROR),-Werror) -Iinclude -Isrc -o $@ $^ -lm -lpthread -ldl
+		$(if $(WERROR),-Werror) -Iinclude -Isrc -o $@ $(filter %.c,$^) -lm -lpthread -ldl
 
 .PHONY: install-test-engine
 install-test-engine: $(FLAKY_ENGINE)
@@ -129,7 +131,7 @@ prove-tap:
 # Engine checks: an engine against a reference, bit for bit (test/gpu/)
 
 ENGINE_CHECK = test/gpu/build/engine_check
-$(ENGINE_CHECK): test/gpu/engine_check.c test/gpu/harness.c test/gpu/harness.h $(UNIT_LIB_SRCS) $(wildcard src/*/*.h include/*.h test/unit/unit.h)
+$(ENGINE_CHECK): test/gpu/engine_check.c test/gpu/harness.c test/gpu/harness.h $(UNIT_LIB_SRCS) $(wildcard src/*/*.h include/*.h test/unit/unit.h) test/reference.h
 	@mkdir -p test/gpu/build
 	$(UNIT_CC) -std=gnu99 -O2 -g -ffp-contract=off -Wall -Wextra -Werror $(UNIT_EXTRA) -Iinclude -Isrc -o $@ \
 		test/gpu/engine_check.c test/gpu/harness.c $(UNIT_LIB_SRCS) -lm -lpthread -ldl

@@ -138,6 +138,7 @@ struct query_job
 	int32_t		source;			/* desc index of the shortest list; -1: the initial set */
 	uint32_t	first_term;		/* the other lists: descs[first_term, + nterms), shortest first */
 	uint32_t	nterms;
+	uint32_t	nexclude;		/* the last nexclude of them are subtracted, not intersected */
 	uint32_t	query;			/* index of the query's total */
 	uint64_t	initial_offset; /* source -1: its ninitial candidates at initial + initial_offset */
 	uint32_t	ninitial;

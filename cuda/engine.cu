@@ -8,10 +8,12 @@
  * its bytes), describe each query as a job whose work items are its
  * shortest list's blocks (or its initial set's), upload the descriptions,
  * and launch intersect (each item's candidates through all the query's other
- * lists, every round decided on the device) and pack (each item's place
- * among its query's ids by a scan, then the ids each query asks for, written
- * into mapped pinned memory), then synchronize once and copy each query's ids
- * into its array.  docs/ENGINE.md tells the design and its measurements.
+ * lists, every round decided on the device, excluded lists subtracted) and
+ * pack (each item's place among its query's ids by a scan, then the ids each
+ * query asks for, written into mapped pinned memory), then synchronize once
+ * and copy each query's ids into its array.  A union runs as disjoint pieces
+ * (each list less the longer ones), merged on the way into its array.
+ * docs/ENGINE.md tells the design and its measurements.
  */
 #include <cuda_runtime.h>
 
@@ -546,13 +548,135 @@ copy_pieces(gpuidx_engine *e, const std::vector<copy_piece> &pieces)
 
 /* ------------------------------------------------------------ batches */
 
-/* one query of a chunk, as planned on the host */
+/*
+ * The first 'want' ids of the union of k sorted, pairwise disjoint arrays
+ * (a union's pieces) into out: two directly, more by a heap of the arrays'
+ * heads.  Each piece brings at most its first 'want' ids: the union's first
+ * 'want' are among them.
+ */
+static void
+merge_pieces(const uint32_t *const *src, const uint32_t *len, uint32_t k, uint32_t *out, uint32_t want)
+{
+	uint32_t	heap[GPUIDX_ENGINE_MAX_TERMS];
+	uint32_t	at[GPUIDX_ENGINE_MAX_TERMS] = {0};
+	uint32_t	h = 0;
+	auto		head = [&](uint32_t i) { return src[i][at[i]]; };
+	auto		sift_down = [&](uint32_t i) {
+		for (;;)
+		{
+			uint32_t	c = 2 * i + 1;
+
+			if (c >= h)
+				return;
+			if (c + 1 < h && head(heap[c + 1]) < head(heap[c]))
+				c++;
+			if (head(heap[i]) <= head(heap[c]))
+				return;
+			std::swap(heap[i], heap[c]);
+			i = c;
+		}
+	};
+
+	if (k == 2)
+	{
+		/* the common "a | b": one comparison an id, no heap */
+		uint32_t	i = 0;
+		uint32_t	j = 0;
+
+		for (uint32_t o = 0; o < want; o++)
+			out[o] = j == len[1] || (i < len[0] && src[0][i] < src[1][j]) ? src[0][i++] : src[1][j++];
+		return;
+	}
+	for (uint32_t i = 0; i < k; i++)
+		if (len[i] > 0)
+			heap[h++] = i;
+	for (uint32_t i = h / 2; i-- > 0;)
+		sift_down(i);
+	for (uint32_t o = 0; o < want && h > 0; o++)
+	{
+		uint32_t	top = heap[0];
+
+		out[o] = src[top][at[top]++];
+		if (at[top] == len[top])
+			heap[0] = heap[--h];
+		sift_down(0);
+	}
+}
+
+/* first index of sorted a[0..n) with a[i] >= x */
+static uint32_t
+lower_bound_u32(const uint32_t *a, uint32_t n, uint32_t x)
+{
+	return (uint32_t) (std::lower_bound(a, a + n, x) - a);
+}
+
+/*
+ * merge_pieces, cut by value for the engine's host team when the result is
+ * large: part p takes the ids in [s_p, s_p+1), split values taken from the
+ * longest piece, and writes them where the ids below s_p end.  The pieces
+ * are disjoint, so that place is the sum of their counts below s_p; for the
+ * union's first 'want' ids it is exact even when pieces brought only their
+ * first 'want' (each holds fewer than 'want' ids below any of them).
+ */
+static void
+merge_pieces_parallel(gpuidx_engine *e, const uint32_t *const *src, const uint32_t *len, uint32_t k,
+					  uint32_t *out, uint32_t want)
+{
+	uint32_t	longest = 0;
+	uint32_t	nparts;
+
+	for (uint32_t i = 1; i < k; i++)
+		if (len[i] > len[longest])
+			longest = i;
+	nparts = (uint32_t) std::min<uint64_t>(std::min<uint64_t>(e->team->size(), len[longest]),
+										   (uint64_t) want * sizeof(uint32_t) / (PARALLEL_COPY_BYTES / 2));
+	if (nparts <= 1)
+	{
+		merge_pieces(src, len, k, out, want);
+		return;
+	}
+	e->team->run(nparts, [&](uint32_t part) {
+		const uint32_t *big = src[longest];
+		uint32_t	from = part == 0 ? 0 : big[(uint64_t) len[longest] * part / nparts];
+		uint32_t	to = part + 1 == nparts ? 0 : big[(uint64_t) len[longest] * (part + 1) / nparts];
+		const uint32_t *psrc[GPUIDX_ENGINE_MAX_TERMS];
+		uint32_t	plen[GPUIDX_ENGINE_MAX_TERMS];
+		uint64_t	at = 0;
+		uint64_t	n = 0;
+
+		for (uint32_t i = 0; i < k; i++)
+		{
+			uint32_t	lo = part == 0 ? 0 : lower_bound_u32(src[i], len[i], from);
+			uint32_t	hi = part + 1 == nparts ? len[i] : lower_bound_u32(src[i], len[i], to);
+
+			psrc[i] = src[i] + lo;
+			plen[i] = hi - lo;
+			at += lo;
+			n += plen[i];
+		}
+		if (at < want)
+			merge_pieces(psrc, plen, k, out + at, (uint32_t) std::min<uint64_t>(n, want - at));
+	});
+}
+
+/*
+ * One query of a chunk, as planned on the host; a union is planned as one
+ * piece per list (below), consecutive and in the same chunk.  Its job, with
+ * term indexes relative to first_term: the source's candidates through
+ * job_terms lists from job_first on, the last job_exclude subtracted.
+ */
 struct query_plan
 {
 	uint32_t	qi;				/* index in the caller's array */
-	uint32_t	first_term;		/* into the chunk's term list, sorted by count */
-	uint32_t	nterms;
+	uint32_t	first_term;		/* into the chunk's term list, ordered (resolve_query) */
+	uint32_t	nterms;			/* the query's */
 	bool		has_initial;
+	int32_t		source;			/* the source term, or -1: the initial set */
+	uint32_t	job_first;
+	uint32_t	job_terms;
+	uint32_t	job_exclude;
+	uint32_t	piece;			/* a union's piece: this one, of npieces (else 0 of 1) */
+	uint32_t	npieces;
 	uint32_t	cap;			/* its source's length: the initial set or the shortest list */
 	uint32_t	bound;			/* most ids its result can have */
 	uint32_t	items;			/* its source's blocks: work items */
@@ -743,12 +867,13 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		slots += p.store ? (uint64_t) p.items * p.slot_len : 0;
 		results += p.wanted_bound;
 		initial += p.has_initial ? p.cap : 0;
-		max_rounds = std::max(max_rounds, p.has_initial ? p.nterms : p.nterms - 1);
+		max_rounds = std::max(max_rounds, p.job_terms);
 		if (p.items == 0)
 			continue;			/* an empty source: nothing to run, total 0 */
-		j.source = p.has_initial ? -1 : (int32_t) p.first_term;
-		j.first_term = p.has_initial ? p.first_term : p.first_term + 1;
-		j.nterms = p.has_initial ? p.nterms : p.nterms - 1;
+		j.source = p.source < 0 ? -1 : (int32_t) (p.first_term + p.source);
+		j.first_term = p.first_term + p.job_first;
+		j.nterms = p.job_terms;
+		j.nexclude = p.job_exclude;
 		j.query = i;
 		j.initial_offset = p.initial_offset;
 		j.ninitial = p.has_initial ? p.cap : 0;
@@ -921,16 +1046,35 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 		const uint32_t *totals = (const uint32_t *) (e->pinned + at_totals);
 		uint64_t	returned = 0;
 
-		for (uint32_t i = 0; i < np; i++)
+		for (uint32_t i = 0; i < np; i += plans[i].npieces)
 		{
 			query_plan &p = plans[i];
 			gpuidx_query *q = &queries[p.qi];
-			uint32_t	total = p.items > 0 ? totals[i] : 0;
-			uint32_t	wanted = gpuidx_result_wanted(q->result, total);
+			uint32_t	total = 0;
+			uint32_t	wanted;
 
+			for (uint32_t k = 0; k < p.npieces; k++)
+				total += plans[i + k].items > 0 ? totals[i + k] : 0;
+			wanted = gpuidx_result_wanted(q->result, total);
 			q->out_count = wanted;
 			q->total = total;
 			q->status = GPUIDX_ENGINE_OK;
+			if (p.npieces > 1)
+			{
+				const uint32_t *src[GPUIDX_ENGINE_MAX_TERMS];
+				uint32_t	len[GPUIDX_ENGINE_MAX_TERMS];
+
+				for (uint32_t k = 0; k < p.npieces; k++)
+				{
+					const query_plan &piece = plans[i + k];
+
+					src[k] = (const uint32_t *) (e->pinned + at_results) + piece.result_base;
+					len[k] = piece.items > 0 ? gpuidx_result_wanted(q->result, totals[i + k]) : 0;
+					returned += len[k];
+				}
+				merge_pieces_parallel(e, src, len, p.npieces, q->out, wanted);
+				continue;
+			}
 			returned += wanted;
 			if (wanted > 0)
 				pieces.push_back({(uint8_t *) q->out, e->pinned + at_results + p.result_base * sizeof(uint32_t),
@@ -957,13 +1101,16 @@ static void
 resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_entry **entries,
 			  query_lookup *r)
 {
-	uint64_t	bound = q->initial != NULL ? q->ninitial : UINT64_MAX;
+	uint64_t	counts[GPUIDX_ENGINE_MAX_TERMS];
+	uint64_t	bound;
+	uint32_t	npos = q->nterms - q->nexclude;
+	auto		ascending = [](const term_plan &x, const term_plan &y) { return x.desc.count < y.desc.count; };
+	auto		descending = [](const term_plan &x, const term_plan &y) { return x.desc.count > y.desc.count; };
 
 	r->status = GPUIDX_ENGINE_OK;
 	r->resolved = 0;
 	r->list_bytes = 0;
-	if ((q->nterms == 0 && q->initial == NULL) || q->nterms > GPUIDX_ENGINE_MAX_TERMS ||
-		(q->out == NULL && q->out_capacity > 0))
+	if (!gpuidx_query_shape_ok(q) || (q->out == NULL && q->out_capacity > 0))
 	{
 		r->status = GPUIDX_ENGINE_ERR_INVALID;
 		return;
@@ -1011,16 +1158,27 @@ resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_ent
 			r->list_bytes += entry->bytes;
 		}
 		r->resolved = t + 1;
-		bound = std::min(bound, (uint64_t) tp->desc.count);
+		counts[t] = tp->desc.count;
 	}
-	/* bound fits: a term's count or ninitial */
-	if (gpuidx_result_wanted(q->result, (uint32_t) bound) > q->out_capacity)
+	bound = gpuidx_query_bound(q, counts);
+	if (gpuidx_result_wanted(q->result, (uint32_t) std::min<uint64_t>(bound, UINT32_MAX)) > q->out_capacity)
 	{
 		r->status = GPUIDX_ENGINE_ERR_INVALID;
 		return;
 	}
-	std::sort(slots, slots + q->nterms,
-			  [](const term_plan &x, const term_plan &y) { return x.desc.count < y.desc.count; });
+
+	/*
+	 * AND: the lists intersected shortest first (SvS), then the excluded
+	 * ones longest first (the most candidates gone soonest).  OR: longest
+	 * first, each piece a list less the longer ones (plan_union).
+	 */
+	if (q->op == GPUIDX_OP_OR)
+		std::sort(slots, slots + q->nterms, descending);
+	else
+	{
+		std::sort(slots, slots + npos, ascending);
+		std::sort(slots + npos, slots + q->nterms, descending);
+	}
 }
 
 /*
@@ -1066,7 +1224,7 @@ touch_query(gpuidx_engine *e, lru_entry *const *entries, const query_lookup &r)
  * survivors' slots, its initial set, its staged lists) and pinned (its ids).
  */
 static uint64_t
-query_footprint(const query_plan &p, const std::vector<term_plan> &terms)
+query_footprint(const query_plan &p, const term_plan *qterms)
 {
 	uint64_t	bytes = (uint64_t) p.items * 2 * sizeof(uint32_t) + (uint64_t) p.wanted_bound * sizeof(uint32_t);
 
@@ -1074,10 +1232,89 @@ query_footprint(const query_plan &p, const std::vector<term_plan> &terms)
 		bytes += (uint64_t) p.items * p.slot_len * sizeof(uint32_t);
 	if (p.has_initial)
 		bytes += (uint64_t) p.cap * sizeof(uint32_t);
-	for (uint32_t t = 0; t < p.nterms; t++)
-		if (terms[p.first_term + t].stage_src != NULL)
-			bytes += ALIGN_UP(terms[p.first_term + t].stage_len);
+	/* a union's pieces share its lists: staged once, with the first */
+	for (uint32_t t = 0; t < p.nterms && p.piece == 0; t++)
+		if (qterms[t].stage_src != NULL)
+			bytes += ALIGN_UP(qterms[t].stage_len);
 	return bytes;
+}
+
+/* a source term's work items and survivors' room per item */
+static void
+plan_source(query_plan &p, const list_desc &d)
+{
+	p.items = d.nblocks;
+	p.slot_len = d.codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
+}
+
+/* the query answered TOO_LARGE when alone too large for the GPU's batch memory: the caller's CPU answers it */
+static bool
+plan_fits(const gpuidx_engine *e, gpuidx_query *q, uint64_t footprint)
+{
+	if (footprint <= e->batch_budget)
+		return true;
+	q->status = GPUIDX_ENGINE_ERR_TOO_LARGE;
+	return false;
+}
+
+/*
+ * An AND's plan (p: the query's fields set): the initial set or its
+ * shortest list through the other lists, the excluded ones last.
+ */
+static void
+plan_and(const gpuidx_engine *e, gpuidx_query *q, const term_plan *terms, query_plan &p,
+		 std::vector<query_plan> &plans)
+{
+	uint32_t	npos = q->nterms - q->nexclude;
+
+	p.has_initial = q->initial != NULL;
+	p.source = p.has_initial ? -1 : 0;
+	p.job_first = p.has_initial ? 0 : 1;
+	p.job_terms = q->nterms - p.job_first;
+	p.job_exclude = q->nexclude;
+	p.cap = p.has_initial ? q->ninitial : terms[0].desc.count;
+	p.bound = npos > 0 ? std::min(p.cap, terms[0].desc.count) : p.cap;
+	p.wanted_bound = gpuidx_result_wanted(q->result, p.bound);
+	if (p.has_initial)
+	{
+		p.items = (p.cap + GPUIDX_EF_BLOCK - 1) / GPUIDX_EF_BLOCK;
+		p.slot_len = GPUIDX_EF_BLOCK;
+	}
+	else
+		plan_source(p, terms[0].desc);
+	if (plan_fits(e, q, query_footprint(p, terms)))
+		plans.push_back(p);
+}
+
+/*
+ * A union's plan: piece i is list i less the lists before it (longest
+ * first, so each piece searches longer lists), so the pieces are disjoint
+ * and their counts add up to the union's; run_chunk merges their ids.
+ */
+static void
+plan_union(const gpuidx_engine *e, gpuidx_query *q, const term_plan *terms, query_plan &p,
+		   std::vector<query_plan> &plans)
+{
+	uint64_t	footprint = 0;
+	size_t		at = plans.size();
+
+	p.has_initial = false;
+	p.npieces = q->nterms;
+	for (uint32_t i = 0; i < q->nterms; i++)
+	{
+		p.piece = i;
+		p.source = (int32_t) i;
+		p.job_first = 0;
+		p.job_terms = i;
+		p.job_exclude = i;
+		p.cap = p.bound = terms[i].desc.count;
+		p.wanted_bound = gpuidx_result_wanted(q->result, p.bound);
+		plan_source(p, terms[i].desc);
+		footprint += query_footprint(p, terms);
+		plans.push_back(p);
+	}
+	if (!plan_fits(e, q, footprint))
+		plans.resize(at);
 }
 
 /* run plans[from, to) as one chunk, with their terms renumbered and restaged */
@@ -1097,6 +1334,12 @@ run_plans(gpuidx_engine *e, gpuidx_query *queries, const std::vector<query_plan>
 	{
 		uint32_t	first = (uint32_t) chunk_terms.size();
 
+		/* a union's later pieces name the terms its first one put */
+		if (p.piece > 0)
+		{
+			p.first_term = (&p - 1)->first_term;
+			continue;
+		}
 		for (uint32_t t = 0; t < p.nterms; t++)
 		{
 			term_plan	tp = terms[p.first_term + t];
@@ -1192,34 +1435,21 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 			p.qi = qi;
 			p.first_term = first[qi];
 			p.nterms = q->nterms;
-			p.has_initial = q->initial != NULL;
-			p.cap = p.has_initial ? q->ninitial : terms[first[qi]].desc.count;
-			p.bound = p.nterms > 0 ? std::min(p.cap, terms[first[qi]].desc.count) : p.cap;
 			p.store = q->result != GPUIDX_RESULT_COUNT;
-			p.wanted_bound = gpuidx_result_wanted(q->result, p.bound);
-			if (p.has_initial)
-			{
-				p.items = (p.cap + GPUIDX_EF_BLOCK - 1) / GPUIDX_EF_BLOCK;
-				p.slot_len = GPUIDX_EF_BLOCK;
-			}
+			p.npieces = 1;
+			if (q->op == GPUIDX_OP_OR)
+				plan_union(e, q, terms.data() + first[qi], p, plans);
 			else
-			{
-				p.items = terms[first[qi]].desc.nblocks;
-				p.slot_len = terms[first[qi]].desc.codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
-			}
-			if (query_footprint(p, terms) > e->batch_budget)
-			{
-				/* alone too large for the GPU's batch memory: the caller's CPU answers it */
-				q->status = GPUIDX_ENGINE_ERR_TOO_LARGE;
-				continue;
-			}
-			plans.push_back(p);
+				plan_and(e, q, terms.data() + first[qi], p, plans);
 		}
-		/* chunks of consecutive queries that fit the batch memory */
-		for (size_t i = 0; i <= plans.size() && st == GPUIDX_ENGINE_OK; i++)
+		/* chunks of consecutive queries (a union's pieces together) that fit the batch memory */
+		for (size_t i = 0; i <= plans.size() && st == GPUIDX_ENGINE_OK;)
 		{
-			uint64_t	need = i < plans.size() ? query_footprint(plans[i], terms) : 0;
+			uint32_t	group = i < plans.size() ? plans[i].npieces : 1;
+			uint64_t	need = 0;
 
+			for (uint32_t k = 0; k < group && i + k < plans.size(); k++)
+				need += query_footprint(plans[i + k], terms.data() + plans[i + k].first_term);
 			if (i > from && (i == plans.size() || used + need > e->batch_budget))
 			{
 				/*
@@ -1232,6 +1462,7 @@ cuda_run_batch(gpuidx_engine *e, gpuidx_query *queries, uint32_t nqueries,
 				used = 0;
 			}
 			used += need;
+			i += group;
 		}
 	}
 	catch (const std::bad_alloc &)

@@ -174,7 +174,7 @@ host_intersect_item(const batch_launch &l, const query_job &job, uint32_t b, uin
 			}
 		}
 		for (uint32_t i = 0; i < n; i++)
-			if (keep[i])
+			if (keep[i] != (t + job.nexclude >= job.nterms))
 				cand[kept++] = cand[i];
 		n = kept;
 	}

@@ -53,7 +53,8 @@ struct warp_space
 
 /*
  * One work item: source block b's candidates through every other list of
- * the query.  Candidates stay in registers (lane l holds k * 32 + l); each
+ * the query: kept when found in a list, or, in the job's excluded lists,
+ * when not found.  Candidates stay in registers (lane l holds k * 32 + l); each
  * step marks the ones found in a keep mask, and a ballot per 32 compacts
  * them in shared memory - no flag array, scan or compaction pass in global
  * memory.  Returns the survivors, left in ws->cand.
@@ -89,7 +90,8 @@ intersect_item(const batch_launch &l, const query_job &job, uint32_t b, warp_spa
 		const list_desc &d = l.descs[job.first_term + t];
 		uint32_t	lo = ws->cand[0];
 		uint32_t	hi = ws->cand[n - 1];
-		uint32_t	keep = 0;	/* bit k: v[k] is in d */
+		uint32_t	keep = 0;	/* bit k: v[k] is in d (then: v[k] stays) */
+		bool		exclude = t + job.nexclude >= job.nterms;
 
 		if (d.nblocks > 0 && hi >= dev_block_first(d, 0) && lo <= d.last)
 		{
@@ -152,6 +154,18 @@ intersect_item(const batch_launch &l, const query_job &job, uint32_t b, warp_spa
 					__syncwarp();
 				}
 			}
+		}
+
+		/* an excluded list keeps the candidates it does not hold */
+		if (exclude)
+		{
+			uint32_t	present = 0;
+
+#pragma unroll
+			for (int k = 0; k < ITEM_PER_LANE; k++)
+				if (k * WARP_LANES + lane < n)
+					present |= 1u << k;
+			keep = present & ~keep;
 		}
 
 		/* compaction: a ballot per 32 candidates gives each survivor its place */

@@ -17,7 +17,8 @@
 /*
  * Every round of every query of the batch: one warp per work item (a block
  * of a query's source), the item's candidates taken through each other list
- * by merge or search as dev_step_searches decides, survivors compacted in
+ * (kept when found; in the job's excluded lists, when not found) by merge or
+ * search as dev_step_searches decides, survivors compacted in
  * shared memory; counts[item] their number (counts[items] = 0), the
  * survivors at their slot when the query keeps them.  Grid-stride over at
  * most max_ctas blocks.

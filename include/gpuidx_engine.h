@@ -1,6 +1,6 @@
 /*
  * gpuidx_engine.h
- *	  The only door between gpuidx and an intersection engine: the CUDA engine
+ *	  The only door between gpuidx and a set-operation engine: the CUDA engine
  *	  (cuda/, built as gpuidx_cuda.so and loaded with dlopen) or the CPU engine
  *	  (src/engine/cpu_engine.c) that implements the same table on machines
  *	  without a GPU.
@@ -24,9 +24,9 @@ extern "C"
 {
 #endif
 
-#define GPUIDX_ENGINE_ABI_VERSION 4
+#define GPUIDX_ENGINE_ABI_VERSION 5
 
-/* most lists one query may intersect */
+/* most lists one query may name */
 #define GPUIDX_ENGINE_MAX_TERMS 64
 
 /* the symbol every engine shared object exports */
@@ -87,31 +87,46 @@ typedef struct gpuidx_term_ref
 	uint64_t	len;
 } gpuidx_term_ref;
 
+/* what a query computes (gpuidx_query.op) */
+#define GPUIDX_OP_AND	0			/* the intersection, less the excluded terms' lists */
+#define GPUIDX_OP_OR	1			/* the union */
+
 /* what a query asks back (gpuidx_query.result) */
-#define GPUIDX_RESULT_IDS	0			/* every id of the intersection */
+#define GPUIDX_RESULT_IDS	0			/* every id of the result */
 #define GPUIDX_RESULT_COUNT UINT32_MAX	/* its length alone: no id is written */
 /* any other value n: the first (smallest) n ids, and the length */
 
 /*
- * One query: the intersection of its terms' lists (at most
- * GPUIDX_ENGINE_MAX_TERMS; none when initial is given), and of 'initial' when
- * given (an intermediate result handed over from an earlier round: sorted,
- * distinct).  'out' has room for out_capacity ids, which must be at least
- * what 'result' asks for of a result as long as the smallest of the terms'
- * counts and ninitial (for GPUIDX_RESULT_COUNT nothing: out may be NULL).
- * No id the query does not ask for leaves the device.
+ * One query, by op:
+ *	- GPUIDX_OP_AND (what a zeroed query asks): the intersection of its
+ *	  terms' lists (at most GPUIDX_ENGINE_MAX_TERMS) and of 'initial' when
+ *	  given (an intermediate result handed over from an earlier round:
+ *	  sorted, distinct), less the lists of its LAST nexclude terms ("a & b &
+ *	  !c & !d" is terms a, b, c, d with nexclude 2).  At least one term is
+ *	  not excluded, unless initial is given.  'out' has room for
+ *	  out_capacity ids, which must be at least what 'result' asks for of a
+ *	  result as long as the smallest of the counts of the terms not excluded
+ *	  and ninitial.
+ *	- GPUIDX_OP_OR: the union of its terms' lists (1 to
+ *	  GPUIDX_ENGINE_MAX_TERMS); nexclude 0, no initial.  out_capacity must be
+ *	  at least what 'result' asks for of a result as long as the sum of the
+ *	  lists' counts.
+ * Anything else is INVALID.  For GPUIDX_RESULT_COUNT out needs no room (it
+ * may be NULL).  No id the query does not ask for leaves the device.
  */
 typedef struct gpuidx_query
 {
 	const gpuidx_term_ref *terms;
 	uint32_t	nterms;
-	const uint32_t *initial;	/* or NULL */
+	uint32_t	op;				/* GPUIDX_OP_* */
+	uint32_t	nexclude;		/* AND: its last nexclude terms are subtracted */
 	uint32_t	ninitial;
+	const uint32_t *initial;	/* AND: or NULL */
 	uint32_t   *out;
 	uint32_t	out_capacity;
 	uint32_t	result;			/* GPUIDX_RESULT_IDS, GPUIDX_RESULT_COUNT or n */
 	uint32_t	out_count;		/* set by the engine: ids written to out */
-	uint32_t	total;			/* set by the engine: the intersection's length */
+	uint32_t	total;			/* set by the engine: the result's length */
 	int32_t		status;			/* set by the engine: gpuidx_engine_status */
 } gpuidx_query;
 
@@ -131,6 +146,37 @@ gpuidx_result_wanted(uint32_t result, uint32_t n)
 	if (result == GPUIDX_RESULT_COUNT)
 		return 0;
 	return result < n ? result : n;
+}
+
+/*
+ * The most ids a valid query's result can hold, given the counts of its
+ * terms' lists (in its order): out_capacity must hold what 'result' asks of
+ * that many.  UINT64_MAX for an AND of excluded terms only with no initial
+ * set, which is invalid.
+ */
+GPUIDX_ENGINE_INLINE uint64_t
+gpuidx_query_bound(const gpuidx_query *q, const uint64_t *counts)
+{
+	uint64_t	bound = q->op == GPUIDX_OP_OR ? 0 : q->initial != NULL ? q->ninitial : UINT64_MAX;
+
+	for (uint32_t t = 0; t < q->nterms; t++)
+		if (q->op == GPUIDX_OP_OR)
+			bound += counts[t];
+		else if (t + q->nexclude < q->nterms && counts[t] < bound)
+			bound = counts[t];
+	return bound;
+}
+
+/* is the query's shape valid (op, nterms, nexclude, initial)? its lists are checked apart */
+GPUIDX_ENGINE_INLINE int
+gpuidx_query_shape_ok(const gpuidx_query *q)
+{
+	if (q->nterms > GPUIDX_ENGINE_MAX_TERMS)
+		return 0;
+	if (q->op == GPUIDX_OP_OR)
+		return q->nterms >= 1 && q->nexclude == 0 && q->initial == NULL;
+	return q->op == GPUIDX_OP_AND && q->nexclude <= q->nterms &&
+		(q->nexclude < q->nterms || q->initial != NULL);
 }
 
 /*

@@ -41,7 +41,7 @@
 #include "gpuidx_engine.h"
 
 #define GPX_QUEUE_MAGIC		0x51585047	/* "GPXQ" */
-#define GPX_QUEUE_VERSION	1
+#define GPX_QUEUE_VERSION	2
 
 /*
  * The engine process's listening socket, relative to the data directory:
@@ -152,7 +152,8 @@ typedef struct GpxQueueSlot
 /* ---------------------------------------------------------------------------
  * A request's bytes in the arena: GpxRequest with its terms, the parts'
  * bytes (8-aligned), a ranked request's GpxRankParams, then room for the
- * answer.  An intersection's terms are its lists; a ranked request's are the
+ * answer.  A set operation's terms are its lists (gpuidx_query: op, and for
+ * an AND the last nexclude subtracted); a ranked request's are the
  * segment's doc lengths, then each term's list and tfs.
  */
 #define GPX_REQUEST_INTERSECT	0
@@ -184,7 +185,9 @@ typedef struct GpxRequest
 	uint32_t	nterms;
 	uint32_t	result;			/* gpuidx_query.result */
 	uint32_t	out_capacity;	/* ids; ranked: docs, then as many doubles */
-	uint32_t	total;			/* set by the engine: the intersection's length */
+	uint32_t	total;			/* set by the engine: the result's length */
+	uint32_t	op;				/* gpuidx_query.op */
+	uint32_t	nexclude;		/* gpuidx_query.nexclude */
 	uint32_t	pad;
 	uint64_t	out_offset;		/* of the answer from the request's start */
 	uint64_t	params_offset;	/* ranked: of its GpxRankParams */

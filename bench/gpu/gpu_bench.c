@@ -8,7 +8,10 @@
  *	  answer is compared with the CPU engine's first.  Prints Markdown.
  *
  *	  gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists]
- *	            [--skip-ratio N] [--batch N]
+ *	            [--skip-ratio N] [--batch N] [--op and|andnot|or]
+ *
+ *	  --op: the real queries' terms intersected (default), intersected less
+ *	  their last term ("a & b & !c"), or united.
  */
 #include "../../test/gpu/harness.h"
 #include "codec/codec.h"
@@ -23,6 +26,9 @@
 
 /* --batch N: only batches of N queries, and no one-query latencies (for profiling) */
 static uint32_t only_batch;
+
+/* --op: what each real query computes over its terms */
+static const char *bench_op = "and";
 
 typedef struct workload
 {
@@ -58,7 +64,9 @@ workload_from_pack(workload *w, const pack *p, uint64_t key_base, int inline_lis
 	w->refs = harness_alloc(w->nqueries * 8 * sizeof(gpuidx_term_ref));
 	for (uint32_t q = 0; q < w->nqueries; q++)
 	{
-		uint32_t	bound = UINT32_MAX;
+		gpuidx_query *gq = &w->queries[q];
+		uint64_t	counts[8];
+		uint64_t	bound;
 		uint32_t	k = p->query_nterms[q] < 8 ? p->query_nterms[q] : 8;
 
 		for (uint32_t t = 0; t < k; t++)
@@ -70,14 +78,16 @@ workload_from_pack(workload *w, const pack *p, uint64_t key_base, int inline_lis
 			r->bytes = inline_lists ? p->lists[li] : NULL;
 			r->len = p->lens[li];
 			w->list_bytes += p->lens[li];
-			if (p->counts[li] < bound)
-				bound = p->counts[li];
+			counts[t] = p->counts[li];
 		}
-		memset(&w->queries[q], 0, sizeof(gpuidx_query));
-		w->queries[q].terms = &w->refs[q * 8];
-		w->queries[q].nterms = k;
-		w->queries[q].out_capacity = bound;
-		room += bound;
+		memset(gq, 0, sizeof(gpuidx_query));
+		gq->terms = &w->refs[q * 8];
+		gq->nterms = k;
+		gq->op = strcmp(bench_op, "or") == 0 ? GPUIDX_OP_OR : GPUIDX_OP_AND;
+		gq->nexclude = strcmp(bench_op, "andnot") == 0 && k >= 2 ? 1 : 0;
+		bound = gpuidx_query_bound(gq, counts);
+		gq->out_capacity = bound < UINT32_MAX ? (uint32_t) bound : UINT32_MAX;
+		room += gq->out_capacity;
 	}
 	w->out = harness_alloc(room * sizeof(uint32_t));
 	w->out_size = room;
@@ -486,22 +496,29 @@ main(int argc, char **argv)
 			gcfg.skip_ratio = (uint32_t) atol(argv[++i]);
 		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
 			only_batch = (uint32_t) atol(argv[++i]);
+		else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc &&
+				 (strcmp(argv[i + 1], "and") == 0 || strcmp(argv[i + 1], "andnot") == 0 ||
+				  strcmp(argv[i + 1], "or") == 0))
+			bench_op = argv[++i];
 		else
 			harness_fail("unknown argument %s", argv[i]);
 	}
 	if (engine == NULL)
 		harness_fail("usage: gpu_bench --engine PATH [--copy-gbps X] [--pack FILE]... [--no-long-lists] "
-					 "[--skip-ratio N] [--batch N]");
+					 "[--skip-ratio N] [--batch N] [--op and|andnot|or]");
 	if (engine_open(&gpu, engine, &gcfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpu1, "cpu", &c1cfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
 		engine_open(&cpun, "cpu", &cncfg, err, sizeof(err)) != GPUIDX_ENGINE_OK)
 		harness_fail("%s", err);
 	printf("## GPU engine benchmark\n\n- engine: %s (%s, %s, %u SMs, %.0f GiB; %u host threads for large copies; "
 		   "skip ratio %u)\n"
+		   "- real queries: %s of their terms\n"
 		   "- CPU engine: %u cores\n"
 		   "- device copy bandwidth (measured in the same run, read + write): %.0f GB/s\n\n",
 		   engine, gpu.info.kind, gpu.info.device_name, gpu.info.multiprocessors,
-		   gpu.info.device_memory / 1073741824.0, cores, gcfg.skip_ratio ? gcfg.skip_ratio : 32, cores, copy_gbps);
+		   gpu.info.device_memory / 1073741824.0, cores, gcfg.skip_ratio ? gcfg.skip_ratio : 32,
+		   strcmp(bench_op, "or") == 0 ? "the union" : strcmp(bench_op, "andnot") == 0 ?
+		   "the intersection less the last" : "the intersection", cores, copy_gbps);
 	for (int i = 0; i < npacks; i++)
 		bench_pack(&gpu, &cpu1, &cpun, packs[i], copy_gbps);
 	if (long_lists)

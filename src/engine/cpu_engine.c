@@ -341,59 +341,60 @@ round_method(const gpuidx_engine *e, uint64_t short_len, uint64_t long_len)
 	return long_len >= short_len * e->skip_ratio ? CPU_METHOD_SKIP : CPU_METHOD_MERGE;
 }
 
-/* the length of a query's result before any round: what out must hold to compute it in place */
-static uint32_t
+/* the most ids a query's result holds: what out must hold to compute it in place */
+static uint64_t
 query_bound(const gpuidx_query *q, const pl_view *views)
 {
-	uint64_t	bound = q->initial != NULL ? q->ninitial : UINT64_MAX;
+	uint64_t	counts[GPUIDX_ENGINE_MAX_TERMS];
 
 	for (uint32_t t = 0; t < q->nterms; t++)
-		if (views[t].count < bound)
-			bound = views[t].count;
-	return (uint32_t) bound;
+		counts[t] = views[t].count;
+	return gpuidx_query_bound(q, counts);
 }
 
-/*
- * SvS: the initial set (or the shortest list) against each list, shortest
- * first, into q->out, or into scratch memory when the query asks for fewer
- * ids than the rounds need room for (a count, the first n).
- */
-static void
-run_query(batch_work *w, uint32_t qi)
+/* the bound as a result length (an OR's sum of counts can pass UINT32_MAX) */
+static uint32_t
+capped_bound(const gpuidx_query *q, const pl_view *views)
 {
-	gpuidx_query *q = &w->queries[qi];
-	pl_view    *views = &w->views[w->first_view[qi]];
-	const pl_view *order[GPUIDX_ENGINE_MAX_TERMS];
-	uint32_t	k = q->nterms;
-	uint32_t	bound = query_bound(q, views);
-	uint32_t   *out = q->out;
-	uint32_t   *scratch = NULL;
-	uint32_t	n;
-	uint32_t	r = 0;
-	cpu_stats	stats;
+	uint64_t	bound = query_bound(q, views);
 
-	memset(&stats, 0, sizeof(stats));
-	if (bound > q->out_capacity || out == NULL)
-	{
-		scratch = malloc(((size_t) bound + 1) * sizeof(uint32_t));
-		if (scratch == NULL)
-		{
-			q->status = GPUIDX_ENGINE_ERR_OUT_OF_MEMORY;
-			return;
-		}
-		out = scratch;
-	}
+	return bound < UINT32_MAX ? (uint32_t) bound : UINT32_MAX;
+}
+
+/* lists order[0..k) of views[0..k), by count: ascending, or descending */
+static void
+order_by_count(const pl_view *views, uint32_t k, bool descending, const pl_view **order)
+{
 	for (uint32_t i = 0; i < k; i++)
 	{
 		uint32_t	j = i;
 
-		while (j > 0 && order[j - 1]->count > views[i].count)
+		while (j > 0 && (descending ? order[j - 1]->count < views[i].count
+						 : order[j - 1]->count > views[i].count))
 		{
 			order[j] = order[j - 1];
 			j--;
 		}
 		order[j] = &views[i];
 	}
+}
+
+/*
+ * AND: SvS, the initial set (or the shortest list) against each list not
+ * excluded, shortest first, then each excluded list subtracted, longest
+ * first (the most candidates gone soonest); each round searches or merges
+ * by the length ratio.  In place in out (room: the bound).
+ */
+static uint32_t
+and_query(batch_work *w, const gpuidx_query *q, const pl_view *views, uint32_t *out,
+		  cpu_stats *stats)
+{
+	const pl_view *order[GPUIDX_ENGINE_MAX_TERMS];
+	uint32_t	k = q->nterms - q->nexclude;
+	uint32_t	n;
+	uint32_t	r = 0;
+
+	order_by_count(views, k, false, order);
 	if (q->initial != NULL && k == 0)
 	{
 		memmove(out, q->initial, (size_t) q->ninitial * sizeof(uint32_t));
@@ -403,27 +404,97 @@ run_query(batch_work *w, uint32_t qi)
 	{
 		/* out may be smaller than the initial set: never copy it whole */
 		n = cpu_intersect_array_list(q->initial, q->ninitial, order[0], out,
-									 round_method(w->engine, q->ninitial, order[0]->count), 0, &stats);
+									 round_method(w->engine, q->ninitial, order[0]->count), 0, stats);
+		r = 1;
+	}
+	else if (k == 1)
+	{
+		n = pl_decode(order[0], out) == PL_OK ? order[0]->count : CPU_CORRUPT;
 		r = 1;
 	}
 	else
 	{
-		if (k == 1)
-		{
-			n = pl_decode(order[0], out) == PL_OK ? order[0]->count : CPU_CORRUPT;
-			r = 1;
-		}
-		else
-		{
-			n = cpu_intersect_lists(order[0], order[1], out,
-									round_method(w->engine, order[0]->count, order[1]->count),
-									0, &stats);
-			r = 2;
-		}
+		n = cpu_intersect_lists(order[0], order[1], out,
+								round_method(w->engine, order[0]->count, order[1]->count), 0, stats);
+		r = 2;
 	}
 	for (; r < k && n > 0 && n != CPU_CORRUPT; r++)
 		n = cpu_intersect_array_list(out, n, order[r], out,
-									 round_method(w->engine, n, order[r]->count), 0, &stats);
+									 round_method(w->engine, n, order[r]->count), 0, stats);
+
+	order_by_count(views + k, q->nexclude, true, order);
+	for (r = 0; r < q->nexclude && n > 0 && n != CPU_CORRUPT; r++)
+	{
+		cpu_method	method = round_method(w->engine, n, order[r]->count);
+
+		if (method == CPU_METHOD_SKIP)
+			stats->rounds_skip++;
+		else
+			stats->rounds_merge++;
+		n = cpu_difference_array_list(out, n, order[r], out, method, stats);
+	}
+	return n;
+}
+
+/*
+ * OR: the lists merged into the result one by one, shortest first, so that
+ * the long ones are merged the fewest times; out (room: the sum of the
+ * counts) and tmp (the same) swap at each round.  Returns the union's
+ * length, and in *result which of out and tmp holds it.
+ */
+static uint32_t
+or_query(const gpuidx_query *q, const pl_view *views, uint32_t *out, uint32_t *tmp,
+		 uint32_t **result, cpu_stats *stats)
+{
+	const pl_view *order[GPUIDX_ENGINE_MAX_TERMS];
+	uint32_t	n;
+
+	order_by_count(views, q->nterms, false, order);
+	n = pl_decode(order[0], out) == PL_OK ? order[0]->count : CPU_CORRUPT;
+	for (uint32_t r = 1; r < q->nterms && n != CPU_CORRUPT; r++)
+	{
+		uint32_t   *swap = out;
+
+		n = cpu_union_array_list(out, n, order[r], tmp);
+		out = tmp;
+		tmp = swap;
+		stats->rounds_merge++;
+	}
+	*result = out;
+	return n;
+}
+
+/*
+ * One query into q->out, or into scratch memory when the query asks for
+ * fewer ids than its rounds need room for (a count, the first n), or is a
+ * union (two buffers).
+ */
+static void
+run_query(batch_work *w, uint32_t qi)
+{
+	gpuidx_query *q = &w->queries[qi];
+	pl_view    *views = &w->views[w->first_view[qi]];
+	size_t		room = (size_t) query_bound(q, views) + 1;
+	uint32_t   *out = q->out;
+	uint32_t   *scratch = NULL;
+	uint32_t	n;
+	cpu_stats	stats;
+
+	memset(&stats, 0, sizeof(stats));
+	if (q->op == GPUIDX_OP_OR || room > (size_t) q->out_capacity + 1 || out == NULL)
+	{
+		scratch = malloc((q->op == GPUIDX_OP_OR ? 2 : 1) * room * sizeof(uint32_t));
+		if (scratch == NULL)
+		{
+			q->status = GPUIDX_ENGINE_ERR_OUT_OF_MEMORY;
+			return;
+		}
+		out = scratch;
+	}
+	if (q->op == GPUIDX_OP_OR)
+		n = or_query(q, views, scratch, scratch + room, &out, &stats);
+	else
+		n = and_query(w, q, views, out, &stats);
 	/* a list whose postings decode out of order is invalid input */
 	if (n == CPU_CORRUPT)
 	{
@@ -434,8 +505,8 @@ run_query(batch_work *w, uint32_t qi)
 	{
 		q->total = n;
 		q->out_count = gpuidx_result_wanted(q->result, n);
-		if (scratch != NULL && q->out_count > 0)
-			memcpy(q->out, scratch, (size_t) q->out_count * sizeof(uint32_t));
+		if (out != q->out && q->out_count > 0)
+			memcpy(q->out, out, (size_t) q->out_count * sizeof(uint32_t));
 		q->status = GPUIDX_ENGINE_OK;
 	}
 	free(scratch);
@@ -560,7 +631,7 @@ resolve_query(gpuidx_engine *e, gpuidx_query *q, pl_view *views, gpuidx_batch_st
 	q->status = GPUIDX_ENGINE_OK;
 	q->out_count = 0;
 	q->total = 0;
-	if ((q->nterms == 0 && q->initial == NULL) || q->nterms > GPUIDX_ENGINE_MAX_TERMS)
+	if (!gpuidx_query_shape_ok(q))
 	{
 		q->status = GPUIDX_ENGINE_ERR_INVALID;
 		return;
@@ -598,7 +669,7 @@ resolve_query(gpuidx_engine *e, gpuidx_query *q, pl_view *views, gpuidx_batch_st
 				stats->list_bytes += entry->bytes;
 		}
 	}
-	if (gpuidx_result_wanted(q->result, query_bound(q, views)) > q->out_capacity ||
+	if (gpuidx_result_wanted(q->result, capped_bound(q, views)) > q->out_capacity ||
 		(q->out == NULL && q->out_capacity > 0))
 		q->status = GPUIDX_ENGINE_ERR_INVALID;
 }

@@ -121,6 +121,8 @@ request_take(EngineProcess *e, GpxQueueSlot *slot, EngineBatch *b, int q)
 		memset(qq, 0, sizeof(*qq));
 		qq->terms = terms;
 		qq->nterms = req->nterms;
+		qq->op = req->op;
+		qq->nexclude = req->nexclude;
 		qq->result = req->result;
 		qq->out = req->out_capacity > 0 ? (uint32_t *) (base + req->out_offset) : NULL;
 		qq->out_capacity = req->out_capacity;

@@ -424,11 +424,19 @@ bool
 gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *out,
 					 uint32 out_capacity, uint32 *count, uint32 *total)
 {
+	return gpx_worker_setop(lists, n, GPUIDX_OP_AND, 0, result, out, out_capacity, count, total);
+}
+
+bool
+gpx_worker_setop(const GpxWorkerList *lists, int n, uint32 op, uint32 nexclude, uint32 result,
+				 uint32 *out, uint32 out_capacity, uint32 *count, uint32 *total)
+{
 	GpxQueueSlot *slot;
 	GpxRequest *req;
 	const char *answer;
-	uint64		bound_count = PG_UINT64_MAX;
-	uint32		bound_last = PG_UINT32_MAX;
+	uint64		bound_count = op == GPUIDX_OP_OR ? 0 : PG_UINT64_MAX;
+	uint32		bound_last = op == GPUIDX_OP_OR ? 0 : PG_UINT32_MAX;
+	bool		bounded = true;
 	uint32		w;
 	uint32		c;
 	uint32		t;
@@ -437,21 +445,44 @@ gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result, uint32 *o
 	bool		bad = false;
 
 	Assert(n >= 1 && n <= GPUIDX_ENGINE_MAX_TERMS);
-	/* an intersection is no longer than its shortest list and ends by its smallest last id */
+	Assert(op == GPUIDX_OP_AND ? nexclude < (uint32) n : op == GPUIDX_OP_OR && nexclude == 0);
+
+	/*
+	 * An AND is no longer than its shortest list not excluded and ends by
+	 * the smallest last id of those; a union is no longer than its lists
+	 * together and ends by their largest last id.
+	 */
 	for (int l = 0; l < n; l++)
 	{
 		uint64		lc;
 		uint32		ll;
 
-		if (list_bounds(&lists[l], &lc, &ll))
+		if (op == GPUIDX_OP_AND && l + nexclude >= (uint32) n)
+			break;
+		if (!list_bounds(&lists[l], &lc, &ll))
+			bounded = false;
+		else if (op == GPUIDX_OP_OR)
+		{
+			bound_count += lc;
+			bound_last = Max(bound_last, ll);
+		}
+		else
 		{
 			bound_count = Min(bound_count, lc);
 			bound_last = Min(bound_last, ll);
 		}
 	}
+	/* a union with a list of unknown bounds is bounded by nothing */
+	if (op == GPUIDX_OP_OR && !bounded)
+	{
+		bound_count = PG_UINT64_MAX;
+		bound_last = PG_UINT32_MAX;
+	}
 	i = request_build(lists, n, GPX_REQUEST_INTERSECT, 0, (Size) out_capacity * sizeof(uint32), 0, &req);
 	if (i < 0)
 		return false;
+	req->op = op;
+	req->nexclude = nexclude;
 	req->result = result;
 	req->out_capacity = out_capacity;
 	/* where the answer is, taken now: the engine process can write the request */

@@ -1,8 +1,8 @@
 /*
  * worker.h
  *	  The GPU worker as backends see it: settings, whether it serves, and one
- *	  call that has it intersect a query's lists, one that has it rank a
- *	  segment.
+ *	  call that has it run a set operation (AND, AND NOT, OR) over a query's
+ *	  lists, one that has it rank a segment.
  *
  * Processes (docs/WORKER.md):
  *	- the supervisor, a background worker registered when gpuidx is in
@@ -126,6 +126,21 @@ extern void gpx_cache_forget_index(RelFileNode node);
  */
 extern bool gpx_worker_intersect(const GpxWorkerList *lists, int n, uint32 result,
 								 uint32 *out, uint32 out_capacity, uint32 *count, uint32 *total);
+
+/*
+ * The same for any set operation (gpuidx_engine.h gpuidx_query):
+ *	- op GPUIDX_OP_AND: the intersection of lists[0 .. n - nexclude), less
+ *	  each of the last nexclude lists ("a & b & !c" is lists a, b, c with
+ *	  nexclude 1; nexclude < n); out_capacity at least what result asks of
+ *	  the shortest list not excluded;
+ *	- op GPUIDX_OP_OR: the union of the n lists, nexclude 0; out_capacity at
+ *	  least what result asks of the sum of the lists' counts.
+ * Returns as gpx_worker_intersect does, *total the result's length.
+ * gpx_worker_intersect is this call with GPUIDX_OP_AND and nexclude 0.
+ */
+extern bool gpx_worker_setop(const GpxWorkerList *lists, int n, uint32 op, uint32 nexclude,
+							 uint32 result, uint32 *out, uint32 out_capacity, uint32 *count,
+							 uint32 *total);
 
 /*
  * A ranked query over one segment through the worker (gpuidx_engine.h
