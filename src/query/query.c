@@ -752,25 +752,90 @@ seg_prefix_docs(GpxSegment *seg, const char *lex, int len, uint32 **docs)
 	return union_end(&u, docs);
 }
 
-/* the docs having any of the terms */
+/*
+ * A whole union, or an AND with NOT terms, through the worker: the found
+ * terms' lists (for AND the kept ones, then the excluded ones: nexclude)
+ * sent as the worker takes them.  True with every id of the result in
+ * *docs (palloc'd) and its length in *n when it answered; false when the
+ * caller must answer on the CPU (no worker, the placement, any failure).
+ */
+static bool
+device_setop(SegSource *ss, GqTerm *terms, int nterms, uint32 op, int nexclude, uint32 capacity,
+			 uint32 **docs, uint32 *n)
+{
+	GpxWorkerList lists[GPUIDX_ENGINE_MAX_TERMS];
+	void	   *raw[GPUIDX_ENGINE_MAX_TERMS];
+	uint32		count;
+	uint32		total;
+	bool		answered;
+
+	if (nterms < 2 || nterms > GPUIDX_ENGINE_MAX_TERMS)
+		return false;
+	for (int i = 0; i < nterms; i++)
+		gq_device_list(ss->gq, ss->seg, &terms[i].ref, &terms[i].list, &terms[i].opened, &lists[i], &raw[i]);
+	*docs = palloc_extended(Max((Size) capacity, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	answered = gpx_worker_setop(lists, nterms, op, (uint32) nexclude, GPUIDX_RESULT_IDS, *docs, capacity,
+								&count, &total);
+	for (int i = 0; i < nterms; i++)
+		if (raw[i])
+			pfree(raw[i]);
+	if (!answered)
+	{
+		pfree(*docs);
+		*docs = NULL;
+		return false;
+	}
+	gpx_count_worker_rounds(nterms - 1);
+	*n = count;
+	return true;
+}
+
+static int
+gqterm_df_cmp(const void *x, const void *y)
+{
+	const GqTerm *a = x;
+	const GqTerm *b = y;
+
+	return (a->ref.df > b->ref.df) - (a->ref.df < b->ref.df);
+}
+
+/*
+ * The docs having any of the terms: through the worker when it serves and
+ * the lists are long enough to repay the trip, else a bitmap union here.
+ */
 static uint32
 seg_any_of(void *arg, const GpxLexemes *terms, uint32 **docs)
 {
 	SegSource  *ss = arg;
 	DocUnion	u = {ss->seg};
+	GqTerm	   *t = palloc0(Max(terms->n, 1) * sizeof(GqTerm));
+	int			nt = 0;
+	uint64		postings = 0;
+	uint32		n;
 
 	for (int i = 0; i < terms->n; i++)
+		if (gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t[nt].ref))
+			postings += t[nt++].ref.df;
+	if (nt >= 2 && postings >= gpx_placement.gpu_min_postings && gpx_worker_wanted() &&
+		device_setop(ss, t, nt, GPUIDX_OP_OR, 0, (uint32) Min(postings, (uint64) ss->seg->hdr->ndocs), docs, &n))
 	{
-		GqTerm		t = {0};
-
-		CHECK_FOR_INTERRUPTS();
-		if (!gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t.ref))
-			continue;
-		gpx_seg_list(ss->seg, &t.ref, &t.list);
-		t.opened = true;
-		union_add(&u, &t.list, t.ref.df, t.ref.external ? t.ref.page : PG_UINT32_MAX);
-		close_terms(&t, 1);
+		close_terms(t, nt);
+		pfree(t);
+		return n;
 	}
+	for (int i = 0; i < nt; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!t[i].opened)
+			gpx_seg_list(ss->seg, &t[i].ref, &t[i].list);
+		t[i].opened = true;
+		union_add(&u, &t[i].list, t[i].ref.df, t[i].ref.external ? t[i].ref.page : PG_UINT32_MAX);
+		gpx_list_free(&t[i].list);
+		t[i].opened = false;
+		t[i].ref.payload = NULL;
+	}
+	close_terms(t, nt);
+	pfree(t);
 	return union_end(&u, docs);
 }
 
@@ -816,11 +881,90 @@ seg_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
 	return k;
 }
 
-/* the docs having every term of pos and none of neg */
+/*
+ * The docs having every term of pos and none of neg: through the worker in
+ * one request when the placement gives it every AND round (as for @@&), with
+ * the NOT lists short enough against the shortest kept one to be a round
+ * there rather than a few searches here; the rest here.
+ */
 static uint32
 seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **docs)
 {
-	uint32		n = seg_all_of(arg, pos, docs);
+	SegSource  *ss = arg;
+	int			ntotal = pos->n + neg->n;
+	GqTerm	   *t = palloc0(ntotal * sizeof(GqTerm));
+	bool	   *excluded_here = palloc0(Max(neg->n, 1) * sizeof(bool));
+	int			nt = 0;
+	int			npos;
+	uint32		n = 0;
+	bool		on_device = false;
+
+	*docs = NULL;
+	if (gpx_worker_wanted() && pos->n + neg->n <= GPUIDX_ENGINE_MAX_TERMS)
+	{
+		uint32		dfs[GPUIDX_ENGINE_MAX_TERMS];
+		bool		all = true;
+
+		for (int i = 0; i < pos->n && all; i++)
+			all = gpx_seg_find(ss->seg, pos->lex[i], pos->len[i], &t[nt++].ref);
+		if (!all)
+		{
+			/* a kept term the segment lacks: nothing matches */
+			close_terms(t, nt);
+			pfree(t);
+			pfree(excluded_here);
+			return 0;
+		}
+		npos = nt;
+		qsort(t, npos, sizeof(GqTerm), gqterm_df_cmp);
+		for (int i = 0; i < npos; i++)
+			dfs[i] = t[i].ref.df;
+		on_device = npos >= 2 ? gpx_place_rounds(dfs, npos, &gpx_placement) == npos :
+			dfs[0] >= gpx_placement.gpu_min_postings;
+		for (int i = 0; i < neg->n && on_device; i++)
+		{
+			GpxTermRef	ref;
+
+			if (!gpx_seg_find(ss->seg, neg->lex[i], neg->len[i], &ref))
+			{
+				excluded_here[i] = true;	/* nothing to subtract */
+				continue;
+			}
+			if (ref.df >= (uint64) dfs[0] * gpx_placement.cpu_ratio_threshold)
+			{
+				/* a long list against few candidates: searched here */
+				excluded_here[i] = true;
+				if (ref.payload)
+					pfree(ref.payload);
+				continue;
+			}
+			t[nt++].ref = ref;
+		}
+		if (on_device && nt >= 2 &&
+			device_setop(ss, t, nt, GPUIDX_OP_AND, nt - npos, dfs[0], docs, &n))
+		{
+			close_terms(t, nt);
+			pfree(t);
+			for (int i = 0; i < neg->n && n > 0; i++)
+			{
+				GqNode		x = {0};
+
+				if (!excluded_here[i])
+					continue;
+				x.kind = GQ_TERM;
+				x.lex = neg->lex[i];
+				x.len = neg->len[i];
+				x.exact = true;
+				n = seg_without(arg, &x, *docs, n);
+			}
+			pfree(excluded_here);
+			return n;
+		}
+		close_terms(t, nt);
+	}
+	pfree(t);
+	pfree(excluded_here);
+	n = seg_all_of(arg, pos, docs);
 
 	for (int i = 0; i < neg->n && n > 0; i++)
 	{
