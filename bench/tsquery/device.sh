@@ -28,6 +28,17 @@ if [ "$mode" = run ]; then
 	out=$dir
 	w=/tmp/gpuidx-tsquery
 	. bench/worker/device_cluster.sh
+	if [ "${ENGINE_CHECK:-0}" = 1 ]; then
+		# the CUDA engine against the CPU reference: AND, AND NOT and OR, searched and merged
+		log "engine check"
+		make -s -j"$(nproc)" cuda-engine test/gpu/build/engine_check PG_CONFIG="$PGB/usr/lib/postgresql/15/bin/pg_config" > /dev/null 2>&1
+		E=test/gpu/build/engine_check S=cuda/build/gpuidx_cuda.so
+		{ $E --engine $S --queries 200000 --ranked 0 --max-len 200000 &&
+		  $E --engine $S --queries 30000 --ranked 0 --skip-ratio 1 --seed 2 &&
+		  $E --engine $S --queries 30000 --ranked 0 --skip-ratio 1000000000 --seed 3; } > "$dir/engine_check.txt" 2>&1
+		log "engine check exit $?"
+		tail -4 "$dir/engine_check.txt"
+	fi
 	for c in ${CORPORA:-dpaths gcide}; do
 		docs=$pack/$c-docs.tsv.xz
 		[ $c = dpaths ] && docs=$pack/dpaths2m-docs.tsv.xz
@@ -46,6 +57,14 @@ if [ "$mode" = run ]; then
 		tail -3 "$dir/$c.log"
 		{ echo "-- $c"; as_user $P -xc 'SELECT * FROM gpuidx_worker_stats'; } >> "$dir/stats.txt"
 		as_user $P -c 'SELECT gpuidx_worker_stats_reset()' > /dev/null
+		if [ "${FORCE_GPU_CHECK:-0}" = 1 ]; then
+			# every query again with every round the worker can take on the GPU, against GIN's counts
+			log "$c: same rows with every round on the GPU"
+			as_user env PGOPTIONS="-c enable_seqscan=off -c gpuidx.gpu_min_postings=0 -c gpuidx.cpu_ratio_threshold=1000000000" \
+				$P -Atc "SELECT count(*) || ' queries, ' || count(*) FILTER (WHERE tsq_count('docs_gpx', q.fn, q.q) = c.gin)
+				         || ' with GIN''s count' FROM tsq_queries q JOIN tsq_check c USING (mix, n)" | tee -a "$dir/$c.gpu-check.txt"
+			{ echo "-- $c, every round on the GPU"; as_user $P -xc 'SELECT requests, worker_rounds, backend_rounds, fallback_engine_error, fallback_bad_answer, fallback_timeout FROM gpuidx_worker_stats'; } | tee -a "$dir/$c.gpu-check.txt"
+		fi
 		as_user $P -c 'DROP TABLE IF EXISTS docs_gpx, docs_gin, tsq_meta, tsq_queries, tsq_check'
 		rm -rf "$w/data/$c"
 	done
