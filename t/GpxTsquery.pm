@@ -50,7 +50,7 @@ my @shapes = (
 	[ 'weight',          'to_tsquery',  60, sub { $_[0]->head . ':' . $_[0]->pick('A', 'A', 'B', 'D') } ],
 	[ 'weight_set',      'to_tsquery',  40, sub { ($_[0]->chance(2) ? $_[0]->head : $_[0]->term) . ':' . $_[0]->pick('AB', 'BD', 'AC', 'ABC') } ],
 	[ 'weight_prefix',   'to_tsquery',  40, sub { $_[0]->prefix($_[0]->head) . $_[0]->pick('A', 'AB', 'D') } ],
-	[ 'weight_and',      'to_tsquery',  40, sub { my @t = $_[0]->cooc(2); $_[0]->head . ":A & $t[0]" } ],
+	[ 'weight_and',      'to_tsquery',  40, sub { my ($h, $w) = $_[0]->entry; "$h:A & $w" . $_[0]->pick('', '', ':B', ':D', ':AB') } ],
 	[ 'weight_not',      'to_tsquery',  25, sub { '!' . $_[0]->head . ':A' . ($_[0]->chance(2) ? ' & ' . $_[0]->term : '') } ],
 	[ 'weight_phrase',   'to_tsquery',  25, sub { my @r = $_[0]->run(2); "$r[0]:" . $_[0]->pick('A', 'B', 'D', 'AB', 'BD') . " <-> $r[1]" } ],
 	# what applications pass from a search box
@@ -79,7 +79,8 @@ sub generate_tsqueries
 	for my $text (@$texts)
 	{
 		my @words = split / /, lc $text;
-		push @{ $g->{heads} }, $words[0] if @words && $usable->{ $words[0] };
+		my @others = grep { $usable->{$_} } @words[ 1 .. $#words ];
+		push @{ $g->{heads} }, [ $words[0], \@others ] if @others && $usable->{ $words[0] };
 		my @run;
 		for my $w (@words, '')
 		{
@@ -116,7 +117,15 @@ sub below
 sub chance { return $_[0]->below($_[1]) == 0; }
 sub pick { my $g = shift; return $_[ $g->below(scalar @_) ]; }
 sub term { my $g = shift; return $g->{terms}[ $g->below(scalar @{ $g->{terms} }) ]; }
-sub head { my $g = shift; return $g->{heads}[ $g->below(scalar @{ $g->{heads} }) ]; }
+sub head { my $g = shift; return $g->{heads}[ $g->below(scalar @{ $g->{heads} }) ][0]; }
+
+# a document's first word and another of its words
+sub entry
+{
+	my ($g) = @_;
+	my ($h, $others) = @{ $g->{heads}[ $g->below(scalar @{ $g->{heads} }) ] };
+	return ($h, $others->[ $g->below(scalar @$others) ]);
+}
 
 # $n different terms of one real query, topped up from others when it is short
 sub cooc
