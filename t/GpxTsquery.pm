@@ -53,6 +53,15 @@ my @shapes = (
 	[ 'weight_and',      'to_tsquery',  40, sub { my ($h, $w) = $_[0]->entry; "$h:A & $w" . $_[0]->pick('', '', ':B', ':D', ':AB') } ],
 	[ 'weight_not',      'to_tsquery',  25, sub { '!' . $_[0]->head . ':A' . ($_[0]->chance(2) ? ' & ' . $_[0]->term : '') } ],
 	[ 'weight_phrase',   'to_tsquery',  25, sub { my @r = $_[0]->run(2); "$r[0]:" . $_[0]->pick('A', 'B', 'D', 'AB', 'BD') . " <-> $r[1]" } ],
+	# edges: stop words, tautologies and contradictions, NOT inside a
+	# phrase, <0>, long ORs and ANDs, hyphenated words
+	[ 'stopwords',       'to_tsquery',  40, sub { $_[0]->stopwords } ],
+	[ 'tautology',       'to_tsquery',  30, sub { my $t = $_[0]->term; $_[0]->pick("$t | !$t", "$t & !$t", "!($t & !$t)", "!!$t", "$t & $t") } ],
+	[ 'phrase_neg',      'to_tsquery',  50, sub { $_[0]->phrase_neg } ],
+	[ 'or_many',         'to_tsquery',  30, sub { join ' | ', map { $_[0]->term } 1 .. 8 + $_[0]->below(5) } ],
+	[ 'and_many',        'to_tsquery',  30, sub { join ' & ', $_[0]->cooc(4 + $_[0]->below(3)) } ],
+	[ 'hyphen',          'plainto_tsquery', 30, sub { $_[0]->hyphen } ],
+	[ 'hyphen_web',      'websearch_to_tsquery', 20, sub { my $h = $_[0]->hyphen; $_[0]->pick($h, "-$h", "\"$h\"", "$h or " . $_[0]->term) } ],
 	# what applications pass from a search box
 	[ 'websearch',       'websearch_to_tsquery', 220, sub { $_[0]->websearch } ],
 	[ 'plain',           'plainto_tsquery',      100, sub { join ' ', $_[0]->cooc(1 + $_[0]->below(3)) } ],
@@ -84,12 +93,15 @@ sub generate_tsqueries
 		my @run;
 		for my $w (@words, '')
 		{
+			push @{ $g->{stops} }, $w if $w =~ /^[a-z]+$/ && !$usable->{$w};
+			push @{ $g->{hyphens} }, $w if $w =~ /^[a-z]+-[a-z]+$/;
 			if ($w =~ /^[a-z]+$/) { push @run, $w; next; }
 			push @{ $g->{runs} }, [@run] if @run >= 5;
 			@run = ();
 		}
 	}
-	die 'no runs of words in the texts' unless $g->{runs} && $g->{heads};
+	die 'no runs, stop words or hyphenated words in the texts'
+	  unless $g->{runs} && $g->{heads} && $g->{stops} && $g->{hyphens};
 
 	my @out;
 	for my $s (@shapes)
@@ -199,6 +211,29 @@ sub tree
 	my $t = $node->($depth);
 	return $t;
 }
+
+# stop words where to_tsquery drops them: alone, under NOT, in phrases
+sub stopwords
+{
+	my ($g) = @_;
+	my $s = $g->{stops}[ $g->below(scalar @{ $g->{stops} }) ];
+	my @t = $g->cooc(2);
+	return $g->pick($s, "!$s", "$s & $t[0]", "$t[0] & !$s", "$s | $t[0]", "$s <-> $t[0]",
+		"$t[0] <-> $s <-> $t[1]", "!($s | $t[0])");
+}
+
+# NOT inside a phrase (a followed by anything but b), <0>, phrases of phrases
+sub phrase_neg
+{
+	my ($g) = @_;
+	my @r = $g->run(2);
+	my $t = $g->term;
+	return $g->pick("$r[0] <-> !$r[1]", "!$r[0] <-> $r[1]", "$r[0] <0> $r[0]", "$r[0] <0> $r[1]",
+		"($r[0] | $t) <-> $r[1]", "($r[0] <-> $r[1]) & !($r[1] <-> $r[0])", "($r[0] <-> $r[1]) <-> $t",
+		"$r[0] <-> ($r[1] & !$t)", "!($r[0] <-> !$r[1])");
+}
+
+sub hyphen { my $g = shift; return $g->{hyphens}[ $g->below(scalar @{ $g->{hyphens} }) ]; }
 
 # a search-box string: words, "quoted phrases", or, -excluded
 sub websearch
