@@ -10,8 +10,9 @@
 # whose first words weigh A and B (every 12th); each queried as an
 # application would, to_tsvector('english', body) @@ to_tsquery('english',
 # '...'): with the index forced (its bitmap scan, which EXPLAIN shows for
-# every shape), with its custom scan, under default settings, and as a
-# prepared statement's generic plan.  After the build, with inserts still in
+# every shape), with its custom scan (rows, count(*) alone, LIMIT), under
+# default settings, in parallel plans, and as a prepared statement's generic
+# plan.  After the build, with inserts still in
 # the pending area, after updates and deletes, after VACUUM; query @@ doc and
 # doc @@@ query on a sample; and a sample through the GPU worker (the CPU
 # engine where there is no GPU).
@@ -160,7 +161,10 @@ sql(q{
 	-- how: forced (the index's bitmap scan), custom (the gpuidx custom scan
 	-- where it takes the query, the bitmap scan off), default (the planner's
 	-- choice), commuted (query @@ doc, forced), triple (doc @@@ query, forced),
-	-- generic (a prepared statement's generic plan, the tsquery a parameter)
+	-- generic (a prepared statement's generic plan, the tsquery a parameter),
+	-- parallel (parallel plans made cheap, the sequential scan off), count
+	-- (count(*) alone, through the custom scan: n only), limit (LIMIT 3
+	-- through the custom scan: n the rows, s those of them @@ rejects)
 	CREATE FUNCTION answers(tbl text, doc text, how text, every int) RETURNS TABLE (qid int, n bigint, s numeric) LANGUAGE plpgsql AS $$
 	DECLARE r record; pred text;
 	BEGIN
@@ -178,9 +182,15 @@ sql(q{
 			END LOOP;
 			RETURN;
 		END IF;
-		IF how = 'custom' THEN
+		IF how IN ('custom', 'count', 'limit') THEN
 			SET LOCAL enable_seqscan = off;
 			SET LOCAL enable_bitmapscan = off;
+		ELSIF how = 'parallel' THEN
+			SET LOCAL enable_seqscan = off;
+			SET LOCAL parallel_setup_cost = 0;
+			SET LOCAL parallel_tuple_cost = 0;
+			SET LOCAL min_parallel_table_scan_size = 0;
+			SET LOCAL min_parallel_index_scan_size = 0;
 		ELSIF how <> 'default' THEN
 			SET LOCAL enable_seqscan = off;
 			SET LOCAL gpuidx.enable_customscan = off;
@@ -190,8 +200,15 @@ sql(q{
 			pred := CASE how WHEN 'commuted' THEN format('%s(''english'', %L) @@ %s', r.fn, r.src, doc)
 				WHEN 'triple' THEN format('%s @@@ %s(''english'', %L)', doc, r.fn, r.src)
 				ELSE format('%s @@ %s(''english'', %L)', doc, r.fn, r.src) END;
-			EXECUTE format('SELECT count(*), coalesce(sum(hashint4extended(id, 0)::numeric), 0) FROM %I WHERE %s', tbl, pred)
-				INTO n, s;
+			IF how = 'count' THEN
+				EXECUTE format('SELECT count(*), NULL FROM %I WHERE %s', tbl, pred) INTO n, s;
+			ELSIF how = 'limit' THEN
+				EXECUTE format('SELECT count(*), count(*) FILTER (WHERE NOT %s @@ %L::tsquery) FROM (SELECT * FROM %I WHERE %s LIMIT 3) x',
+					doc, r.q, tbl, pred) INTO n, s;
+			ELSE
+				EXECUTE format('SELECT count(*), coalesce(sum(hashint4extended(id, 0)::numeric), 0) FROM %I WHERE %s', tbl, pred)
+					INTO n, s;
+			END IF;
 			RETURN NEXT;
 		END LOOP;
 	END $$;
@@ -199,7 +216,8 @@ sql(q{
 	CREATE FUNCTION differing(tbl text, doc text, how text, every int, reftbl text) RETURNS text LANGUAGE sql AS $$
 		SELECT count(*) || coalesce(' (first: ' || min(format('%s %s(%L): %s rows, reference %s', qs.shape, qs.fn, qs.src, a.n, r.n)) || ')', '')
 		FROM answers(tbl, doc, how, every) a JOIN ref r ON r.tbl = reftbl AND r.qid = a.qid JOIN qs ON qs.qid = a.qid
-		WHERE a.n <> r.n OR a.s <> r.s $$;
+		WHERE CASE how WHEN 'count' THEN a.n <> r.n WHEN 'limit' THEN a.n <> least(r.n, 3) OR a.s <> 0
+			ELSE a.n <> r.n OR a.s <> r.s END $$;
 	-- the shapes whose first query with rows is not planned as a bitmap scan of idx
 	CREATE FUNCTION unplanned(tbl text, doc text, idx text, reftbl text) RETURNS text LANGUAGE plpgsql AS $$
 	DECLARE r record; line text; found bool; missing text := '';
@@ -297,7 +315,7 @@ sub pending
 
 compare('after the build',
 	dt => { forced => 1, default => 9, gin => 5, commuted => 11, triple => 11, generic => 5 },
-	dv => { forced => 1, default => 1, custom => 1, gin => 1, commuted => 7, triple => 7, generic => 1 });
+	dv => { forced => 1, default => 1, custom => 1, gin => 1, commuted => 7, triple => 7, generic => 1, parallel => 1, limit => 3 });
 
 write_docs('id % 120 = 6',
 	q{INSERT INTO %1$I (id, body) SELECT id, body FROM src
@@ -313,13 +331,14 @@ write_docs('id % 97 = 0 OR id % 89 = 0 OR id % 71 = 0',
 	q{UPDATE %1$I d SET body = d.body || ' ' || s.body FROM src s WHERE s.id = d.id + 1 AND d.id %% 97 = 0},
 	q{UPDATE %1$I d SET body = s.body FROM src s WHERE s.id = d.id + 2 AND d.id %% 89 = 0},
 	q{DELETE FROM %1$I WHERE id %% 71 = 0});
-compare('after updates and deletes', dt => { forced => 9 }, dv => { forced => 1, default => 5, custom => 5, generic => 5 });
+compare('after updates and deletes', dt => { forced => 9, count => 9 },
+	dv => { forced => 1, default => 5, custom => 5, generic => 5, count => 1, parallel => 5 });
 
 sql('VACUUM dt; VACUUM dv; VACUUM dt_gin; VACUUM dv_gin');
 is(pending('dt_idx') + pending('dv_idx'), 0, 'VACUUM merges the pending areas');
 compare('after VACUUM',
-	dt => { forced => 3, default => 15, commuted => 11, triple => 11 },
-	dv => { forced => 1, default => 1, gin => 3, commuted => 7, triple => 7 });
+	dt => { forced => 3, default => 15, commuted => 11, triple => 11, count => 3 },
+	dv => { forced => 1, default => 1, gin => 3, commuted => 7, triple => 7, count => 1, custom => 1, limit => 3 });
 
 if ($gpuidx)
 {
@@ -335,7 +354,7 @@ gpuidx.gpu_min_postings = 0
 	$node->restart;
 	$node->poll_query_until('postgres', 'SELECT serving FROM gpuidx_worker_stats') or die 'the worker never served';
 	my $before = sql('SELECT requests FROM gpuidx_worker_stats');
-	compare('through the worker', dt => { forced => 9 }, dv => { forced => 5, custom => 5 });
+	compare('through the worker', dt => { forced => 9 }, dv => { forced => 5, custom => 5, count => 5 });
 	diag('worker requests: ' . (sql('SELECT requests FROM gpuidx_worker_stats') - $before));
 }
 
