@@ -83,6 +83,9 @@ sql(qq{
 	CREATE TABLE dv (id int PRIMARY KEY, body text, v tsvector GENERATED ALWAYS AS (weighted(body)) STORED);
 	INSERT INTO dt SELECT id, body FROM src WHERE id % $tables{dt}{every} = 0;
 	INSERT INTO dv SELECT id, body FROM src WHERE id % $tables{dv}{every} = 0;
+	-- no document (NULL: never a match) and empty ones (no lexeme: !a matches)
+	INSERT INTO dt VALUES (-1, NULL), (-2, ''), (-3, 'the of and a'), (-4, NULL), (-5, '--');
+	INSERT INTO dv (id, body) SELECT id, body FROM dt WHERE id < 0;
 	CREATE TABLE dt_gin (LIKE dt INCLUDING ALL);
 	CREATE TABLE dv_gin (LIKE dv INCLUDING ALL);
 	INSERT INTO dt_gin SELECT * FROM dt;
@@ -240,7 +243,7 @@ sub ref_apply
 	my ($sign) = @_;
 	sql(join('', map { "SELECT ref_apply('$_', \$\$$tables{$_}{doc}\$\$, $sign);\n" } sort keys %tables));
 }
-sql('INSERT INTO touched SELECT id FROM src');
+sql('INSERT INTO touched SELECT id FROM dt UNION SELECT id FROM dv');
 ref_apply(1);
 note('reference computed (' . elapsed() . ')');
 
@@ -301,7 +304,7 @@ sub compare
 sub write_docs
 {
 	my ($touched, @writes) = @_;
-	sql("TRUNCATE touched; INSERT INTO touched SELECT id FROM src WHERE $touched");
+	sql("TRUNCATE touched; INSERT INTO touched $touched");
 	ref_apply(-1);
 	sql(join('', map { my $w = $_; map { "SELECT format(\$f\$$w\$f\$, '$_') \\gexec\n" } qw(dt dv dt_gin dv_gin) } @writes));
 	ref_apply(1);
@@ -313,13 +316,19 @@ sub pending
 	return $gpuidx ? sql("SELECT pending_entries FROM gpuidx_index_stats('$_[0]')") : 0;
 }
 
+# the comparison sees a difference where there is one: the text table's
+# rows against the tsvector table's reference
+isnt(sql(qq{SELECT differing('dt', \$\$$tables{dt}{doc}\$\$, 'forced', 11, 'dv')}), '0',
+	'the text table differs from the tsvector table, and the comparison says so');
+
 compare('after the build',
 	dt => { forced => 1, default => 9, gin => 5, commuted => 11, triple => 11, generic => 5 },
 	dv => { forced => 1, default => 1, custom => 1, gin => 1, commuted => 7, triple => 7, generic => 1, parallel => 1, limit => 3 });
 
-write_docs('id % 120 = 6',
+write_docs('SELECT id FROM src WHERE id % 120 = 6 UNION ALL SELECT generate_series(-14, -11)',
 	q{INSERT INTO %1$I (id, body) SELECT id, body FROM src
-		WHERE id %% (CASE WHEN %1$L LIKE 'dt%%' THEN 360 ELSE 120 END) = 6});
+		WHERE id %% (CASE WHEN %1$L LIKE 'dt%%' THEN 360 ELSE 120 END) = 6},
+	q{INSERT INTO %1$I (id, body) VALUES (-11, NULL), (-12, ''), (-13, 'the and'), (-14, NULL)});
 if ($gpuidx)
 {
 	cmp_ok(pending('dt_idx'), '>', 0, "dt_idx's pending area holds the new rows: " . pending('dt_idx') . ' entries');
@@ -327,10 +336,14 @@ if ($gpuidx)
 }
 compare('inserts pending', dt => { forced => 5 }, dv => { forced => 1, default => 3 });
 
-write_docs('id % 97 = 0 OR id % 89 = 0 OR id % 71 = 0',
+write_docs('SELECT id FROM src WHERE id % 97 = 0 OR id % 89 = 0 OR id % 83 = 0 OR id % 71 = 0
+		UNION ALL VALUES (-1), (-2), (-4), (-12)',
 	q{UPDATE %1$I d SET body = d.body || ' ' || s.body FROM src s WHERE s.id = d.id + 1 AND d.id %% 97 = 0},
 	q{UPDATE %1$I d SET body = s.body FROM src s WHERE s.id = d.id + 2 AND d.id %% 89 = 0},
-	q{DELETE FROM %1$I WHERE id %% 71 = 0});
+	q{UPDATE %1$I d SET body = NULL WHERE d.id %% 83 = 0},
+	q{UPDATE %1$I d SET body = s.body FROM src s WHERE s.id = 12 AND d.id IN (-1, -2)},
+	q{UPDATE %1$I d SET body = '' WHERE d.id = -12},
+	q{DELETE FROM %1$I WHERE id %% 71 = 0 OR id = -4});
 compare('after updates and deletes', dt => { forced => 9, count => 9 },
 	dv => { forced => 1, default => 5, custom => 5, generic => 5, count => 1, parallel => 5 });
 
@@ -342,6 +355,10 @@ compare('after VACUUM',
 
 if ($gpuidx)
 {
+	like(sql(q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		EXPLAIN SELECT count(*) FROM dv WHERE v @@ to_tsquery('english', 'water & !vessel')}),
+		qr/Custom Scan \(gpuidx\) on dv.*Heap: only pages not all-visible/s,
+		'count(*) alone comes from the custom scan, which reads only the pages not all-visible');
 	like(sql("SELECT gpuidx_verify('dt_idx') || gpuidx_verify('dv_idx')"), qr/is sound.*is sound/s,
 		'gpuidx_verify: both indexes match their tables (' . elapsed() . ')');
 
