@@ -13,7 +13,8 @@
 # every shape), with its custom scan (rows, count(*) alone, LIMIT), under
 # default settings, in parallel plans, and as a prepared statement's generic
 # plan.  After the build, with inserts still in
-# the pending area, after updates and deletes, after VACUUM; query @@ doc and
+# the pending area, after updates and deletes, after VACUUM, after inserts
+# that merge as they go; query @@ doc and
 # doc @@@ query on a sample; and a sample through the GPU worker (the CPU
 # engine where there is no GPU).
 #
@@ -352,6 +353,17 @@ is(pending('dt_idx') + pending('dv_idx'), 0, 'VACUUM merges the pending areas');
 compare('after VACUUM',
 	dt => { forced => 3, default => 15, commuted => 11, triple => 11, count => 3 },
 	dv => { forced => 1, default => 1, gin => 3, commuted => 7, triple => 7, count => 1, custom => 1, limit => 3 });
+
+# more writes, the pending area now small: inserts merge it into new
+# segments as they go, and some pages are all-visible, others not
+sql(q{ALTER INDEX dt_idx SET (pending_list_limit = 64); ALTER INDEX dv_idx SET (pending_list_limit = 64)}) if $gpuidx;
+write_docs('SELECT id FROM src WHERE id % 120 = 42 OR id % 61 = 0',
+	q{INSERT INTO %1$I (id, body) SELECT id, body FROM src
+		WHERE id %% (CASE WHEN %1$L LIKE 'dt%%' THEN 360 ELSE 120 END) = 42},
+	q{UPDATE %1$I d SET body = s.body FROM src s WHERE s.id = d.id + 3 AND d.id %% 61 = 0});
+note('segments: ' . sql(q{SELECT string_agg(segments || ' in ' || i, ', ') FROM unnest(ARRAY['dt_idx', 'dv_idx']) i,
+	gpuidx_index_stats(i::regclass)})) if $gpuidx;
+compare('after merges while inserting', dt => { forced => 5, count => 5 }, dv => { forced => 1, count => 1, custom => 3 });
 
 if ($gpuidx)
 {
