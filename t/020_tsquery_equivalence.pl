@@ -29,19 +29,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
+use GpxLoad;
 use GpxTsquery;
 use Time::HiRes qw(time);
 
-my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
-my $docs_file = "$data/gcide/docs.tsv";
-my $queries_file = "$data/gcide/queries.tsv";
-if (!-r $docs_file || !-r $queries_file)
-{
-	BAIL_OUT("corpus gcide not found under $data, and GPUIDX_REQUIRE_CORPUS is set")
-	  if ($ENV{GPUIDX_REQUIRE_CORPUS} // '') eq '1';
-	diag("NOTICE: corpus 'gcide' not found under $data: run scripts/data/fetch gcide");
-	plan skip_all => "corpus gcide not available under $data";
-}
+my ($docs_file, $queries_file) = corpus_files('gcide');
 my $method = $ENV{GPUIDX_TSQ_METHOD} // 'gpuidx';
 my $gpuidx = $method eq 'gpuidx';
 

@@ -1,6 +1,6 @@
-# Background pgbench loads for the TAP tests: started against a node, then
-# finished with the checks every test makes of them (pgbench ended well, no
-# transaction failed, some ran).
+# Helpers for the TAP tests: background pgbench loads, started against a
+# node, then finished with the checks every test makes of them (pgbench
+# ended well, no transaction failed, some ran); and a corpus's files.
 package GpxLoad;
 
 use strict;
@@ -10,7 +10,7 @@ use Exporter 'import';
 use IPC::Run;
 use Test::More;
 
-our @EXPORT = qw(start_load finish_load);
+our @EXPORT = qw(start_load finish_load corpus_files);
 
 # pgbench -n against $node running $script: $clients clients for $seconds s, @extra options
 sub start_load
@@ -37,6 +37,21 @@ sub finish_load
 	cmp_ok($n // 0, '>', 0,
 		"$what: " . ($n // 0) . ' transactions' . ($retried ? ", $retried retried" : ''));
 	return $$out . $$err;
+}
+
+# a corpus's docs.tsv and queries.tsv (GPUIDX_DATA, default
+# ~/.cache/gpuidx-data); when they are not there the test is skipped with a
+# notice, unless GPUIDX_REQUIRE_CORPUS=1 makes that a failure
+sub corpus_files
+{
+	my ($corpus) = @_;
+	my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
+	my ($docs, $queries) = ("$data/$corpus/docs.tsv", "$data/$corpus/queries.tsv");
+	return ($docs, $queries) if -r $docs && -r $queries;
+	BAIL_OUT("corpus $corpus not found under $data, and GPUIDX_REQUIRE_CORPUS is set")
+	  if ($ENV{GPUIDX_REQUIRE_CORPUS} // '') eq '1';
+	diag("NOTICE: corpus '$corpus' not found under $data: run scripts/data/fetch $corpus");
+	plan skip_all => "corpus $corpus not available under $data";
 }
 
 1;
