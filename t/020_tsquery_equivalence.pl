@@ -12,11 +12,12 @@
 # '...'): with the index forced (its bitmap scan, which EXPLAIN shows for
 # every shape), with its custom scan (rows, count(*) alone, LIMIT), under
 # default settings, in parallel plans, and as a prepared statement's generic
-# plan.  After the build, with inserts still in
-# the pending area, after updates and deletes, after VACUUM, after inserts
-# that merge as they go; query @@ doc and
-# doc @@@ query on a sample; and a sample through the GPU worker (the CPU
-# engine where there is no GPU).
+# plan.  Rows with no document (NULL) and with no lexeme, and three long
+# ones.  After the build, with inserts still in the pending area, after
+# updates and deletes, after VACUUM, after inserts that merge as they go;
+# query @@ doc and doc @@@ query on a sample; and a sample through the GPU
+# worker (the CPU engine where there is no GPU).  About two minutes on two
+# cores.
 #
 # Skipped, with a notice, when the corpus is not there (GPUIDX_DATA, default
 # ~/.cache/gpuidx-data), unless GPUIDX_REQUIRE_CORPUS=1 (scripts/test.sh sets
