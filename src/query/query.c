@@ -336,33 +336,18 @@ entry_matches(const GpxPendingReader *r, const GpxLexemes *terms)
 	return t == terms->n;
 }
 
-static void
-count_tids(void *arg, ItemPointerData *tids, int n)
-{
-	*(uint64 *) arg += n;
-}
-
+/* the AND of the terms as a query tree, sampled as trees are */
 void
 gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_pages, uint64 *entries,
 				  uint64 *matches)
 {
-	GpxPendingReader r;
+	GqTree	   *tree = gq_tree_new();
 
-	*entries = *matches = 0;
-	/* the backend's index of the pending area counts them all, reading only new pages */
-	if (gq_pending_lookup(gq, terms, count_tids, matches))
-	{
-		*entries = gq->meta.pend_entries;
-		return;
-	}
-	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
-	while (r.pages_read <= max_pages && gpx_pending_next(&r))
-	{
-		(*entries)++;
-		if (entry_matches(&r, terms))
-			(*matches)++;
-	}
-	gpx_pending_end(&r);
+	if (terms->n == 0)
+		gq_tree_add_nothing(tree);
+	else
+		gq_tree_add_lexemes(tree, terms);
+	gq_pending_tree_sample(gq, tree, max_pages, entries, matches);
 }
 
 static void
@@ -1109,6 +1094,7 @@ gq_pending_tree_sample(GqIndex *gq, const GqTree *tree, uint32 max_pages, uint64
 	GpxPendingReader r;
 
 	*entries = *matches = 0;
+	/* the backend's index of the pending area counts them all, reading only new pages */
 	if (gq_pending_tree(gq, tree, count_flagged, matches))
 	{
 		*entries = gq->meta.pend_entries;
