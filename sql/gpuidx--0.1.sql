@@ -272,14 +272,14 @@ COMMENT ON OPERATOR <=> (tsvector, text) IS 'minus the BM25 score: ORDER BY doc 
 -- These SQL functions are inlined by the planner, so "doc <=> tsquery"
 -- becomes "doc <=> text", which the index's ORDER BY matches.
 CREATE FUNCTION gpuidx_rank_text(query tsquery) RETURNS text
-	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 	RETURN '[tsquery] ' || query::text;
 COMMENT ON FUNCTION gpuidx_rank_text(tsquery) IS 'the ranked query that ranks by the positive lexemes of the tsquery';
 CREATE FUNCTION gpuidx_rank_distance(doc tsvector, query tsquery) RETURNS float8
-	LANGUAGE sql STABLE PARALLEL SAFE
+	LANGUAGE sql STABLE STRICT PARALLEL SAFE
 	RETURN doc <=> gpuidx_rank_text(query);
 CREATE FUNCTION gpuidx_bm25(doc tsvector, query tsquery) RETURNS float8
-	LANGUAGE sql STABLE PARALLEL SAFE
+	LANGUAGE sql STABLE STRICT PARALLEL SAFE
 	RETURN gpuidx_bm25(doc, gpuidx_rank_text(query));
 COMMENT ON FUNCTION gpuidx_bm25(tsvector, tsquery) IS 'BM25 score of the document for the positive lexemes of the tsquery, with the statistics of the gpuidx index on it';
 CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = tsquery, FUNCTION = gpuidx_rank_distance);
