@@ -44,6 +44,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
 
 #include "am/gpuidx_am.h"
@@ -1153,6 +1154,15 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	GpxScanState *s = (GpxScanState *) node;
 
 	ExplainPropertyText("Index", get_rel_name(s->indexoid), es);
+	if (!s->aggregate)
+	{
+		/* the clause the index answers (the counting scan has no relation to name) */
+		CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+		List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+
+		ExplainPropertyText("Index Keys", deparse_expression(lsecond(cscan->custom_exprs), context,
+															 es->verbose, false), es);
+	}
 	if (s->aggregate)
 		ExplainPropertyText("Aggregate", "count(*) of the matches, counted in the scan", es);
 	ExplainPropertyText("Heap", s->count_only ? "only pages not all-visible" : "every row", es);
