@@ -71,6 +71,23 @@ estimate_start(GqIndex *gq, GpxEstimate *est)
 	est->docs = gq->meta.pend_entries;
 }
 
+/* a term's document frequency in a segment, and what looking it up and reading its list cost */
+static uint32
+term_df(GpxSegment *seg, const char *lex, int len, GpxEstimate *est)
+{
+	GpxTermRef	ref;
+
+	est->pages += seg->hdr->dict_levels + 1;
+	if (!gpx_seg_find(seg, lex, len, &ref))
+		return 0;
+	est->postings += ref.df;
+	if (ref.external)
+		est->pages += 1 + ref.len / GPX_PAGE_CAPACITY;
+	else
+		pfree(ref.payload);
+	return ref.df;
+}
+
 void
 gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 {
@@ -90,19 +107,7 @@ gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 		total += seg->ref.ndocs;
 		est->pages += 1;
 		for (int t = 0; t < terms->n; t++)
-		{
-			GpxTermRef ref;
-
-			est->pages += seg->hdr->dict_levels + 1;
-			if (!gpx_seg_find(seg, terms->lex[t], terms->len[t], &ref))
-				continue;
-			df[t] += ref.df;
-			est->postings += ref.df;
-			if (ref.external)
-				est->pages += 1 + ref.len / GPX_PAGE_CAPACITY;
-			else
-				pfree(ref.payload);
-		}
+			df[t] += term_df(seg, terms->lex[t], terms->len[t], est);
 	}
 	if (terms->n > 0 && total > 0)
 	{
@@ -167,34 +172,18 @@ tree_term_freq(void *arg, const GqNode *term)
 	GpxSegment *seg = te->seg;
 	double		df = 0;
 
-	te->est->pages += seg->hdr->dict_levels + 1;
 	if (!term->prefix)
-	{
-		GpxTermRef	ref;
-
-		if (!gpx_seg_find(seg, term->lex, term->len, &ref))
-			return 0;
-		df = ref.df;
-		if (ref.external)
-			te->est->pages += 1 + ref.len / GPX_PAGE_CAPACITY;
-		else
-			pfree(ref.payload);
-	}
+		df = term_df(seg, term->lex, term->len, te->est);
 	else
 	{
 		GpxDictIter it;
 		uint32		leaf = PG_UINT32_MAX;
 
+		te->est->pages += seg->hdr->dict_levels + 1;
 		gpx_dict_iter_init(&it, seg);
 		gpx_dict_iter_seek(&it, term->lex, term->len);
-		while (gpx_dict_iter_next(&it))
+		while (gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
 		{
-			if (it.term_len < term->len || memcmp(it.term, term->lex, term->len) != 0)
-			{
-				if (gpx_lexeme_cmp(it.term, it.term_len, term->lex, term->len) < 0)
-					continue;
-				break;
-			}
 			df += it.df;
 			if (it.external)
 				te->est->pages += 1 + it.list_len / GPX_PAGE_CAPACITY;
@@ -203,8 +192,8 @@ tree_term_freq(void *arg, const GqNode *term)
 			leaf = it.leaf_no;
 		}
 		gpx_dict_iter_end(&it);
+		te->est->postings += df;
 	}
-	te->est->postings += df;
 	return seg->ref.ndocs > 0 ? df / seg->ref.ndocs : 0;
 }
 
@@ -461,16 +450,13 @@ is_tsquery_clause(RestrictInfo *rinfo, Oid opfamily)
 static text *
 known_query(PlannerInfo *root, Node *clause)
 {
-	Node	   *right;
+	Const	   *c = known_value(root, clause);
 
-	if (!IsA(clause, OpExpr) || list_length(((OpExpr *) clause)->args) != 2)
+	if (c == NULL)
 		return NULL;
-	right = estimate_expression_value(root, lsecond(((OpExpr *) clause)->args));
-	if (!IsA(right, Const))
-		return NULL;
-	if (((Const *) right)->constisnull)
+	if (c->constisnull)
 		return cstring_to_text("");
-	return DatumGetTextPP(((Const *) right)->constvalue);
+	return DatumGetTextPP(c->constvalue);
 }
 
 void

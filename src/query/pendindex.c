@@ -236,26 +236,19 @@ pend_ready(Relation index, const GpxMetaPageData *meta)
 	return p;
 }
 
-bool
-gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
+/*
+ * The entries below limit having every term, in *ords (palloc'd, NULL
+ * when none): the shortest term's entries walked, the others searched.
+ */
+static uint32
+pend_and(PendIndex *p, uint32 limit, const GpxLexemes *terms, uint32 **ords)
 {
-	const GpxMetaPageData *meta = &gq->meta;
-	PendIndex  *p;
-	PendTerm  **lists;
-	uint32		limit;
+	PendTerm  **lists = palloc(Max(terms->n, 1) * sizeof(PendTerm *));
+	uint32	   *pos;
 	uint32		shortest = 0;
-	ItemPointerData tids[256];
-	int			n = 0;
+	uint32		n = 0;
 
-	if (meta->pend_entries == 0 || terms->n == 0)
-		return meta->pend_bytes <= PENDINDEX_MAX_BYTES;
-	p = pend_ready(gq->index, meta);
-	if (p == NULL)
-		return false;
-	limit = (uint32) meta->pend_entries;
-
-	/* each term's entries; the shortest list walked, the others searched */
-	lists = palloc(terms->n * sizeof(PendTerm *));
+	*ords = NULL;
 	for (int i = 0; i < terms->n; i++)
 	{
 		PendTermKey key = {terms->lex[i], terms->len[i]};
@@ -264,45 +257,75 @@ gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg
 		if (lists[i] == NULL)
 		{
 			pfree(lists);
-			return true;
+			return 0;
 		}
 		if (lists[i]->n < lists[shortest]->n)
 			shortest = i;
 	}
+	pos = palloc0(terms->n * sizeof(uint32));
+	*ords = palloc(Max(lists[shortest]->n, 1) * sizeof(uint32));
+	for (uint32 j = 0; j < lists[shortest]->n; j++)
 	{
-		uint32	   *pos = palloc0(terms->n * sizeof(uint32));
+		uint32		ord = lists[shortest]->ords[j];
+		bool		all = true;
 
-		for (uint32 j = 0; j < lists[shortest]->n; j++)
+		if (ord >= limit)
+			break;
+		for (int i = 0; all && i < terms->n; i++)
 		{
-			uint32		ord = lists[shortest]->ords[j];
-			bool		all = true;
+			PendTerm   *t = lists[i];
 
-			if (ord >= limit)
-				break;
-			for (int i = 0; all && i < terms->n; i++)
-			{
-				PendTerm   *t = lists[i];
-
-				if (i == shortest)
-					continue;
-				while (pos[i] < t->n && t->ords[pos[i]] < ord)
-					pos[i]++;
-				all = pos[i] < t->n && t->ords[pos[i]] == ord;
-			}
-			if (!all)
+			if (i == shortest)
 				continue;
-			tids[n++] = p->tids[ord];
-			if (n == lengthof(tids))
-			{
-				fn(arg, tids, n);
-				n = 0;
-			}
+			while (pos[i] < t->n && t->ords[pos[i]] < ord)
+				pos[i]++;
+			all = pos[i] < t->n && t->ords[pos[i]] == ord;
 		}
-		pfree(pos);
+		if (all)
+			(*ords)[n++] = ord;
 	}
-	if (n > 0)
-		fn(arg, tids, n);
+	pfree(pos);
 	pfree(lists);
+	return n;
+}
+
+/* the ordinals' TIDs to fn, in batches */
+static void
+emit_ords(PendIndex *p, const uint32 *ords, uint32 n, gq_tids_fn fn, void *arg)
+{
+	ItemPointerData tids[256];
+	int			k = 0;
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		tids[k++] = p->tids[ords[i]];
+		if (k == lengthof(tids))
+		{
+			fn(arg, tids, k);
+			k = 0;
+		}
+	}
+	if (k > 0)
+		fn(arg, tids, k);
+}
+
+bool
+gq_pending_lookup(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
+{
+	const GpxMetaPageData *meta = &gq->meta;
+	PendIndex  *p;
+	uint32	   *ords;
+	uint32		n;
+
+	if (meta->pend_entries == 0 || terms->n == 0)
+		return meta->pend_bytes <= PENDINDEX_MAX_BYTES;
+	p = pend_ready(gq->index, meta);
+	if (p == NULL)
+		return false;
+	n = pend_and(p, (uint32) meta->pend_entries, terms, &ords);
+	emit_ords(p, ords, n, fn, arg);
+	if (ords)
+		pfree(ords);
 	return true;
 }
 
@@ -317,40 +340,12 @@ typedef struct PendSource
 	uint32		limit;			/* the entries the query's metapage copy counts */
 } PendSource;
 
-/* a term's entries below the limit, copied */
-static uint32
-pend_term_ords(PendSource *ps, const char *lex, int len, uint32 **ords)
-{
-	PendTermKey key = {lex, len};
-	PendTerm   *t = hash_search(ps->p->terms, &key, HASH_FIND, NULL);
-	uint32		n = 0;
-
-	*ords = NULL;
-	if (t == NULL)
-		return 0;
-	while (n < t->n && t->ords[n] < ps->limit)
-		n++;
-	*ords = palloc(Max(n, 1) * sizeof(uint32));
-	memcpy(*ords, t->ords, n * sizeof(uint32));
-	return n;
-}
-
 static uint32
 pend_all_of(void *arg, const GpxLexemes *terms, uint32 **docs)
 {
 	PendSource *ps = arg;
-	uint32		n = pend_term_ords(ps, terms->lex[0], terms->len[0], docs);
 
-	for (int i = 1; i < terms->n && n > 0; i++)
-	{
-		uint32	   *other;
-		uint32		m = pend_term_ords(ps, terms->lex[i], terms->len[i], &other);
-
-		n = cpu_merge_intersect(*docs, n, other, m, *docs, n);
-		if (other)
-			pfree(other);
-	}
-	return n;
+	return pend_and(ps->p, ps->limit, terms, docs);
 }
 
 static uint32
@@ -364,7 +359,13 @@ pend_docs_of(void *arg, const GqNode *term, uint32 **docs)
 	uint32		n = 0;
 
 	if (!term->prefix)
-		return pend_term_ords(ps, term->lex, term->len, docs);
+	{
+		const char *lex = term->lex;
+		int			len = term->len;
+		GpxLexemes	one = {.n = 1, .lex = &lex, .len = &len};
+
+		return pend_and(ps->p, ps->limit, &one, docs);
+	}
 	/* every lexeme with the prefix: a bitmap of the entries */
 	bits = palloc0(Max(words, 1) * sizeof(uint64));
 	hash_seq_init(&status, ps->p->terms);
@@ -406,26 +407,6 @@ pend_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
 	return k;
 }
 
-/* the ordinals' TIDs to fn, in batches */
-static void
-emit_ords(PendIndex *p, const uint32 *ords, uint32 n, bool recheck, gq_tree_tids_fn fn, void *arg)
-{
-	ItemPointerData tids[256];
-	int			k = 0;
-
-	for (uint32 i = 0; i < n; i++)
-	{
-		tids[k++] = p->tids[ords[i]];
-		if (k == lengthof(tids))
-		{
-			fn(arg, tids, k, recheck);
-			k = 0;
-		}
-	}
-	if (k > 0)
-		fn(arg, tids, k, recheck);
-}
-
 bool
 gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 {
@@ -436,6 +417,7 @@ gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 	uint32	   *unsure;
 	uint32		nsure;
 	uint32		nunsure;
+	GqFlaggedSink f = {fn, arg, false};
 
 	if (meta->pend_entries == 0 || tree->root == NULL)
 		return meta->pend_bytes <= PENDINDEX_MAX_BYTES;
@@ -449,8 +431,9 @@ gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 	src.docs_of = pend_docs_of;
 	src.without = pend_without;
 	gq_tree_eval_split(tree, &src, &sure, &nsure, &unsure, &nunsure);
-	emit_ords(ps.p, sure, nsure, false, fn, arg);
-	emit_ords(ps.p, unsure, nunsure, true, fn, arg);
+	emit_ords(ps.p, sure, nsure, gq_flagged_tids, &f);
+	f.recheck = true;
+	emit_ords(ps.p, unsure, nunsure, gq_flagged_tids, &f);
 	if (sure)
 		pfree(sure);
 	if (unsure)

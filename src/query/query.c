@@ -52,13 +52,20 @@ typedef struct GqTerm
 	bool		opened;
 } GqTerm;
 
+/* terms by document frequency: an array of them, or of pointers to them */
+static int
+gqterm_df_cmp(const void *x, const void *y)
+{
+	const GqTerm *a = x;
+	const GqTerm *b = y;
+
+	return (a->ref.df > b->ref.df) - (a->ref.df < b->ref.df);
+}
+
 static int
 term_df_cmp(const void *x, const void *y)
 {
-	const GqTerm *a = *(const GqTerm *const *) x;
-	const GqTerm *b = *(const GqTerm *const *) y;
-
-	return (a->ref.df > b->ref.df) - (a->ref.df < b->ref.df);
+	return gqterm_df_cmp(*(const GqTerm *const *) x, *(const GqTerm *const *) y);
 }
 
 static void
@@ -452,7 +459,6 @@ gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 }
 
 static void pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg);
-static void collect_pending_flagged(void *arg, ItemPointerData *tids, int n, bool recheck);
 
 /* a query tree's candidates, a segment's at a time (all of them: no limit) */
 GqCursor *
@@ -719,16 +725,10 @@ seg_prefix_docs(GpxSegment *seg, const char *lex, int len, uint32 **docs)
 
 	gpx_dict_iter_init(&it, seg);
 	gpx_dict_iter_seek(&it, lex, len);
-	while (gpx_dict_iter_next(&it))
+	while (gpx_dict_iter_next_prefixed(&it, lex, len))
 	{
 		GpxList		list;
 
-		if (it.term_len < len || memcmp(it.term, lex, len) != 0)
-		{
-			if (gpx_lexeme_cmp(it.term, it.term_len, lex, len) < 0)
-				continue;		/* before the prefix, on its leaf */
-			break;
-		}
 		gpx_dict_iter_list(&it, &list);
 		union_add(&u, &list, it.df, it.external ? it.list_page : PG_UINT32_MAX);
 		gpx_list_free(&list);
@@ -773,15 +773,6 @@ device_setop(SegSource *ss, GqTerm *terms, int nterms, uint32 op, int nexclude, 
 	gpx_count_worker_rounds(nterms - 1);
 	*n = count;
 	return true;
-}
-
-static int
-gqterm_df_cmp(const void *x, const void *y)
-{
-	const GqTerm *a = x;
-	const GqTerm *b = y;
-
-	return (a->ref.df > b->ref.df) - (a->ref.df < b->ref.df);
 }
 
 /*
@@ -876,91 +867,77 @@ static uint32
 seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **docs)
 {
 	SegSource  *ss = arg;
-	int			ntotal = pos->n + neg->n;
-	GqTerm	   *t = palloc0(ntotal * sizeof(GqTerm));
-	bool	   *excluded_here = palloc0(Max(neg->n, 1) * sizeof(bool));
+	GqTerm	   *t = palloc0((pos->n + neg->n) * sizeof(GqTerm));
+	bool	   *done = palloc0(Max(neg->n, 1) * sizeof(bool));	/* NOT terms the worker took care of */
 	int			nt = 0;
-	int			npos;
 	uint32		n = 0;
-	bool		on_device = false;
+	bool		answered = false;
 
 	*docs = NULL;
 	if (gpx_worker_wanted() && pos->n + neg->n <= GPUIDX_ENGINE_MAX_TERMS)
 	{
 		uint32		dfs[GPUIDX_ENGINE_MAX_TERMS];
-		bool		all = true;
+		int			npos;
+		bool		on_device;
 
-		for (int i = 0; i < pos->n && all; i++)
-			all = gpx_seg_find(ss->seg, pos->lex[i], pos->len[i], &t[nt++].ref);
-		if (!all)
-		{
-			/* a kept term the segment lacks: nothing matches */
-			close_terms(t, nt);
-			pfree(t);
-			pfree(excluded_here);
-			return 0;
-		}
+		for (int i = 0; i < pos->n; i++)
+			if (!gpx_seg_find(ss->seg, pos->lex[i], pos->len[i], &t[nt++].ref))
+			{
+				/* a kept term the segment lacks: nothing matches */
+				close_terms(t, nt);
+				pfree(t);
+				pfree(done);
+				return 0;
+			}
 		npos = nt;
 		qsort(t, npos, sizeof(GqTerm), gqterm_df_cmp);
 		for (int i = 0; i < npos; i++)
 			dfs[i] = t[i].ref.df;
 		on_device = npos >= 2 ? gpx_place_rounds(dfs, npos, &gpx_placement) == npos :
 			dfs[0] >= gpx_placement.gpu_min_postings;
+		/* a NOT list long against the candidates is a few searches here, not a round there */
 		for (int i = 0; i < neg->n && on_device; i++)
 		{
 			GpxTermRef	ref;
 
 			if (!gpx_seg_find(ss->seg, neg->lex[i], neg->len[i], &ref))
 			{
-				excluded_here[i] = true;	/* nothing to subtract */
+				done[i] = true;		/* nothing to subtract */
 				continue;
 			}
 			if (ref.df >= (uint64) dfs[0] * gpx_placement.cpu_ratio_threshold)
 			{
-				/* a long list against few candidates: searched here */
-				excluded_here[i] = true;
 				if (ref.payload)
 					pfree(ref.payload);
 				continue;
 			}
 			t[nt++].ref = ref;
+			done[i] = true;
 		}
-		if (on_device && nt >= 2 &&
-			device_setop(ss, t, nt, GPUIDX_OP_AND, nt - npos, dfs[0], docs, &n))
-		{
-			close_terms(t, nt);
-			pfree(t);
-			for (int i = 0; i < neg->n && n > 0; i++)
-			{
-				GqNode		x = {0};
-
-				if (!excluded_here[i])
-					continue;
-				x.kind = GQ_TERM;
-				x.lex = neg->lex[i];
-				x.len = neg->len[i];
-				x.exact = true;
-				n = seg_without(arg, &x, *docs, n);
-			}
-			pfree(excluded_here);
-			return n;
-		}
+		answered = on_device && nt >= 2 &&
+			device_setop(ss, t, nt, GPUIDX_OP_AND, nt - npos, dfs[0], docs, &n);
 		close_terms(t, nt);
 	}
 	pfree(t);
-	pfree(excluded_here);
-	n = seg_all_of(arg, pos, docs);
-
+	if (!answered)
+	{
+		memset(done, 0, Max(neg->n, 1) * sizeof(bool));
+		n = seg_all_of(arg, pos, docs);
+	}
+	/* the NOT terms left to subtract here */
 	for (int i = 0; i < neg->n && n > 0; i++)
 	{
-		GqNode		t = {0};
+		GqNode		x = {0};
 
-		t.kind = GQ_TERM;
-		t.lex = neg->lex[i];
-		t.len = neg->len[i];
-		t.exact = true;
-		n = seg_without(arg, &t, *docs, n);
+		if (done[i])
+			continue;
+		x.kind = GQ_TERM;
+		x.lex = neg->lex[i];
+		x.len = neg->len[i];
+		x.exact = true;
+		n = seg_without(arg, &x, *docs, n);
 	}
+	pfree(done);
 	return n;
 }
 
@@ -1019,11 +996,11 @@ pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&r))
 	{
-		int			k;
+		GqAnswer	a = gq_tree_answer(tree, entry_has, &r);
+		int			k = a == GQ_YES ? 0 : 1;
 
-		if (!gq_tree_candidate(tree, entry_has, &r))
+		if (a == GQ_NO)
 			continue;
-		k = gq_tree_sure(tree, entry_has, &r) ? 0 : 1;
 		tids[k][n[k]++] = r.tid;
 		if (n[k] == lengthof(tids[k]))
 		{
@@ -1037,18 +1014,10 @@ pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *
 	gpx_pending_end(&r);
 }
 
-/* map a segment's docs to TIDs for fn, flagged */
-typedef struct FlaggedSink
+void
+gq_flagged_tids(void *arg, ItemPointerData *tids, int n)
 {
-	gq_tree_tids_fn fn;
-	void	   *arg;
-	bool		recheck;
-} FlaggedSink;
-
-static void
-flagged_tids(void *arg, ItemPointerData *tids, int n)
-{
-	FlaggedSink *f = arg;
+	GqFlaggedSink *f = arg;
 
 	f->fn(f->arg, tids, n, f->recheck);
 }
@@ -1064,15 +1033,15 @@ gq_tree_execute(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 		uint32	   *unsure;
 		uint32		nsure;
 		uint32		nunsure;
-		FlaggedSink f = {fn, arg, false};
+		GqFlaggedSink f = {fn, arg, false};
 
 		CHECK_FOR_INTERRUPTS();
 		gq_segment_tree_split(gq, s, tree, &sure, &nsure, &unsure, &nunsure);
 		if (nsure > 0)
-			map_and_emit(gq_segment(gq, s), sure, nsure, flagged_tids, &f);
+			map_and_emit(gq_segment(gq, s), sure, nsure, gq_flagged_tids, &f);
 		f.recheck = true;
 		if (nunsure > 0)
-			map_and_emit(gq_segment(gq, s), unsure, nunsure, flagged_tids, &f);
+			map_and_emit(gq_segment(gq, s), unsure, nunsure, gq_flagged_tids, &f);
 		if (sure)
 			pfree(sure);
 		if (unsure)
@@ -1104,7 +1073,7 @@ gq_pending_tree_sample(GqIndex *gq, const GqTree *tree, uint32 max_pages, uint64
 	while (r.pages_read <= max_pages && gpx_pending_next(&r))
 	{
 		(*entries)++;
-		if (gq_tree_candidate(tree, entry_has, &r))
+		if (gq_tree_answer(tree, entry_has, &r) != GQ_NO)
 			(*matches)++;
 	}
 	gpx_pending_end(&r);

@@ -156,6 +156,16 @@ extern void gq_pending_sample(GqIndex *gq, const GpxLexemes *terms, uint32 max_p
  */
 typedef void (*gq_tree_tids_fn) (void *arg, ItemPointerData *tids, int n, bool recheck);
 
+/* a gq_tree_tids_fn called as a gq_tids_fn (arg: the sink), one flag for every TID */
+typedef struct GqFlaggedSink
+{
+	gq_tree_tids_fn fn;
+	void	   *arg;
+	bool		recheck;
+} GqFlaggedSink;
+
+extern void gq_flagged_tids(void *arg, ItemPointerData *tids, int n);
+
 extern void gq_tree_execute(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
 extern void gq_segment_tree_split(GqIndex *gq, int s, const struct GqTree *tree, uint32 **sure,
 								  uint32 *nsure, uint32 **unsure, uint32 *nunsure);

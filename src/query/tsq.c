@@ -210,7 +210,7 @@ array_minus(uint32 *a, uint32 na, const uint32 *b, uint32 nb)
 	return k;
 }
 
-/* a[0..na) and b[0..nb), in place in a (a search through the longer side when skewed) */
+/* a[0..na) and b[0..nb), merged in place in a */
 static uint32
 array_and(uint32 *a, uint32 na, const uint32 *b, uint32 nb)
 {
@@ -561,12 +561,6 @@ eval_root(const GqTree *tree, const GqSource *src, bool upper, uint32 **docs)
 	return n;
 }
 
-uint32
-gq_tree_eval(const GqTree *tree, const GqSource *src, uint32 **docs)
-{
-	return eval_root(tree, src, true, docs);
-}
-
 void
 gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 **sure, uint32 *nsure,
 				   uint32 **unsure, uint32 *nunsure)
@@ -627,38 +621,31 @@ gq_tree_needs_all(const GqTree *tree)
  * One document at a time: the same three-valued logic
  */
 
-typedef enum Tern
-{
-	TERN_NO = 0,
-	TERN_MAYBE = 1,
-	TERN_YES = 2
-} Tern;
-
-static Tern
+static GqAnswer
 tern(const GqNode *node, gq_has_fn has, void *arg, bool in_phrase)
 {
-	Tern		r;
+	GqAnswer	r;
 
 	check_stack_depth();
 	switch (node->kind)
 	{
 		case GQ_TERM:
 			if (!has(arg, node->lex, node->len, node->prefix))
-				return TERN_NO;
-			return node->exact && !in_phrase ? TERN_YES : TERN_MAYBE;
+				return GQ_NO;
+			return node->exact && !in_phrase ? GQ_YES : GQ_MAYBE;
 		case GQ_NOT:
 			if (in_phrase)
-				return TERN_MAYBE;
-			return (Tern) (TERN_YES - tern(node->args[0], has, arg, false));
+				return GQ_MAYBE;
+			return (GqAnswer) (GQ_YES - tern(node->args[0], has, arg, false));
 		case GQ_PHRASE:
 		case GQ_AND:
-			r = TERN_YES;
-			for (int i = 0; i < node->nargs && r != TERN_NO; i++)
+			r = GQ_YES;
+			for (int i = 0; i < node->nargs && r != GQ_NO; i++)
 				r = Min(r, tern(node->args[i], has, arg, in_phrase || node->kind == GQ_PHRASE));
-			return node->kind == GQ_PHRASE ? Min(r, TERN_MAYBE) : r;
+			return node->kind == GQ_PHRASE ? Min(r, GQ_MAYBE) : r;
 		case GQ_OR:
-			r = TERN_NO;
-			for (int i = 0; i < node->nargs && r != TERN_YES; i++)
+			r = GQ_NO;
+			for (int i = 0; i < node->nargs && r != GQ_YES; i++)
 				r = Max(r, tern(node->args[i], has, arg, in_phrase));
 			return r;
 	}
@@ -666,16 +653,10 @@ tern(const GqNode *node, gq_has_fn has, void *arg, bool in_phrase)
 	pg_unreachable();
 }
 
-bool
-gq_tree_candidate(const GqTree *tree, gq_has_fn has, void *arg)
+GqAnswer
+gq_tree_answer(const GqTree *tree, gq_has_fn has, void *arg)
 {
-	return tree->root != NULL && tern(tree->root, has, arg, false) != TERN_NO;
-}
-
-bool
-gq_tree_sure(const GqTree *tree, gq_has_fn has, void *arg)
-{
-	return tree->root != NULL && tern(tree->root, has, arg, false) == TERN_YES;
+	return tree->root != NULL ? tern(tree->root, has, arg, false) : GQ_NO;
 }
 
 /* ---------------------------------------------------------------------------

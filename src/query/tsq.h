@@ -97,16 +97,10 @@ typedef struct GqSource
 } GqSource;
 
 /*
- * The tree's candidates in one source (a superset of the true rows when
- * tree->recheck, else exactly them): returns how many, in *docs (palloc'd,
- * NULL when none).
- */
-extern uint32 gq_tree_eval(const GqTree *tree, const GqSource *src, uint32 **docs);
-
-/*
- * The same candidates in two parts: those the tree surely matches (the
- * lower bound: no check needed) and the rest, which the row must confirm
- * (none when the tree is exact).  Both palloc'd, NULL when empty.
+ * The tree's candidates in one source (a superset of the true rows), in
+ * two parts: those the tree surely matches (the lower bound: no check
+ * needed) and the rest, which the row must confirm (none when the tree is
+ * exact).  Both palloc'd, NULL when empty.
  */
 extern void gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 **sure, uint32 *nsure,
 							   uint32 **unsure, uint32 *nunsure);
@@ -114,12 +108,17 @@ extern void gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 *
 /*
  * One document's answer (the pending area read entry by entry): has(arg,
  * lex, len, prefix) says whether it has the lexeme (or one with that
- * prefix).  True when it is a candidate.
+ * prefix).  GQ_MAYBE: a candidate the row must confirm.
  */
+typedef enum GqAnswer
+{
+	GQ_NO = 0,
+	GQ_MAYBE = 1,
+	GQ_YES = 2
+} GqAnswer;
+
 typedef bool (*gq_has_fn) (void *arg, const char *lex, int len, bool prefix);
-extern bool gq_tree_candidate(const GqTree *tree, gq_has_fn has, void *arg);
-/* and a sure match (no check needed) */
-extern bool gq_tree_sure(const GqTree *tree, gq_has_fn has, void *arg);
+extern GqAnswer gq_tree_answer(const GqTree *tree, gq_has_fn has, void *arg);
 
 /* the tree's selectivity from its terms' frequencies, freq(arg, term) in [0, 1] */
 extern double gq_tree_selectivity(const GqTree *tree, double (*freq) (void *arg, const GqNode *term),

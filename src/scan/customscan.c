@@ -147,14 +147,23 @@ static void reset_cursor(GpxScanState *s);
  * Planning
  */
 
-/* the Var of "Var op query" (under any RelabelType), and the query */
-static Var *
-clause_var(OpExpr *op, Node **query)
+/* the indexed side of "doc op query", under any RelabelType */
+static Node *
+clause_doc(OpExpr *op)
 {
 	Node	   *left = linitial(op->args);
 
 	while (IsA(left, RelabelType))
 		left = (Node *) ((RelabelType *) left)->arg;
+	return left;
+}
+
+/* the Var of "Var op query" (NULL when the document is not a column), and the query */
+static Var *
+clause_var(OpExpr *op, Node **query)
+{
+	Node	   *left = clause_doc(op);
+
 	*query = lsecond(op->args);
 	return IsA(left, Var) ? (Var *) left : NULL;
 }
@@ -186,11 +195,7 @@ match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, b
 	var = clause_var(op, query);
 	if (ix->indexkeys[0] == 0)
 	{
-		Node	   *left = linitial(op->args);
-
-		while (IsA(left, RelabelType))
-			left = (Node *) ((RelabelType *) left)->arg;
-		if (ix->indexprs == NIL || !equal(left, linitial(ix->indexprs)))
+		if (ix->indexprs == NIL || !equal(clause_doc(op), linitial(ix->indexprs)))
 			return false;
 	}
 	else if (var == NULL || var->varno != relid || var->varlevelsup != 0 || var->varattno != ix->indexkeys[0])

@@ -167,6 +167,8 @@ typedef struct GpxDictIter
 extern void gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg);
 /* start instead at the leaf where term would be (the terms before it come first) */
 extern void gpx_dict_iter_seek(GpxDictIter *it, const char *term, int len);
+/* after a seek to prefix: the next term that starts with it; false past the last */
+extern bool gpx_dict_iter_next_prefixed(GpxDictIter *it, const char *prefix, int len);
 extern bool gpx_dict_iter_next(GpxDictIter *it);
 /* the current term's whole list, opened (verification: its checksum checked too) */
 extern void gpx_dict_iter_list(GpxDictIter *it, GpxList *list);

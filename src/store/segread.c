@@ -604,6 +604,20 @@ gpx_dict_iter_seek(GpxDictIter *it, const char *term, int len)
 }
 
 bool
+gpx_dict_iter_next_prefixed(GpxDictIter *it, const char *prefix, int len)
+{
+	while (gpx_dict_iter_next(it))
+	{
+		if (it->term_len >= len && memcmp(it->term, prefix, len) == 0)
+			return true;
+		/* the terms with the prefix are a range: before it on its leaf, or past it */
+		if (gpx_term_cmp((const uint8 *) it->term, it->term_len, (const uint8 *) prefix, len) > 0)
+			return false;
+	}
+	return false;
+}
+
+bool
 gpx_dict_iter_next(GpxDictIter *it)
 {
 	GpxSegment *seg = it->seg;
