@@ -10,7 +10,8 @@
 # whose first words weigh A and B (every 12th); each queried as an
 # application would, to_tsvector('english', body) @@ to_tsquery('english',
 # '...'): with the index forced (its bitmap scan, which EXPLAIN shows for
-# every shape), with its custom scan (rows, count(*) alone, LIMIT), under
+# every shape), with its custom scan (rows, count(*) alone, LIMIT, and every
+# row under a LIMIT, which evaluates the tree over windows of docs), under
 # default settings, in parallel plans, and as a prepared statement's generic
 # plan.  Rows with no document (NULL) and with no lexeme, and three long
 # ones.  After the build, with inserts still in the pending area, after
@@ -166,7 +167,10 @@ sql(q{
 	-- generic (a prepared statement's generic plan, the tsquery a parameter),
 	-- parallel (parallel plans made cheap, the sequential scan off), count
 	-- (count(*) alone, through the custom scan: n only), limit (LIMIT 3
-	-- through the custom scan: n the rows, s those of them @@ rejects)
+	-- through the custom scan: n the rows, s those of them @@ rejects),
+	-- windows (every row through the custom scan under a LIMIT it never
+	-- reaches: the tree evaluated over windows of 97 docs, then 388, ...);
+	-- limit's windows are as small
 	CREATE FUNCTION answers(tbl text, doc text, how text, every int) RETURNS TABLE (qid int, n bigint, s numeric) LANGUAGE plpgsql AS $$
 	DECLARE r record; pred text;
 	BEGIN
@@ -184,9 +188,12 @@ sql(q{
 			END LOOP;
 			RETURN;
 		END IF;
-		IF how IN ('custom', 'count', 'limit') THEN
+		IF how IN ('custom', 'count', 'limit', 'windows') THEN
 			SET LOCAL enable_seqscan = off;
 			SET LOCAL enable_bitmapscan = off;
+			IF how IN ('limit', 'windows') THEN
+				SET LOCAL gpuidx.tree_window = 97;
+			END IF;
 		ELSIF how = 'parallel' THEN
 			SET LOCAL enable_seqscan = off;
 			SET LOCAL parallel_setup_cost = 0;
@@ -204,6 +211,9 @@ sql(q{
 				ELSE format('%s @@ %s(''english'', %L)', doc, r.fn, r.src) END;
 			IF how = 'count' THEN
 				EXECUTE format('SELECT count(*), NULL FROM %I WHERE %s', tbl, pred) INTO n, s;
+			ELSIF how = 'windows' THEN
+				EXECUTE format('SELECT count(*), coalesce(sum(hashint4extended(id, 0)::numeric), 0) FROM (SELECT id FROM %I WHERE %s LIMIT 100000000) x',
+					tbl, pred) INTO n, s;
 			ELSIF how = 'limit' THEN
 				EXECUTE format('SELECT count(*), count(*) FILTER (WHERE NOT %s @@ %L::tsquery) FROM (SELECT * FROM %I WHERE %s LIMIT 3) x',
 					doc, r.q, tbl, pred) INTO n, s;
@@ -321,8 +331,9 @@ isnt(sql(qq{SELECT differing('dt', \$\$$tables{dt}{doc}\$\$, 'forced', 11, 'dv')
 	'the text table differs from the tsvector table, and the comparison says so');
 
 compare('after the build',
-	dt => { forced => 1, default => 9, gin => 5, commuted => 11, triple => 11, generic => 5 },
-	dv => { forced => 1, default => 1, custom => 1, gin => 2, commuted => 7, triple => 7, generic => 1, parallel => 2, limit => 3 });
+	dt => { forced => 1, default => 9, gin => 5, commuted => 11, triple => 11, generic => 5, windows => 3 },
+	dv => { forced => 1, default => 1, custom => 1, gin => 2, commuted => 7, triple => 7, generic => 1, parallel => 2, limit => 3,
+		windows => 1 });
 
 write_docs('SELECT id FROM src WHERE id % 120 = 6 UNION ALL SELECT generate_series(-14, -11)',
 	q{INSERT INTO %1$I (id, body) SELECT id, body FROM src
@@ -344,13 +355,14 @@ write_docs('SELECT id FROM src WHERE id % 97 = 0 OR id % 89 = 0 OR id % 83 = 0 O
 	q{UPDATE %1$I d SET body = '' WHERE d.id = -12},
 	q{DELETE FROM %1$I WHERE id %% 71 = 0 OR id = -4});
 compare('after updates and deletes', dt => { forced => 9, count => 9 },
-	dv => { forced => 1, default => 5, custom => 5, generic => 5, count => 1, parallel => 5 });
+	dv => { forced => 1, default => 5, custom => 5, generic => 5, count => 1, parallel => 5, windows => 2 });
 
 sql('VACUUM dt; VACUUM dv; VACUUM dt_gin; VACUUM dv_gin');
 is(pending('dt_idx') + pending('dv_idx'), 0, 'VACUUM merges the pending areas');
 compare('after VACUUM',
 	dt => { forced => 3, default => 15, commuted => 11, triple => 11, count => 3 },
-	dv => { forced => 1, default => 2, gin => 3, commuted => 7, triple => 7, count => 1, custom => 1, limit => 3 });
+	dv => { forced => 1, default => 2, gin => 3, commuted => 7, triple => 7, count => 1, custom => 1, limit => 3,
+		windows => 3 });
 
 # more writes, the pending area now small: inserts merge it into new
 # segments as they go, and some pages are all-visible, others not
@@ -361,7 +373,8 @@ write_docs('SELECT id FROM src WHERE id % 120 = 42 OR id % 61 = 0',
 	q{UPDATE %1$I d SET body = s.body FROM src s WHERE s.id = d.id + 3 AND d.id %% 61 = 0});
 note('segments: ' . sql(q{SELECT string_agg(segments || ' in ' || i, ', ') FROM unnest(ARRAY['dt_idx', 'dv_idx']) i,
 	gpuidx_index_stats(i::regclass)})) if $gpuidx;
-compare('after merges while inserting', dt => { forced => 5, count => 5 }, dv => { forced => 1, count => 1, custom => 3 });
+compare('after merges while inserting', dt => { forced => 5, count => 5 },
+	dv => { forced => 1, count => 1, custom => 3, windows => 2 });
 
 if ($gpuidx)
 {
@@ -369,6 +382,12 @@ if ($gpuidx)
 		EXPLAIN SELECT count(*) FROM dv WHERE v @@ to_tsquery('english', 'water & !vessel')}),
 		qr/Custom Scan \(gpuidx\) on dv.*Heap: only pages not all-visible/s,
 		'count(*) alone comes from the custom scan, which reads only the pages not all-visible');
+	my ($windows) = sql(q{SET enable_seqscan = off; SET enable_bitmapscan = off; SET gpuidx.tree_window = 97;
+		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM dv WHERE v @@ to_tsquery('english', 'water | !vessel')
+		LIMIT 100000000}) =~ /Index Windows: (\d+)/;
+	cmp_ok($windows // 0, '>=', 4,
+		"under a LIMIT the custom scan evaluates a tree a window of a segment at a time (97, 388, 1552, ... docs): "
+		. ($windows // 'no') . ' windows');
 	like(sql("SELECT gpuidx_verify('dt_idx') || gpuidx_verify('dv_idx')"), qr/is sound.*is sound/s,
 		'gpuidx_verify: both indexes match their tables (' . elapsed() . ')');
 

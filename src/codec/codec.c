@@ -176,6 +176,29 @@ pl_decode(const pl_view *view, uint32_t *out)
 	return PL_OK;
 }
 
+uint32_t
+pl_decode_range(const pl_view *view, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	uint32_t	buf[GPUIDX_LRC_SEGMENT];
+	uint32_t	n = 0;
+	int64_t		b;
+
+	if (view->count == 0 || lo >= hi)
+		return 0;
+	b = pl_find_block(view, 0, lo);
+	for (b = b < 0 ? 0 : b; (uint32_t) b < view->nblocks && pl_block_first(view, (uint32_t) b) < hi; b++)
+	{
+		int			len = pl_decode_block(view, (uint32_t) b, buf);
+
+		if (len < 0)
+			return PL_SEARCH_CORRUPT;
+		for (int i = 0; i < len; i++)
+			if (buf[i] >= lo && buf[i] < hi)
+				out[n++] = buf[i];
+	}
+	return n;
+}
+
 /*
  * Skip entries strictly increase (checked on opening) and each block's
  * decoding checks its postings between its skip entry and the next one, so

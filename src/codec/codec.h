@@ -95,6 +95,13 @@ extern size_t pl_encode(int codec, const uint32_t *values, uint32_t n, void *out
 /* decode the whole list into out[count]; PL_ERR_ORDER on damaged bits */
 extern pl_status pl_decode(const pl_view *view, uint32_t *out);
 
+/*
+ * The postings in [lo, hi) into out (room for min(count, hi - lo)), decoding
+ * only the blocks that can hold them; returns how many, or
+ * PL_SEARCH_CORRUPT when a block's postings are out of order.
+ */
+extern uint32_t pl_decode_range(const pl_view *view, uint32_t lo, uint32_t hi, uint32_t *out);
+
 /* blocks: 128 postings (EF, raw) or 256 (LRC) */
 extern uint32_t pl_block_capacity(const pl_view *view);
 extern uint32_t pl_block_len(const pl_view *view, uint32_t block);

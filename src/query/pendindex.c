@@ -426,7 +426,8 @@ gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 		return false;
 	ps.limit = (uint32) meta->pend_entries;
 	src.arg = &ps;
-	src.universe = ps.limit;
+	src.lo = 0;
+	src.hi = ps.limit;
 	src.all_of = pend_all_of;
 	src.docs_of = pend_docs_of;
 	src.without = pend_without;

@@ -179,6 +179,58 @@ device_rounds(GqIndex *gq, GpxSegment *seg, GqTerm **order, int n, uint32 result
 	return ndev;
 }
 
+/* a window of a segment's docs, [lo, hi); the whole segment is [0, ndocs) */
+static bool
+in_part(GpxSegment *seg, uint32 lo, uint32 hi)
+{
+	return lo > 0 || hi < seg->hdr->ndocs;
+}
+
+/*
+ * A term's list opened for a round against candidates docs[0..n), all in
+ * [lo, hi): a search reads the blocks they fall in, a merge those of the
+ * window.
+ */
+static void
+open_for_round(GpxSegment *seg, GqTerm *t, cpu_method method, const uint32 *docs, uint32 n,
+			   uint32 lo, uint32 hi)
+{
+	if (method == CPU_METHOD_SKIP)
+		gpx_seg_list_probed(seg, &t->ref, docs, n, &t->list);
+	else
+		gpx_seg_list_window(seg, &t->ref, lo, hi, &t->list);
+	t->opened = true;
+}
+
+/* a term's docs in [lo, hi), decoded into docs (room for min(df, hi - lo)); returns how many */
+static uint32
+term_docs(GpxSegment *seg, GqTerm *t, uint32 lo, uint32 hi, uint32 *docs)
+{
+	uint32		n = t->ref.df;
+
+	if (!t->opened)
+		gpx_seg_list_window(seg, &t->ref, lo, hi, &t->list);
+	t->opened = true;
+	if (!in_part(seg, lo, hi))
+	{
+		if (pl_decode(&t->list.view, docs) != PL_OK)
+			list_out_of_order(seg, t);
+	}
+	else if ((n = pl_decode_range(&t->list.view, lo, hi, docs)) == PL_SEARCH_CORRUPT)
+		list_out_of_order(seg, t);
+	gpx_list_free(&t->list);
+	t->opened = false;
+	t->ref.payload = NULL;
+	return n;
+}
+
+/* room for a term's docs in [lo, hi) */
+static uint32 *
+alloc_term_docs(const GqTerm *t, uint32 lo, uint32 hi)
+{
+	return palloc_extended(Max((Size) Min(t->ref.df, hi - lo), 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+}
+
 /*
  * The doc ids of one segment matching every term: returns how many are in
  * *docs, their whole number in *total.  'result' (gpuidx_engine.h) lets the
@@ -186,10 +238,12 @@ device_rounds(GqIndex *gq, GpxSegment *seg, GqTerm **order, int n, uint32 result
  * rounds on the CPU produce every id.  The dictionary first: a term the
  * segment lacks costs no list read.  Then shortest first: the shortest list
  * decoded whole, each next one opened only when its round comes, and only
- * as far as the round needs.
+ * as far as the round needs.  Only the docs of [lo, hi) when that is a part
+ * of the segment: all on the CPU then, reading the lists' blocks there.
  */
 static uint32
-segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 **docs, uint32 *total)
+segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 lo, uint32 hi,
+				uint32 **docs, uint32 *total)
 {
 	GpxSegment *seg = gq_segment(gq, s);
 	GqTerm	   *terms = palloc0(q->n * sizeof(GqTerm));
@@ -212,17 +266,12 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 *
 	qsort(order, q->n, sizeof(GqTerm *), term_df_cmp);
 
 	/* room for every round on the CPU; a count from the worker touches none of it */
-	*docs = palloc_extended(Max((Size) order[0]->ref.df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	first = device_rounds(gq, seg, order, q->n, result, *docs, &k, total);
+	*docs = alloc_term_docs(order[0], lo, hi);
+	first = in_part(seg, lo, hi) ? 0 : device_rounds(gq, seg, order, q->n, result, *docs, &k, total);
 	all_on_device = first == q->n;
 	if (first == 0)
 	{
-		if (!order[0]->opened)
-			gpx_seg_list(seg, &order[0]->ref, &order[0]->list);
-		order[0]->opened = true;
-		if (pl_decode(&order[0]->list.view, *docs) != PL_OK)
-			list_out_of_order(seg, order[0]);
-		k = order[0]->ref.df;
+		k = term_docs(seg, order[0], lo, hi, *docs);
 		first = 1;
 	}
 	for (int r = first; r < q->n && k > 0; r++)
@@ -232,13 +281,8 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 *
 
 		CHECK_FOR_INTERRUPTS();
 		/* a search reaches only the blocks the candidates fall in: read those */
-		if (t->opened)
-			;					/* opened for the worker, which did not answer */
-		else if (method == CPU_METHOD_SKIP)
-			gpx_seg_list_probed(seg, &t->ref, *docs, k, &t->list);
-		else
-			gpx_seg_list(seg, &t->ref, &t->list);
-		t->opened = true;
+		if (!t->opened)			/* else opened for the worker, which did not answer */
+			open_for_round(seg, t, method, *docs, k, lo, hi);
 		k = cpu_intersect_array_list(*docs, k, &t->list.view, *docs, method, 0, NULL);
 		if (k == CPU_CORRUPT)
 			list_out_of_order(seg, t);
@@ -268,7 +312,8 @@ gq_segment_count(GqIndex *gq, int s, const GpxLexemes *terms)
 	if (terms->n == 0)
 		return 0;
 	/* without dead docs the length is the answer: the worker need send no id */
-	k = segment_matches(gq, s, terms, has_dead ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT, &docs, &total);
+	k = segment_matches(gq, s, terms, has_dead ? GPUIDX_RESULT_IDS : GPUIDX_RESULT_COUNT, 0, PG_UINT32_MAX,
+						&docs, &total);
 	n = has_dead ? 0 : total;
 	for (uint32 i = 0; has_dead && i < k; i++)
 		n += gpx_seg_is_live(seg, docs[i]);
@@ -285,7 +330,7 @@ gq_segment_docs(GqIndex *gq, int s, const GpxLexemes *terms, uint32 **docs)
 	*docs = NULL;
 	if (terms->n == 0)
 		return 0;
-	return segment_matches(gq, s, terms, GPUIDX_RESULT_IDS, docs, &total);
+	return segment_matches(gq, s, terms, GPUIDX_RESULT_IDS, 0, PG_UINT32_MAX, docs, &total);
 }
 
 bool
@@ -395,7 +440,7 @@ gq_execute(GqIndex *gq, const GpxLexemes *terms, gq_tids_fn fn, void *arg)
 		uint32		k;
 
 		CHECK_FOR_INTERRUPTS();
-		k = segment_matches(gq, s, terms, GPUIDX_RESULT_IDS, &docs, &total);
+		k = segment_matches(gq, s, terms, GPUIDX_RESULT_IDS, 0, PG_UINT32_MAX, &docs, &total);
 		if (k > 0)
 			map_and_emit(gq_segment(gq, s), docs, k, fn, arg);
 		if (docs)
@@ -459,15 +504,23 @@ gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 }
 
 static void pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg);
+static void segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi,
+							   uint32 **sure, uint32 *nsure, uint32 **unsure, uint32 *nunsure);
 
-/* a query tree's candidates, a segment's at a time (all of them: no limit) */
+int			gq_tree_window = 16384;
+
+/*
+ * A query tree's candidates, a segment's at a time; with a limit (rows the
+ * query will likely take, 0: all), a window of a segment's docs at a time.
+ */
 GqCursor *
-gq_cursor_begin_tree(GqIndex *gq, const GqTree *tree)
+gq_cursor_begin_tree(GqIndex *gq, const GqTree *tree, uint32 limit)
 {
 	GqCursor   *c = palloc0(sizeof(GqCursor));
 
 	c->gq = gq;
 	c->tree = tree;
+	c->limit = limit;
 	c->tids = palloc(TID_BATCH * sizeof(ItemPointerData));
 	c->done = tree->root == NULL;
 	return c;
@@ -500,21 +553,38 @@ docs_after(const uint32 *docs, uint32 n, uint32 doc)
 static void
 cursor_segment(GqCursor *c, int s, bool again)
 {
-	uint32		last = again ? c->docs[c->ndocs - 1] : 0;
+	uint32		last = again && c->tree == NULL ? c->docs[c->ndocs - 1] : 0;
 
 	if (c->docs)
 		pfree(c->docs);
+	c->docs = NULL;
 	if (c->tree != NULL)
 	{
+		uint32		ndocs = gq_segment(c->gq, s)->hdr->ndocs;
+		uint32		lo = again ? c->win_hi : 0;
+
+		/*
+		 * With a limit, the docs of a window, each next one four times the
+		 * last: a query that stops after a few rows reads a few blocks of
+		 * each list, one that reads on costs little more than whole lists.
+		 */
+		if (c->limit == 0 || gq_tree_window <= 0)
+			c->win_size = ndocs;
+		else
+			c->win_size = again ? (uint32) Min((uint64) c->win_size * 4, PG_UINT32_MAX) : (uint32) gq_tree_window;
+		c->win_hi = (uint32) Min((uint64) lo + c->win_size, ndocs);
 		/* the sure candidates first, then those to check */
-		gq_segment_tree_split(c->gq, s, c->tree, &c->docs, &c->ndocs, &c->unsure, &c->nunsure);
+		segment_tree_split(c->gq, s, c->tree, lo, c->win_hi, &c->docs, &c->ndocs, &c->unsure, &c->nunsure);
+		c->seg_more = c->win_hi < ndocs;
+		if (lo > 0 || c->seg_more)
+			c->windows++;
 		c->seg_total = c->ndocs;
 		c->docs_recheck = false;
 		c->dpos = 0;
 		return;
 	}
 	c->ndocs = segment_matches(c->gq, s, &c->terms,
-							   again || c->limit == 0 ? GPUIDX_RESULT_IDS : c->limit,
+							   again || c->limit == 0 ? GPUIDX_RESULT_IDS : c->limit, 0, PG_UINT32_MAX,
 							   &c->docs, &c->seg_total);
 	c->dpos = again ? docs_after(c->docs, c->ndocs, last) : 0;
 }
@@ -550,8 +620,9 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 			c->dpos = 0;
 			continue;
 		}
-		if (c->docs != NULL && c->ndocs > 0 && c->ndocs < c->seg_total)
+		if ((c->docs != NULL && c->ndocs > 0 && c->ndocs < c->seg_total) || c->seg_more)
 		{
+			/* the rest of the segment: its next window, or every id the worker did not send */
 			cursor_segment(c, c->seg - 1, true);
 			continue;
 		}
@@ -606,6 +677,7 @@ gq_cursor_skip_segments(GqCursor *c)
 		pfree(c->docs);
 	c->docs = NULL;
 	c->ndocs = c->dpos = 0;
+	c->seg_more = false;
 	c->seg = (int) c->gq->meta.nsegments;
 }
 
@@ -628,11 +700,14 @@ gq_cursor_end(GqCursor *c)
  * Query trees (tsq.h): a segment's lists as the evaluator's source
  */
 
+/* a segment's lists, or those of its docs in [lo, hi) (a part: the cursor's windows) */
 typedef struct SegSource
 {
 	GqIndex    *gq;
 	int			s;
 	GpxSegment *seg;
+	uint32		lo;
+	uint32		hi;
 } SegSource;
 
 static uint32
@@ -641,55 +716,46 @@ seg_all_of(void *arg, const GpxLexemes *terms, uint32 **docs)
 	SegSource  *ss = arg;
 	uint32		total;
 
-	return segment_matches(ss->gq, ss->s, terms, GPUIDX_RESULT_IDS, docs, &total);
-}
-
-/* one term's whole list, decoded */
-static uint32
-seg_list_docs(GpxSegment *seg, GqTerm *t, uint32 *docs)
-{
-	gpx_seg_list(seg, &t->ref, &t->list);
-	t->opened = true;
-	if (pl_decode(&t->list.view, docs) != PL_OK)
-		list_out_of_order(seg, t);
-	gpx_list_free(&t->list);
-	t->opened = false;
-	return t->ref.df;
+	return segment_matches(ss->gq, ss->s, terms, GPUIDX_RESULT_IDS, ss->lo, ss->hi, docs, &total);
 }
 
 /*
- * A union of lists: each list decoded and set in a bitmap of the segment's
- * docs, then the bitmap listed.  Memory: a bit per doc and the longest
- * list, however many lists.
+ * A union of lists: each list's docs of [lo, hi) decoded and set in a
+ * bitmap of the window, then the bitmap listed.  Memory: a bit per doc of
+ * the window and the longest list, however many lists.
  */
 typedef struct DocUnion
 {
-	GpxSegment *seg;
+	SegSource  *ss;
 	uint64	   *bits;
 	uint32	   *buf;
 	uint32		bufcap;
 } DocUnion;
 
 static void
-union_add(DocUnion *u, GpxList *list, uint32 df, uint32 page)
+union_add(DocUnion *u, GqTerm *t)
 {
-	uint32		ndocs = u->seg->hdr->ndocs;
+	uint32		lo = u->ss->lo;
+	uint32		span = u->ss->hi - lo;
+	uint32		n;
 
-	if (df > u->bufcap)
+	if (Min(t->ref.df, span) > u->bufcap)
 	{
-		u->bufcap = Max(df, 1024);
+		u->bufcap = Max(Min(t->ref.df, span), 1024);
 		u->buf = u->buf ? repalloc_huge(u->buf, (Size) u->bufcap * sizeof(uint32))
 			: palloc_extended((Size) u->bufcap * sizeof(uint32), MCXT_ALLOC_HUGE);
 	}
-	if (pl_decode(&list->view, u->buf) != PL_OK)
-		gpx_seg_corrupt(u->seg, GPX_STREAM_LISTS, page, "list postings are out of order");
+	n = term_docs(u->ss->seg, t, lo, u->ss->hi, u->buf);
 	if (u->bits == NULL)
-		u->bits = palloc_extended((Size) ((ndocs + 63) / 64) * sizeof(uint64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (uint32 i = 0; i < df; i++)
+		u->bits = palloc_extended((Size) ((span + 63) / 64) * sizeof(uint64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint32 i = 0; i < n; i++)
 	{
-		if (u->buf[i] >= ndocs)
-			gpx_seg_corrupt(u->seg, GPX_STREAM_LISTS, page, "list holds a doc past the segment");
-		u->bits[u->buf[i] / 64] |= UINT64CONST(1) << (u->buf[i] % 64);
+		uint32		d = u->buf[i] - lo;
+
+		if (u->buf[i] < lo || d >= span)
+			gpx_seg_corrupt(u->ss->seg, GPX_STREAM_LISTS, t->ref.external ? t->ref.page : PG_UINT32_MAX,
+							"list holds a doc past the segment");
+		u->bits[d / 64] |= UINT64CONST(1) << (d % 64);
 	}
 }
 
@@ -697,7 +763,7 @@ union_add(DocUnion *u, GpxList *list, uint32 df, uint32 page)
 static uint32
 union_end(DocUnion *u, uint32 **docs)
 {
-	uint32		ndocs = u->seg->hdr->ndocs;
+	uint32		span = u->ss->hi - u->ss->lo;
 	uint32		n = 0;
 
 	*docs = NULL;
@@ -705,10 +771,10 @@ union_end(DocUnion *u, uint32 **docs)
 		pfree(u->buf);
 	if (u->bits == NULL)
 		return 0;
-	*docs = palloc_extended((Size) Max(ndocs, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	for (uint32 w = 0; w < (ndocs + 63) / 64; w++)
+	*docs = palloc_extended((Size) Max(span, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	for (uint32 w = 0; w < (span + 63) / 64; w++)
 		for (uint64 b = u->bits[w]; b != 0; b &= b - 1)
-			(*docs)[n++] = w * 64 + pg_rightmost_one_pos64(b);
+			(*docs)[n++] = u->ss->lo + w * 64 + pg_rightmost_one_pos64(b);
 	pfree(u->bits);
 	return n;
 }
@@ -718,20 +784,23 @@ union_end(DocUnion *u, uint32 **docs)
  * prefix would be to the first term past it, the lists unioned.
  */
 static uint32
-seg_prefix_docs(GpxSegment *seg, const char *lex, int len, uint32 **docs)
+seg_prefix_docs(SegSource *ss, const char *lex, int len, uint32 **docs)
 {
-	DocUnion	u = {seg};
+	DocUnion	u = {ss};
 	GpxDictIter it;
 
-	gpx_dict_iter_init(&it, seg);
+	gpx_dict_iter_init(&it, ss->seg);
 	gpx_dict_iter_seek(&it, lex, len);
 	while (gpx_dict_iter_next_prefixed(&it, lex, len))
 	{
-		GpxList		list;
+		GqTerm		t = {0};
 
-		gpx_dict_iter_list(&it, &list);
-		union_add(&u, &list, it.df, it.external ? it.list_page : PG_UINT32_MAX);
-		gpx_list_free(&list);
+		gpx_dict_iter_list(&it, &t.list);
+		t.opened = true;
+		t.ref.df = it.df;
+		t.ref.external = it.external;
+		t.ref.page = it.external ? it.list_page : 0;
+		union_add(&u, &t);
 	}
 	gpx_dict_iter_end(&it);
 	return union_end(&u, docs);
@@ -783,7 +852,7 @@ static uint32
 seg_any_of(void *arg, const GpxLexemes *terms, uint32 **docs)
 {
 	SegSource  *ss = arg;
-	DocUnion	u = {ss->seg};
+	DocUnion	u = {ss};
 	GqTerm	   *t = palloc0(Max(terms->n, 1) * sizeof(GqTerm));
 	int			nt = 0;
 	uint64		postings = 0;
@@ -792,8 +861,8 @@ seg_any_of(void *arg, const GpxLexemes *terms, uint32 **docs)
 	for (int i = 0; i < terms->n; i++)
 		if (gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t[nt].ref))
 			postings += t[nt++].ref.df;
-	if (nt >= 2 && postings >= gpx_placement.gpu_min_postings && gpx_worker_wanted() &&
-		device_setop(ss, t, nt, GPUIDX_OP_OR, 0, (uint32) Min(postings, (uint64) ss->seg->hdr->ndocs), docs, &n))
+	if (nt >= 2 && !in_part(ss->seg, ss->lo, ss->hi) && postings >= gpx_placement.gpu_min_postings &&
+		gpx_worker_wanted() && device_setop(ss, t, nt, GPUIDX_OP_OR, 0, (uint32) Min(postings, (uint64) ss->seg->hdr->ndocs), docs, &n))
 	{
 		close_terms(t, nt);
 		pfree(t);
@@ -802,13 +871,7 @@ seg_any_of(void *arg, const GpxLexemes *terms, uint32 **docs)
 	for (int i = 0; i < nt; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (!t[i].opened)
-			gpx_seg_list(ss->seg, &t[i].ref, &t[i].list);
-		t[i].opened = true;
-		union_add(&u, &t[i].list, t[i].ref.df, t[i].ref.external ? t[i].ref.page : PG_UINT32_MAX);
-		gpx_list_free(&t[i].list);
-		t[i].opened = false;
-		t[i].ref.payload = NULL;
+		union_add(&u, &t[i]);
 	}
 	close_terms(t, nt);
 	pfree(t);
@@ -823,11 +886,11 @@ seg_docs_of(void *arg, const GqNode *term, uint32 **docs)
 
 	*docs = NULL;
 	if (term->prefix)
-		return seg_prefix_docs(ss->seg, term->lex, term->len, docs);
+		return seg_prefix_docs(ss, term->lex, term->len, docs);
 	if (!gpx_seg_find(ss->seg, term->lex, term->len, &t.ref))
 		return 0;
-	*docs = palloc_extended(Max((Size) t.ref.df, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	return seg_list_docs(ss->seg, &t, *docs);
+	*docs = alloc_term_docs(&t, ss->lo, ss->hi);
+	return term_docs(ss->seg, &t, ss->lo, ss->hi, *docs);
 }
 
 static uint32
@@ -845,11 +908,7 @@ seg_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
 	}
 	/* a search reaches only the blocks the docs fall in: read those */
 	method = cpu_pick_method(n, t.ref.df);
-	if (method == CPU_METHOD_SKIP)
-		gpx_seg_list_probed(ss->seg, &t.ref, docs, n, &t.list);
-	else
-		gpx_seg_list(ss->seg, &t.ref, &t.list);
-	t.opened = true;
+	open_for_round(ss->seg, &t, method, docs, n, ss->lo, ss->hi);
 	k = cpu_difference_array_list(docs, n, &t.list.view, docs, method, NULL);
 	if (k == CPU_CORRUPT)
 		list_out_of_order(ss->seg, &t);
@@ -874,7 +933,7 @@ seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **do
 	bool		answered = false;
 
 	*docs = NULL;
-	if (gpx_worker_wanted() && pos->n + neg->n <= GPUIDX_ENGINE_MAX_TERMS)
+	if (gpx_worker_wanted() && !in_part(ss->seg, ss->lo, ss->hi) && pos->n + neg->n <= GPUIDX_ENGINE_MAX_TERMS)
 	{
 		uint32		dfs[GPUIDX_ENGINE_MAX_TERMS];
 		int			npos;
@@ -941,15 +1000,19 @@ seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **do
 	return n;
 }
 
-void
-gq_segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 **sure, uint32 *nsure,
-					  uint32 **unsure, uint32 *nunsure)
+/* the tree's candidates among segment s's docs of [lo, hi) */
+static void
+segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, uint32 **sure,
+				   uint32 *nsure, uint32 **unsure, uint32 *nunsure)
 {
 	SegSource	ss = {gq, s, gq_segment(gq, s)};
 	GqSource	src = {0};
 
+	ss.hi = Min(hi, ss.seg->hdr->ndocs);
+	ss.lo = Min(lo, ss.hi);
 	src.arg = &ss;
-	src.universe = ss.seg->hdr->ndocs;
+	src.lo = ss.lo;
+	src.hi = ss.hi;
 	src.all_of = seg_all_of;
 	src.docs_of = seg_docs_of;
 	src.without = seg_without;
@@ -1036,7 +1099,7 @@ gq_tree_execute(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 		GqFlaggedSink f = {fn, arg, false};
 
 		CHECK_FOR_INTERRUPTS();
-		gq_segment_tree_split(gq, s, tree, &sure, &nsure, &unsure, &nunsure);
+		segment_tree_split(gq, s, tree, 0, PG_UINT32_MAX, &sure, &nsure, &unsure, &nunsure);
 		if (nsure > 0)
 			map_and_emit(gq_segment(gq, s), sure, nsure, gq_flagged_tids, &f);
 		f.recheck = true;

@@ -65,6 +65,10 @@ typedef struct GqCursor
 	int			pending_unsure_cap;
 	uint32		limit;
 	int			seg;			/* the next segment to query */
+	uint32		win_hi;			/* a tree: the end of the window of the segment's docs read */
+	uint32		win_size;
+	bool		seg_more;		/* the segment has docs past the window */
+	uint32		windows;		/* windows evaluated that were parts of a segment */
 	uint32	   *docs;			/* the current segment's matches (or the first of them) */
 	uint32		ndocs;
 	uint32		seg_total;		/* how many the segment has */
@@ -78,7 +82,10 @@ typedef struct GqCursor
 } GqCursor;
 
 extern GqCursor *gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit);
-extern GqCursor *gq_cursor_begin_tree(GqIndex *gq, const struct GqTree *tree);
+extern GqCursor *gq_cursor_begin_tree(GqIndex *gq, const struct GqTree *tree, uint32 limit);
+
+/* docs of a segment a tree's cursor with a limit reads first (gpuidx.tree_window; 0: whole segments) */
+extern int	gq_tree_window;
 extern bool gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids);
 /* on to the pending area (the segments were counted another way) */
 extern void gq_cursor_skip_segments(GqCursor *c);
@@ -167,8 +174,6 @@ typedef struct GqFlaggedSink
 extern void gq_flagged_tids(void *arg, ItemPointerData *tids, int n);
 
 extern void gq_tree_execute(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
-extern void gq_segment_tree_split(GqIndex *gq, int s, const struct GqTree *tree, uint32 **sure,
-								  uint32 *nsure, uint32 **unsure, uint32 *nunsure);
 extern bool gq_pending_tree(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
 /* as gq_pending_sample, for a tree */
 extern void gq_pending_tree_sample(GqIndex *gq, const struct GqTree *tree, uint32 max_pages,

@@ -518,7 +518,7 @@ eval(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 	pg_unreachable();
 }
 
-/* the root's set in one bound, listed (a complement against the source's universe) */
+/* the root's set in one bound, listed (a complement against the source's window) */
 static uint32
 eval_root(const GqTree *tree, const GqSource *src, bool upper, uint32 **docs)
 {
@@ -528,7 +528,7 @@ eval_root(const GqTree *tree, const GqSource *src, bool upper, uint32 **docs)
 	uint32		j = 0;
 
 	*docs = NULL;
-	if (tree->root == NULL || src->universe == 0)
+	if (tree->root == NULL || src->lo >= src->hi)
 		return 0;
 	s = eval(src, tree->root, upper, false);
 	if (!s.neg)
@@ -539,8 +539,8 @@ eval_root(const GqTree *tree, const GqSource *src, bool upper, uint32 **docs)
 		return s.n;
 	}
 	/* every doc of the source but those */
-	all = alloc_docs((uint64) src->universe - Min(s.n, src->universe));
-	for (uint32 d = 0; d < src->universe; d++)
+	all = alloc_docs((uint64) (src->hi - src->lo) - Min(s.n, src->hi - src->lo));
+	for (uint32 d = src->lo; d < src->hi; d++)
 	{
 		if (j < s.n && s.docs[j] == d)
 		{

@@ -65,8 +65,8 @@ extern void gq_tree_add_tsquery(GqTree *tree, TSQuery query);
 extern void gq_tree_add_nothing(GqTree *tree);
 
 /*
- * A set of doc ids (ascending, distinct) of a universe [0, universe): the
- * docs themselves, or, when neg, every doc of the universe but them.
+ * A set of doc ids (ascending, distinct) of the source's window [lo, hi):
+ * the docs themselves, or, when neg, every doc of the window but them.
  */
 typedef struct GqSet
 {
@@ -83,7 +83,9 @@ typedef struct GqSet
 typedef struct GqSource
 {
 	void	   *arg;
-	uint32		universe;
+	/* the docs asked about, [lo, hi): every set returned holds only those */
+	uint32		lo;
+	uint32		hi;
 	/* docs having every term (plain lexemes, distinct), in *docs; returns how many */
 	uint32		(*all_of) (void *arg, const GpxLexemes *terms, uint32 **docs);
 	/* docs having the term, or any term with its prefix */

@@ -136,6 +136,8 @@ typedef struct GpxScanState
 	GpxLocalStats worker_at_start;	/* this backend's worker counters when the scan began */
 	GpxLocalStats worker;		/* what the scan added to them */
 	uint64		tids;
+	uint64		windows;		/* windows of segments the tree was evaluated over, earlier cursors' */
+	uint64		windows_now;	/* the current cursor's */
 	uint64		heap_fetches;
 	uint64		visible_unread;
 	uint64		counted_in_index;	/* of them, counted without their TIDs */
@@ -262,6 +264,7 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			BitmapHeapPath *bpath;
 			ListCell   *lc3;
 			bool		tsquery;
+			uint32		limit;
 
 			if (!match_clause(rinfo, rti, ix, &query, &tsquery))
 				continue;
@@ -323,12 +326,22 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			cpath->path.pathkeys = NIL;
 			/* its first row needs one segment's intersection, not every segment's */
 			cpath->path.startup_cost = ipath->indextotalcost / Max(nsegments, 1);
+			limit = limit_hint(root, rel, other);
+
+			/*
+			 * and under a LIMIT a tree's first window of it: the lists' blocks
+			 * there (the same share of the index's work, at least a page's)
+			 */
+			if (tsquery && limit > 0 && gq_tree_window > 0)
+				cpath->path.startup_cost *= Max(Min((double) gq_tree_window * Max(nsegments, 1) /
+													Max(rel->tuples, 1.0), 1.0),
+												1.0 / Max((double) ix->pages, 1.0));
 			/* priced as the bitmap scan would be when enabled (enable_bitmapscan is its own) */
 			cpath->path.total_cost = Max(unchecked * factor, cpath->path.startup_cost);
 			cpath->flags = 0;
 			cpath->custom_paths = NIL;
 			cpath->custom_private = list_make5(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
-											   makeInteger(limit_hint(root, rel, other)), makeBoolean(tsquery));
+											   makeInteger(limit), makeBoolean(tsquery));
 			cpath->methods = &path_methods;
 			add_path(rel, &cpath->path);
 		}
@@ -659,7 +672,9 @@ start(GpxScanState *s)
 	PredicateLockRelation(s->index, s->css.ss.ps.state->es_snapshot);
 	pgstat_count_index_scan(s->index);
 	s->gq = gq_open(s->index);
-	s->cursor = s->tree ? gq_cursor_begin_tree(s->gq, s->tree) : gq_cursor_begin(s->gq, &terms, s->limit);
+	s->cursor = s->tree ? gq_cursor_begin_tree(s->gq, s->tree, s->limit) : gq_cursor_begin(s->gq, &terms, s->limit);
+	s->windows += s->windows_now;
+	s->windows_now = 0;
 	s->skip_visible = s->count_only && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
 	MemoryContextSwitchTo(old);
 }
@@ -682,6 +697,7 @@ next_batch(GpxScanState *s)
 	/* what the cursor's step cost on the worker's side */
 	s->worker_at_start = gpx_local_stats;
 	more = gq_cursor_next_batch(s->cursor, &s->batch, &s->nbatch);
+	s->windows_now = s->cursor->windows;
 	s->batch_recheck = more && s->cursor->batch_recheck;
 	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 	if (more && s->nbatch > s->unread_cap)
@@ -1179,6 +1195,8 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Heap Fetches", NULL, s->heap_fetches, es);
 		if (s->recheck || s->removed > 0)
 			ExplainPropertyUInteger("Rows Removed by Index Recheck", NULL, s->removed, es);
+		if (s->tree && s->limit > 0)
+			ExplainPropertyUInteger("Index Windows", NULL, s->windows + s->windows_now, es);
 		if (s->count_only)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
 		if (s->aggregate)
@@ -1199,6 +1217,11 @@ gpx_customscan_init(void)
 	DefineCustomBoolVariable("gpuidx.enable_customscan",
 							 "Lets the planner answer @@& and @@ tsquery on a gpuidx-indexed column or expression with the gpuidx custom scan.",
 							 NULL, &gpx_enable_customscan, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.tree_window",
+							"Documents of a segment a query tree under LIMIT is first evaluated over.",
+							"Each next window of the segment is four times as large, so a query that "
+							"stops after a few rows reads a few blocks of each list.  0: whole segments.",
+							&gq_tree_window, 16384, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&plan_methods);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = set_rel_pathlist;

@@ -111,6 +111,8 @@ extern void gpx_seg_list(GpxSegment *seg, GpxTermRef *ref, GpxList *list);
  */
 extern void gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes,
 								uint32 nprobes, GpxList *list);
+/* the same for the docs of [lo, hi) alone: the blocks that hold them */
+extern void gpx_seg_list_window(GpxSegment *seg, GpxTermRef *ref, uint32 lo, uint32 hi, GpxList *list);
 extern void gpx_list_free(GpxList *list);
 
 /* the header of an external list (its page's checksum checked), for the GPU cache */

@@ -406,8 +406,31 @@ probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprob
 	return n;
 }
 
-void
-gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, GpxList *list)
+/* the blocks of an EF list holding docs of [lo, hi), and the final one */
+static uint32
+window_blocks(const uint32 *first, uint32 nb, uint32 lo, uint32 hi, uint32 *blocks)
+{
+	uint32		n = 0;
+	uint32		b = 0;
+
+	/* the last block whose first posting is <= lo, then each one that starts below hi */
+	while (b + 1 < nb && first[b + 1] <= lo)
+		b++;
+	for (; b < nb && (first[b] < hi || n == 0); b++)
+		blocks[n++] = b;
+	if (blocks[n - 1] != nb - 1)
+		blocks[n++] = nb - 1;
+	return n;
+}
+
+/*
+ * A long EF list read in part: the header, the skip entries, then the data
+ * of the blocks the probes can reach (probes != NULL) or of those holding
+ * docs of [lo, hi).  False, having read nothing, for a list read whole.
+ */
+static bool
+list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes,
+			 uint32 lo, uint32 hi, GpxList *list)
 {
 	gpuidx_list_header hdr;
 	char	   *bytes;
@@ -421,21 +444,17 @@ gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint
 
 	/* worth it for EF lists of several pages only: the rest is read whole */
 	if (!ref->external || ref->len < 2 * GPX_PAGE_CAPACITY)
-	{
-		gpx_seg_list(seg, ref, list);
-		return;
-	}
+		return false;
 	bytes = palloc_extended(ref->len, MCXT_ALLOC_HUGE);
 	read_list_range(seg, ref->page, ref->offset, 0, GPUIDX_HEADER_SIZE, bytes);
 	memcpy(&hdr, bytes, sizeof(hdr));
 	if (hdr.codec != GPUIDX_CODEC_EF || hdr.count != ref->df || hdr.count > GPUIDX_MAX_POSTINGS)
 	{
 		pfree(bytes);
-		gpx_seg_list(seg, ref, list);
-		return;
+		return false;
 	}
 
-	/* the skip entries, then the data words of the blocks probes reach */
+	/* the skip entries, then the data words of the blocks wanted */
 	nb = gpuidx_ef_block_count(hdr.count);
 	data = GPUIDX_HEADER_SIZE + nb * 8;
 	if (nb == 0 || data + 8 > ref->len)
@@ -443,8 +462,16 @@ gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint
 	read_list_range(seg, ref->page, ref->offset, GPUIDX_HEADER_SIZE, data, bytes);
 	first = (const uint32 *) (bytes + GPUIDX_HEADER_SIZE);
 	bitoff = first + nb;
-	blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
-	nblocks = probed_blocks(first, nb, probes, nprobes, blocks);
+	if (probes != NULL)
+	{
+		blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
+		nblocks = probed_blocks(first, nb, probes, nprobes, blocks);
+	}
+	else
+	{
+		blocks = palloc((Size) nb * sizeof(uint32));
+		nblocks = window_blocks(first, nb, lo, hi, blocks);
+	}
 	for (uint32 i = 0; i < nblocks; i++)
 	{
 		uint32		b = blocks[i];
@@ -468,6 +495,22 @@ gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint
 		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not match its dictionary entry");
 	list->df = ref->df;
 	list->mem = bytes;
+	return true;
+}
+
+void
+gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, GpxList *list)
+{
+	if (!list_in_part(seg, ref, probes, nprobes, 0, 0, list))
+		gpx_seg_list(seg, ref, list);
+}
+
+void
+gpx_seg_list_window(GpxSegment *seg, GpxTermRef *ref, uint32 lo, uint32 hi, GpxList *list)
+{
+	if ((lo > 0 || hi < seg->hdr->ndocs) && list_in_part(seg, ref, NULL, 0, lo, hi, list))
+		return;
+	gpx_seg_list(seg, ref, list);
 }
 
 void
