@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/tsquery on the GPU machine (the device tool), carrying bench/build/tsquery:
-# the bundled PostgreSQL, debian-paths' first 2M rows and all of GCIDE, made here by
+# the bundled PostgreSQL, all of debian-paths and of GCIDE, made here by
 #   bash bench/worker/pack.sh tsquery
 # The run outlives one call's ten minutes in a session of its own; each call
 # follows it for up to WAIT (540) seconds, then prints its log so far:
@@ -11,7 +11,7 @@
 # The run (bench/worker/device_cluster.sh): gpuidx built and installed into
 # the bundled PostgreSQL, a cluster with the GPU worker (gpuidx.device =
 # worker); then bench/tsquery/run.sh on each corpus of CORPORA ("dpaths
-# gcide"): ROWS_DPATHS (2000000) and ROWS_GCIDE (all) rows, TIME (5) seconds
+# gcide"): ROWS_DPATHS and ROWS_GCIDE (all) rows, TIME (5) seconds
 # a cell, CLIENTS ("1 8 32 64"), MIXES, NQ as run.sh has them.  Results in
 # $OUT after each call: CORPUS.md (the report), CORPUS.log (progress),
 # machine.txt, run.log, server.log and stats.txt (the worker's view).
@@ -41,14 +41,20 @@ if [ "$mode" = run ]; then
 	fi
 	for c in ${CORPORA:-dpaths gcide}; do
 		docs=$pack/$c-docs.tsv.xz
-		[ $c = dpaths ] && docs=$pack/dpaths2m-docs.tsv.xz
+		[ $c = dpaths ] && docs=$pack/dpaths-paths.xz
 		[ -r "$docs" ] || { log "$c: not packed, skipped"; continue; }
 		mkdir -p "$w/data/$c"
-		xz -T0 -dc "$docs" > "$w/data/$c/docs.tsv" || exit 1
+		if [ $c = dpaths ]; then
+			# packed without ids: a path's id is its line number
+			xz -T0 -dc "$docs" | awk '{ print NR "\t" $0 }' > "$w/data/$c/docs.tsv" || exit 1
+		else
+			xz -T0 -dc "$docs" > "$w/data/$c/docs.tsv" || exit 1
+		fi
 		cp "$pack/$c-queries.tsv" "$w/data/$c/queries.tsv"
 		chown -R gpuidx "$w/data"
-		rows=${ROWS_GCIDE:-$(wc -l < "$w/data/$c/docs.tsv")}
-		[ $c = dpaths ] && rows=${ROWS_DPATHS:-2000000}
+		rows=$(wc -l < "$w/data/$c/docs.tsv")
+		[ $c = dpaths ] && rows=${ROWS_DPATHS:-$rows}
+		[ $c = gcide ] && rows=${ROWS_GCIDE:-$rows}
 		log "$c: $rows rows"
 		as_user env PGHOST="$w" PGPORT=5432 TIME="${TIME:-5}" CLIENTS="${CLIENTS:-1 8 32 64}" \
 			MIXES="${MIXES:-bool prefix phrase web}" NQ="${NQ:-200}" MAINTENANCE_WORK_MEM=1GB \
