@@ -18,7 +18,8 @@
 # First, for every query of every mix, the count through each index
 # (enable_seqscan = off in that check only): "same rows" and the mean number
 # of matches.  Then per mix (MIXES), shape (SHAPES: count, limit) and client
-# count (CLIENTS, "1 8 32 64"): pgbench -M prepared, TIME (10) seconds, a
+# count (CLIENTS, "1 8 32 64"), or only the cells CELLS names ("bool:limit
+# web:count": all of MIXES are checked): pgbench -M prepared, TIME (10) seconds, a
 # random query of the mix per transaction (\set, read by its number with
 # \gset, then passed as the statement's parameter), the same seed in every
 # cell, gpuidx then GIN.  tps and the transaction latency's p50 and p99
@@ -143,6 +144,7 @@ for mix in $mixes; do
 	[ -n "$fn" ] || { log "mix $mix: no queries"; continue; }
 	nmix=$("${P[@]}" -Atc "SELECT count(*) FROM tsq_queries WHERE mix = '$mix'")
 	for shape in $shapes; do
+		[ -z "${CELLS:-}" ] || [[ " $CELLS " == *" $mix:$shape "* ]] || continue
 		for ix in gpx gin; do
 			stmt=$(statement "docs_$ix" "$shape" "$fn")
 			printf '\\set i random(1, %s)\nSELECT q FROM tsq_queries WHERE mix = '"'%s'"' AND n = :i \\gset\n%s;\n' \
