@@ -134,7 +134,8 @@ cell() {
 	cat "$work"/log.* | awk '{ print $3 }' | sort -n | awk -v tps="${tps:-0}" -v fail="${fail:-0}" '
 		{ v[NR] = $1 }
 		END { if (NR == 0) { print tps, "-", "-", 0, fail; exit }
-		      printf "%.0f %.3f %.3f %d %s\n", tps, v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000, NR, fail }'
+		      printf (tps < 100 ? "%.1f" : "%.0f"), tps
+		      printf " %.3f %.3f %d %s\n", v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000, NR, fail }'
 }
 
 results=()
