@@ -211,3 +211,69 @@ ORDER BY amopstrategy;
 DROP TABLE tq, tq_queries, tq_ref;
 DROP FUNCTION tq_ids, tq_compare, tq_removed;
 RESET gpuidx.text_config;
+
+-- under LIMIT the custom scan evaluates a tree a window of doc ids at a
+-- time, reading long EF lists only in the blocks there: every row of a
+-- LIMIT never reached, and the first few, against a sequential scan, for
+-- windows that cut blocks anywhere (0: whole segments)
+CREATE TABLE tw (id int, v tsvector);
+INSERT INTO tw
+SELECT i, to_tsvector('simple', concat_ws(' ', 'doc',
+	CASE WHEN hashint4(i) % 2 = 0 THEN 'alpha' END,
+	CASE WHEN hashint4(i * 7 + 1) % 3 = 0 THEN 'beta' END,
+	CASE WHEN hashint4(i * 13 + 5) % 5 = 0 THEN 'gamma' END,
+	CASE WHEN hashint4(i * 31 + 2) % 40 = 0 THEN 'alphabet' END))
+FROM generate_series(1, 200000) i;
+-- no ANALYZE: the row estimate is @@'s default, so that the plans below do not depend on a sample
+CREATE INDEX tw_idx ON tw USING gpuidx (v) WITH (codec = ef);
+CREATE TABLE tw_queries (q tsquery);
+INSERT INTO tw_queries VALUES ('alpha | beta'), ('alpha & !beta'), ('!alpha'), ('!alpha | gamma'),
+	('alpha & (beta | gamma) & !alphabet'), ('alph:*'), ('alph:* & !gamma'), ('beta <-> gamma'),
+	('alpha:A | beta'), ('!(alpha & beta) & gamma'), ('nothere | alphabet');
+CREATE FUNCTION tw_rows(q tsquery, lim int, seq bool) RETURNS TABLE (n bigint, h bigint, wrong bigint) LANGUAGE plpgsql AS $$
+BEGIN
+	IF seq THEN
+		SET LOCAL enable_indexscan = off;
+		SET LOCAL enable_bitmapscan = off;
+		SET LOCAL gpuidx.enable_customscan = off;
+	ELSE
+		SET LOCAL enable_seqscan = off;
+		SET LOCAL enable_bitmapscan = off;
+	END IF;
+	RETURN QUERY SELECT count(*), sum(hashint4(x.id)), count(*) FILTER (WHERE NOT x.v @@ q)
+		FROM (SELECT * FROM tw WHERE v @@ q LIMIT lim) x;
+END $$;
+SELECT w, count(*) AS queries,
+	count(*) FILTER (WHERE (a.n, a.h) = (r.n, r.h)) AS every_row_same,
+	count(*) FILTER (WHERE f.n = least(r.n, 7) AND f.wrong = 0) AS first_seven_match
+FROM tw_queries, unnest(ARRAY[0, 97, 1000, 70001]) w,
+	LATERAL (SELECT set_config('gpuidx.tree_window', w::text, false)) s,
+	LATERAL tw_rows(q, 100000000, false) a, LATERAL tw_rows(q, 100000000, true) r,
+	LATERAL tw_rows(q, 7, false) f
+GROUP BY w ORDER BY w;
+SET gpuidx.tree_window = 1000;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT id FROM tw WHERE v @@ '!alpha | gamma' LIMIT 100000000;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT id FROM tw WHERE v @@ '!alpha | gamma' LIMIT 10;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+-- under a LIMIT the planner prices the custom scan's start as the first
+-- window's share of the index's work, not the whole tree's
+CREATE FUNCTION tw_startup(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+	SET LOCAL enable_seqscan = off;
+	SET LOCAL enable_bitmapscan = off;
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
+	RETURN (plan -> 0 -> 'Plan' -> 'Plans' -> 0 ->> 'Startup Cost')::float8;
+END $$;
+SELECT tw_startup($$SELECT id FROM tw WHERE v @@ 'alphabet & gamma' LIMIT 10$$) AS windowed \gset
+SET gpuidx.tree_window = 0;
+SELECT tw_startup($$SELECT id FROM tw WHERE v @@ 'alphabet & gamma' LIMIT 10$$) AS whole \gset
+RESET gpuidx.tree_window;
+SELECT :windowed > 0 AND :windowed < 0.2 * :whole AS first_window_priced;
+DROP TABLE tw, tw_queries;
+DROP FUNCTION tw_rows, tw_startup;
