@@ -1000,6 +1000,13 @@ seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **do
 	return n;
 }
 
+void
+gq_segment_tree_docs(GqIndex *gq, int s, const GqTree *tree, uint32 **sure, uint32 *nsure,
+					 uint32 **unsure, uint32 *nunsure)
+{
+	segment_tree_split(gq, s, tree, 0, PG_UINT32_MAX, sure, nsure, unsure, nunsure);
+}
+
 /* the tree's candidates among segment s's docs of [lo, hi) */
 static void
 segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, uint32 **sure,

@@ -174,6 +174,9 @@ typedef struct GqFlaggedSink
 extern void gq_flagged_tids(void *arg, ItemPointerData *tids, int n);
 
 extern void gq_tree_execute(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
+/* segment s's candidates of the tree: the sure ones and those to check (dead docs included) */
+extern void gq_segment_tree_docs(GqIndex *gq, int s, const struct GqTree *tree, uint32 **sure,
+								 uint32 *nsure, uint32 **unsure, uint32 *nunsure);
 extern bool gq_pending_tree(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
 /* as gq_pending_sample, for a tree */
 extern void gq_pending_tree_sample(GqIndex *gq, const struct GqTree *tree, uint32 max_pages,

@@ -21,6 +21,7 @@
 #include "storage/predicate.h"
 #include "storage/smgr.h"
 #include "nodes/tidbitmap.h"
+#include "catalog/index.h"
 #include "catalog/pg_aggregate.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
@@ -106,7 +107,9 @@ typedef struct GpxScanState
 	bool		agg_done;
 	Oid			heap_oid;		/* aggregate: the table (locked by the executor already) */
 	AttrNumber	attno;			/* aggregate: the indexed column, for the fallback */
-	FmgrInfo	match_fn;		/* aggregate: @@&'s function, for the fallback */
+	FmgrInfo	match_fn;		/* aggregate: the operator's function, for the fallback and checks */
+	struct IndexInfo *index_info;	/* aggregate, tsquery: the index's expression, for checks */
+	EState	   *check_estate;	/* and where it is evaluated */
 	Datum		query_value;	/* aggregate: the query, for the fallback */
 	bool		query_null;
 	Relation	heap;
@@ -457,9 +460,10 @@ plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 
 /*
  * count(*) itself into the scan: "SELECT count(*) FROM t WHERE col @@& q"
- * and nothing else (one table, that one condition, no grouping, no HAVING,
- * every output a plain count(*)) is answered by one custom scan that counts
- * the matches where they are instead of handing each to an Aggregate.
+ * or "WHERE doc @@ tsquery" (doc the column or expression a tsvector index
+ * is on) and nothing else (one table, that one condition, no grouping, no
+ * HAVING, every output a plain count(*)) is answered by one custom scan that
+ * counts the matches where they are instead of handing each to an Aggregate.
  */
 static bool
 is_plain_count(Node *node)
@@ -484,6 +488,7 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	RestrictInfo *rinfo;
 	Var		   *var;
 	Node	   *query;
+	bool		tsquery;
 	ListCell   *lc;
 
 	if (prev_create_upper_paths_hook)
@@ -500,10 +505,9 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	{
 		Path	   *p = lfirst(lc);
 
-		/* counted in the scan: @@& on a column (a tsquery's rows may need their check) */
+		/* a row scan that reads no column */
 		if (IsA(p, CustomPath) && ((CustomPath *) p)->methods == &path_methods &&
-			boolVal(lsecond(((CustomPath *) p)->custom_private)) &&
-			!boolVal(list_nth(((CustomPath *) p)->custom_private, 4)))
+			boolVal(lsecond(((CustomPath *) p)->custom_private)))
 			scan = (CustomPath *) p;
 	}
 	if (scan == NULL)
@@ -512,9 +516,18 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	if (rinfo != linitial(input_rel->baserestrictinfo) || rinfo->pseudoconstant)
 		return;
 	/* the scan path was made from this clause, which its index answers */
+	tsquery = boolVal(list_nth(scan->custom_private, 4));
 	var = clause_var((OpExpr *) rinfo->clause, &query);
-	if (var == NULL)
-		return;					/* an expression index: counted by an Aggregate */
+
+	/*
+	 * @@& on an expression index is counted by an Aggregate: under another
+	 * gpuidx.text_config every row is checked, by the operator on the
+	 * column.  A tsvector index answers under any configuration; the rows a
+	 * phrase or a weight leaves unsure are checked on the index's own
+	 * expression.
+	 */
+	if (var == NULL && !tsquery)
+		return;
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -528,10 +541,11 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	cpath->path.total_cost = scan->path.total_cost;
 	cpath->flags = 0;
 	cpath->custom_paths = NIL;
-	cpath->custom_private = list_make5(linitial(scan->custom_private),
-									   makeInteger(planner_rt_fetch(input_rel->relid, root)->relid),
-									   makeInteger(var->varattno),
-									   makeInteger(((OpExpr *) rinfo->clause)->opfuncid), query);
+	cpath->custom_private = lappend(list_make5(linitial(scan->custom_private),
+											   makeInteger(planner_rt_fetch(input_rel->relid, root)->relid),
+											   makeInteger(var ? var->varattno : InvalidAttrNumber),
+											   makeInteger(((OpExpr *) rinfo->clause)->opfuncid), query),
+									makeBoolean(tsquery));
 	cpath->methods = &count_path_methods;
 	add_path(output_rel, &cpath->path);
 }
@@ -550,8 +564,9 @@ plan_count_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	/* the counts, built by the scan: the target list reads them from here */
 	cscan->custom_scan_tlist = tlist;
 	cscan->custom_exprs = list_make1(list_nth(priv, 4));
-	cscan->custom_private = list_make5(linitial(priv), makeBoolean(true), lsecond(priv), lthird(priv),
-									   lfourth(priv));
+	cscan->custom_private = lappend(list_make5(linitial(priv), makeBoolean(true), lsecond(priv), lthird(priv),
+											   lfourth(priv)),
+									list_nth(priv, 5));
 	cscan->methods = &plan_methods;
 	return &cscan->scan.plan;
 }
@@ -571,7 +586,7 @@ create_scan_state(CustomScan *cscan)
 	s->count_only = boolVal(lsecond(cscan->custom_private));
 	/*
 	 * a row scan: (index, count_only, limit, tsquery); the counting one:
-	 * (index, true, table, column, function)
+	 * (index, true, table, column (0: an expression), function, tsquery)
 	 */
 	if (list_length(cscan->custom_private) == 4)
 	{
@@ -585,6 +600,7 @@ create_scan_state(CustomScan *cscan)
 		s->heap_oid = intVal(lthird(cscan->custom_private));
 		s->attno = intVal(lfourth(cscan->custom_private));
 		fmgr_info(intVal(list_nth(cscan->custom_private, 4)), &s->match_fn);
+		s->tsquery = boolVal(list_nth(cscan->custom_private, 5));
 	}
 	return (Node *) s;
 }
@@ -622,6 +638,12 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	else
 		s->fetch_slot = node->ss.ss_ScanTupleSlot;
 	s->index = index_open(s->indexoid, AccessShareLock);
+	if (s->aggregate && s->tsquery)
+	{
+		/* a row a phrase or a weight leaves unsure: its document as the index makes it */
+		s->index_info = BuildIndexInfo(s->index);
+		s->check_estate = CreateExecutorState();
+	}
 	s->fetch = table_index_fetch_begin(s->heap);
 	s->vmbuffer = InvalidBuffer;
 	s->cxt = AllocSetContextCreate(estate->es_query_cxt, "gpuidx custom scan", ALLOCSET_DEFAULT_SIZES);
@@ -907,6 +929,89 @@ heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nbl
 }
 
 /*
+ * Does the row in slot match the clause?  The counting scan has no
+ * expression of its own to evaluate: for a tsquery, the document is made
+ * from the row as the index makes it (its column or expression), then the
+ * operator's function decides; for @@& the operator on the column.
+ */
+static bool
+row_matches(GpxScanState *s, TupleTableSlot *slot)
+{
+	Datum		doc;
+	bool		isnull;
+	bool		match;
+
+	if (s->query_null)
+		return false;
+	if (s->index_info == NULL)
+		doc = slot_getattr(slot, s->attno, &isnull);
+	else
+	{
+		ExprContext *econtext = GetPerTupleExprContext(s->check_estate);
+		Datum		values[INDEX_MAX_KEYS];
+		bool		nulls[INDEX_MAX_KEYS];
+
+		econtext->ecxt_scantuple = slot;
+		FormIndexDatum(s->index_info, slot, s->check_estate, values, nulls);
+		doc = values[0];
+		isnull = nulls[0];
+	}
+	match = !isnull && DatumGetBool(FunctionCall2(&s->match_fn, doc, s->query_value));
+	if (s->check_estate)
+		ResetPerTupleExprContext(s->check_estate);
+	return match;
+}
+
+/* the rest of the cursor's matches, counted (those it flags checked on the row) */
+static int64
+count_cursor(GpxScanState *s)
+{
+	int64		n = 0;
+	bool		unread;
+
+	while (next_match(s, &unread))
+	{
+		if (s->batch_recheck && !unread && !row_matches(s, s->fetch_slot))
+			s->removed++;
+		else
+			n++;
+	}
+	return n;
+}
+
+/*
+ * The docs of a tree that the row must confirm: each read (if visible to the
+ * snapshot) and checked.  Returns the rows counted.
+ */
+static int64
+count_unsure(GpxScanState *s, GpxSegment *sg, uint32 *docs, uint32 ndocs)
+{
+	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
+	ItemPointerData *tids = palloc_extended((Size) Max(ndocs, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+	uint32		nmap = gpx_seg_map(sg, docs, ndocs, tids);
+	int64		n = 0;
+
+	for (uint32 i = 0; i < nmap; i++)
+	{
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		s->tids++;
+		s->heap_fetches++;
+		if (table_index_fetch_tuple(s->fetch, &tids[i], snapshot, s->fetch_slot, &call_again, &all_dead))
+		{
+			if (row_matches(s, s->fetch_slot))
+				n++;
+			else
+				s->removed++;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(tids);
+	return n;
+}
+
+/*
  * The matches of segment seg whose doc map chunks are in dirty[0..ndirty)
  * (their rows may lie on pages not all-visible), the others counted from
  * the index: returns the rows counted.  A dirty chunk's docs are mapped to
@@ -918,14 +1023,20 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 	GpxSegment *sg = gq_segment(s->gq, seg);
 	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
 	uint32	   *docs;
-	uint32		k;
+	uint32		k = 0;
 	uint32		nmap = 0;
 	uint32		d = 0;
 	int64		n = 0;
 	ItemPointerData *tids;
 
+	uint32	   *unsure = NULL;
+	uint32		nunsure = 0;
+
 	s->worker_at_start = gpx_local_stats;
-	k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
+	if (s->tree)
+		gq_segment_tree_docs(s->gq, seg, s->tree, &docs, &k, &unsure, &nunsure);
+	else
+		k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
 	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 	/* the dirty chunks' docs move to the front of docs, in order */
 	for (uint32 i = 0; i < k; i++)
@@ -968,6 +1079,11 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 	pfree(tids);
 	if (docs)
 		pfree(docs);
+	if (nunsure > 0)
+	{
+		n += count_unsure(s, sg, unsure, nunsure);
+		pfree(unsure);
+	}
 	return n;
 }
 
@@ -982,7 +1098,6 @@ static int64
 count_matches(GpxScanState *s)
 {
 	int64		n = 0;
-	bool		unread;
 
 	if (!s->started)
 		start(s);
@@ -991,11 +1106,8 @@ count_matches(GpxScanState *s)
 		/* the index cannot answer under this configuration: the operator decides */
 		while (!s->query_null && table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
 		{
-			bool		isnull;
-			Datum		doc = slot_getattr(s->fetch_slot, s->attno, &isnull);
-
 			s->heap_fetches++;
-			if (!isnull && DatumGetBool(FunctionCall2(&s->match_fn, doc, s->query_value)))
+			if (row_matches(s, s->fetch_slot))
 				n++;
 			CHECK_FOR_INTERRUPTS();
 		}
@@ -1013,7 +1125,7 @@ count_matches(GpxScanState *s)
 		{
 			uint32	   *dirty = NULL;
 			uint32		dirty_cap = 0;
-			uint64		counters[4] = {s->tids, s->heap_fetches, s->visible_unread, s->counted_in_index};
+			uint64		counters[5] = {s->tids, s->heap_fetches, s->visible_unread, s->counted_in_index, s->removed};
 
 			/*
 			 * Each segment counted where it is, but for the chunks of its
@@ -1040,7 +1152,7 @@ count_matches(GpxScanState *s)
 					}
 					ndirty = gq_dirty_chunks(sb, blocks, nblocks, dirty);
 				}
-				if (ndirty == 0)
+				if (ndirty == 0 && s->tree == NULL)
 				{
 					int64		k;
 
@@ -1063,9 +1175,7 @@ count_matches(GpxScanState *s)
 			{
 				/* then the pending area's rows, as below */
 				gq_cursor_skip_segments(s->cursor);
-				while (next_match(s, &unread))
-					n++;
-				return n;
+				return n + count_cursor(s);
 			}
 			/* changed meanwhile: counted again, every row read (rare) */
 			reset_cursor(s);
@@ -1075,12 +1185,11 @@ count_matches(GpxScanState *s)
 			s->heap_fetches = counters[1];
 			s->visible_unread = counters[2];
 			s->counted_in_index = counters[3];
+			s->removed = counters[4];
 			n = 0;
 		}
 	}
-	while (next_match(s, &unread))
-		n++;
-	return n;
+	return count_cursor(s);
 }
 
 static TupleTableSlot *
@@ -1154,6 +1263,8 @@ end_scan(CustomScanState *node)
 		ReleaseBuffer(s->vmbuffer);
 	table_index_fetch_end(s->fetch);
 	index_close(s->index, AccessShareLock);
+	if (s->check_estate)
+		FreeExecutorState(s->check_estate);
 	if (s->aggregate)
 		table_close(s->heap, AccessShareLock);
 }
