@@ -917,6 +917,68 @@ seg_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
 }
 
 /*
+ * Of docs[0..n), those having any of the terms: each term's list searched
+ * for them (or merged with them, by the lengths), the hits kept.  Only
+ * when the docs are fewer than the lists' postings in the window: else
+ * their union, merged once, costs less.
+ */
+static bool
+seg_any_within(void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n, uint32 *left)
+{
+	SegSource  *ss = arg;
+	GqTerm	   *t = palloc0(Max(terms->n, 1) * sizeof(GqTerm));
+	int			nt = 0;
+	double		postings = 0;
+	bool	   *keep;
+	uint32	   *hits;
+	uint32		m = 0;
+
+	for (int i = 0; i < terms->n; i++)
+		if (gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t[nt].ref))
+			postings += t[nt++].ref.df;
+	postings *= (double) (ss->hi - ss->lo) / Max(ss->seg->hdr->ndocs, 1);
+	if ((double) n * 4 > postings)
+	{
+		close_terms(t, nt);
+		pfree(t);
+		return false;
+	}
+	keep = palloc0(Max(n, 1) * sizeof(bool));
+	hits = palloc_extended(Max((Size) n, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	for (int i = 0; i < nt; i++)
+	{
+		cpu_method	method = cpu_pick_method(n, t[i].ref.df);
+		uint32		k;
+		uint32		j = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		open_for_round(ss->seg, &t[i], method, docs, n, ss->lo, ss->hi);
+		k = cpu_intersect_array_list(docs, n, &t[i].list.view, hits, method, 0, NULL);
+		if (k == CPU_CORRUPT)
+			list_out_of_order(ss->seg, &t[i]);
+		gpx_list_free(&t[i].list);
+		t[i].opened = false;
+		t[i].ref.payload = NULL;
+		/* hits are some of docs, in order */
+		for (uint32 d = 0; d < n && j < k; d++)
+			if (docs[d] == hits[j])
+			{
+				keep[d] = true;
+				j++;
+			}
+	}
+	for (uint32 d = 0; d < n; d++)
+		if (keep[d])
+			docs[m++] = docs[d];
+	close_terms(t, nt);
+	pfree(t);
+	pfree(keep);
+	pfree(hits);
+	*left = m;
+	return true;
+}
+
+/*
  * The docs having every term of pos and none of neg: through the worker in
  * one request when the placement gives it every AND round (as for @@&), with
  * the NOT lists short enough against the shortest kept one to be a round
@@ -1025,6 +1087,7 @@ segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi,
 	src.without = seg_without;
 	src.all_but = seg_all_but;
 	src.any_of = seg_any_of;
+	src.any_within = seg_any_within;
 	gq_tree_eval_split(tree, &src, sure, nsure, unsure, nunsure);
 }
 

@@ -390,6 +390,27 @@ gq_tree_required_terms(const GqTree *tree, GpxLexemes *out)
 		(void) and_plain_terms(tree->root, true, out);
 }
 
+/* the lexemes of an OR of plain terms alone, in one bound (false: not such an OR) */
+static bool
+or_plain_terms(const GqNode *node, bool upper, GpxLexemes *out)
+{
+	GqNode	  **t;
+	int			n = 0;
+
+	if (node->kind != GQ_OR)
+		return false;
+	for (int i = 0; i < node->nargs; i++)
+		if (!plain_term(node->args[i]))
+			return false;
+	t = palloc(node->nargs * sizeof(GqNode *));
+	for (int i = 0; i < node->nargs; i++)
+		if (upper || node->args[i]->exact)
+			t[n++] = node->args[i];		/* a weighted term's lower set is empty */
+	terms_lexemes(t, n, out);
+	pfree(t);
+	return true;
+}
+
 static GqSet
 eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 {
@@ -427,9 +448,20 @@ eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 	for (int i = 0; i < node->nargs; i++)
 	{
 		const GqNode *c = node->args[i];
+		GpxLexemes	any;
 
 		if (plain_term(c) || c->kind == GQ_NOT)
 			continue;
+		/* an OR of terms: the candidates that have one, searched, rather than the whole union */
+		if (!acc.neg && src->any_within && or_plain_terms(c, upper, &any) &&
+			(any.n == 0 || src->any_within(src->arg, &any, acc.docs, acc.n, &acc.n)))
+		{
+			if (any.n == 0)
+				acc.n = 0;		/* weighted terms alone: nothing sure */
+			if (set_empty(acc))
+				return acc;
+			continue;
+		}
 		acc = and_sets(acc, eval(src, c, upper, in_phrase));
 		if (set_empty(acc))
 			return acc;
@@ -458,21 +490,10 @@ eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 static bool
 eval_or_terms(const GqSource *src, const GqNode *node, bool upper, GqSet *out)
 {
-	GqNode	  **t;
-	int			n = 0;
 	GpxLexemes	terms;
 
-	if (src->any_of == NULL)
+	if (src->any_of == NULL || !or_plain_terms(node, upper, &terms))
 		return false;
-	for (int i = 0; i < node->nargs; i++)
-		if (!plain_term(node->args[i]))
-			return false;
-	t = palloc(node->nargs * sizeof(GqNode *));
-	for (int i = 0; i < node->nargs; i++)
-		if (upper || node->args[i]->exact)
-			t[n++] = node->args[i];		/* a weighted term's lower set is empty */
-	terms_lexemes(t, n, &terms);
-	pfree(t);
 	*out = set_of(NULL, 0, false);
 	if (terms.n > 0)
 		out->n = src->any_of(src->arg, &terms, &out->docs);

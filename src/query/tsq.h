@@ -96,6 +96,12 @@ typedef struct GqSource
 	uint32		(*all_but) (void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **docs);
 	/* optional: docs having any of the terms (plain lexemes, distinct) */
 	uint32		(*any_of) (void *arg, const GpxLexemes *terms, uint32 **docs);
+	/*
+	 * optional: docs[0..n) less those having none of the terms, in place,
+	 * the number left in *left; false (nothing done) when a union of the
+	 * terms would cost less than searching them for the docs
+	 */
+	bool		(*any_within) (void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n, uint32 *left);
 } GqSource;
 
 /*
