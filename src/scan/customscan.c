@@ -1015,7 +1015,8 @@ count_unsure(GpxScanState *s, GpxSegment *sg, uint32 *docs, uint32 ndocs)
  * The matches of segment seg whose doc map chunks are in dirty[0..ndirty)
  * (their rows may lie on pages not all-visible), the others counted from
  * the index: returns the rows counted.  A dirty chunk's docs are mapped to
- * their TIDs, and those on pages not all-visible are read.
+ * their TIDs, and those on pages not all-visible are read.  A tree's
+ * unsure matches are all read and checked.
  */
 static int64
 count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirty)
@@ -1028,7 +1029,6 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 	uint32		d = 0;
 	int64		n = 0;
 	ItemPointerData *tids;
-
 	uint32	   *unsure = NULL;
 	uint32		nunsure = 0;
 
