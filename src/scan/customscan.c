@@ -139,8 +139,7 @@ typedef struct GpxScanState
 	GpxLocalStats worker_at_start;	/* this backend's worker counters when the scan began */
 	GpxLocalStats worker;		/* what the scan added to them */
 	uint64		tids;
-	uint64		windows;		/* windows of segments the tree was evaluated over, earlier cursors' */
-	uint64		windows_now;	/* the current cursor's */
+	uint64		windows;		/* windows of segments ended cursors evaluated their tree over */
 	uint64		heap_fetches;
 	uint64		visible_unread;
 	uint64		counted_in_index;	/* of them, counted without their TIDs */
@@ -695,8 +694,6 @@ start(GpxScanState *s)
 	pgstat_count_index_scan(s->index);
 	s->gq = gq_open(s->index);
 	s->cursor = s->tree ? gq_cursor_begin_tree(s->gq, s->tree, s->limit) : gq_cursor_begin(s->gq, &terms, s->limit);
-	s->windows += s->windows_now;
-	s->windows_now = 0;
 	s->skip_visible = s->count_only && IsMVCCSnapshot(s->css.ss.ps.state->es_snapshot);
 	MemoryContextSwitchTo(old);
 }
@@ -719,7 +716,6 @@ next_batch(GpxScanState *s)
 	/* what the cursor's step cost on the worker's side */
 	s->worker_at_start = gpx_local_stats;
 	more = gq_cursor_next_batch(s->cursor, &s->batch, &s->nbatch);
-	s->windows_now = s->cursor->windows;
 	s->batch_recheck = more && s->cursor->batch_recheck;
 	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 	if (more && s->nbatch > s->unread_cap)
@@ -980,11 +976,13 @@ count_cursor(GpxScanState *s)
 }
 
 /*
- * The docs of a tree that the row must confirm: each read (if visible to the
- * snapshot) and checked.  Returns the rows counted.
+ * A segment's docs counted through their TIDs: each on a page the
+ * visibility map marks all-visible counted unread, the others read (if
+ * visible to the snapshot); with check, every one read and checked (a
+ * tree's unsure docs).  Returns the rows counted.
  */
 static int64
-count_unsure(GpxScanState *s, GpxSegment *sg, uint32 *docs, uint32 ndocs)
+count_docs_by_row(GpxScanState *s, GpxSegment *sg, const uint32 *docs, uint32 ndocs, bool check)
 {
 	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
 	ItemPointerData *tids = palloc_extended((Size) Max(ndocs, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
@@ -997,10 +995,16 @@ count_unsure(GpxScanState *s, GpxSegment *sg, uint32 *docs, uint32 ndocs)
 		bool		all_dead = false;
 
 		s->tids++;
+		if (!check && VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tids[i]), &s->vmbuffer))
+		{
+			s->visible_unread++;
+			n++;
+			continue;
+		}
 		s->heap_fetches++;
 		if (table_index_fetch_tuple(s->fetch, &tids[i], snapshot, s->fetch_slot, &call_again, &all_dead))
 		{
-			if (row_matches(s, s->fetch_slot))
+			if (!check || row_matches(s, s->fetch_slot))
 				n++;
 			else
 				s->removed++;
@@ -1022,13 +1026,11 @@ static int64
 count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirty)
 {
 	GpxSegment *sg = gq_segment(s->gq, seg);
-	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
 	uint32	   *docs;
 	uint32		k = 0;
 	uint32		nmap = 0;
 	uint32		d = 0;
 	int64		n = 0;
-	ItemPointerData *tids;
 	uint32	   *unsure = NULL;
 	uint32		nunsure = 0;
 
@@ -1057,31 +1059,12 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 	}
 	s->tids += n;
 	s->visible_unread += n;
-	tids = palloc_extended((Size) Max(nmap, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
-	nmap = gpx_seg_map(sg, docs, nmap, tids);
-	for (uint32 i = 0; i < nmap; i++)
-	{
-		bool		call_again = false;
-		bool		all_dead = false;
-
-		s->tids++;
-		if (VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tids[i]), &s->vmbuffer))
-		{
-			s->visible_unread++;
-			n++;
-			continue;
-		}
-		s->heap_fetches++;
-		if (table_index_fetch_tuple(s->fetch, &tids[i], snapshot, s->fetch_slot, &call_again, &all_dead))
-			n++;
-		CHECK_FOR_INTERRUPTS();
-	}
-	pfree(tids);
+	n += count_docs_by_row(s, sg, docs, nmap, false);
 	if (docs)
 		pfree(docs);
 	if (nunsure > 0)
 	{
-		n += count_unsure(s, sg, unsure, nunsure);
+		n += count_docs_by_row(s, sg, unsure, nunsure, true);
 		pfree(unsure);
 	}
 	return n;
@@ -1236,6 +1219,7 @@ reset_cursor(GpxScanState *s)
 	}
 	else if (s->started)
 	{
+		s->windows += s->cursor->windows;
 		gq_cursor_end(s->cursor);
 		gq_close(s->gq);
 	}
@@ -1307,7 +1291,7 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (s->recheck || s->removed > 0)
 			ExplainPropertyUInteger("Rows Removed by Index Recheck", NULL, s->removed, es);
 		if (s->tree && s->limit > 0)
-			ExplainPropertyUInteger("Index Windows", NULL, s->windows + s->windows_now, es);
+			ExplainPropertyUInteger("Index Windows", NULL, s->windows + s->cursor->windows, es);
 		if (s->count_only)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
 		if (s->aggregate)
