@@ -173,4 +173,25 @@ CREATE INDEX ddl_empty_idx ON ddl_empty USING gpuidx (body);
 SELECT segments, docs, terms, pending_entries FROM gpuidx_index_stats('ddl_empty_idx');
 SELECT gpuidx_verify('ddl_empty_idx');
 
+-- a table created in this transaction is truncated in place: its index is
+-- built again in the same file, its segment ids anew, and what lookups of
+-- the old index remembered must not answer for the new one
+BEGIN;
+CREATE TABLE ddl_again (id int, body text);
+CREATE INDEX ddl_again_idx ON ddl_again USING gpuidx (body);
+INSERT INTO ddl_again SELECT g, 'alpha beta ' || g FROM generate_series(1, 30) g;
+SELECT gpuidx_merge_pending('ddl_again_idx');
+SELECT segment, docs FROM gpuidx_segments('ddl_again_idx');
+SET LOCAL enable_seqscan = off;
+SELECT count(*) FROM ddl_again WHERE body @@& 'alpha';
+SELECT count(*) FROM ddl_again WHERE body @@& 'gamma';
+TRUNCATE ddl_again;
+INSERT INTO ddl_again SELECT g, 'gamma ' || g FROM generate_series(1, 30) g;
+SELECT gpuidx_merge_pending('ddl_again_idx');
+SELECT segment, docs FROM gpuidx_segments('ddl_again_idx');
+SELECT count(*) FROM ddl_again WHERE body @@& 'alpha';
+SELECT count(*) FROM ddl_again WHERE body @@& 'gamma';
+COMMIT;
+DROP TABLE ddl_again;
+
 DROP TABLE ddl, ddl_unlogged, ddl_empty;

@@ -108,6 +108,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 	/* new storage: nothing cached under its relfilenode is this index's */
 	gpx_cache_forget_index(index->rd_node);
+	gpx_seg_forget_cached();
 	bs.kind = gpx_kind_of(index);
 	bs.config = gpx_build_config(index);
 	gpx_check_config_option(index);

@@ -498,6 +498,7 @@ gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 	c->gq = gq;
 	c->terms = *terms;
 	c->limit = limit;
+	c->batch = limit > 0 ? Min(Max(limit, 16), TID_BATCH) : TID_BATCH;
 	c->tids = palloc(TID_BATCH * sizeof(ItemPointerData));
 	c->done = terms->n == 0;
 	return c;
@@ -521,6 +522,7 @@ gq_cursor_begin_tree(GqIndex *gq, const GqTree *tree, uint32 limit)
 	c->gq = gq;
 	c->tree = tree;
 	c->limit = limit;
+	c->batch = limit > 0 ? Min(Max(limit, 16), TID_BATCH) : TID_BATCH;
 	c->tids = palloc(TID_BATCH * sizeof(ItemPointerData));
 	c->done = tree->root == NULL;
 	return c;
@@ -596,8 +598,10 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 	{
 		if (c->docs != NULL && c->dpos < c->ndocs)
 		{
-			uint32		n = Min(TID_BATCH, c->ndocs - c->dpos);
+			uint32		n = Min(c->batch, c->ndocs - c->dpos);
 
+			/* under a limit the first batches are as small as it: a row needs its TID mapped */
+			c->batch = Min((uint64) c->batch * 4, TID_BATCH);
 			CHECK_FOR_INTERRUPTS();
 			*ntids = (int) gpx_seg_map(gq_segment(c->gq, c->seg - 1), c->docs + c->dpos, n, c->tids);
 			*tids = c->tids;

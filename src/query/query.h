@@ -74,6 +74,7 @@ typedef struct GqCursor
 	uint32		seg_total;		/* how many the segment has */
 	uint32		dpos;
 	ItemPointerData *tids;		/* a batch of them mapped to TIDs */
+	uint32		batch;			/* docs the next batch maps at most */
 	bool		pending_read;
 	ItemPointerData *pending;	/* the pending area's matches */
 	int			npending;

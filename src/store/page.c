@@ -13,6 +13,7 @@
 #include "access/generic_xlog.h"
 #include "miscadmin.h"
 #include "access/xlog.h"
+#include "executor/instrument.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 
@@ -117,21 +118,93 @@ gpx_report_corrupt(Relation index, BlockNumber blkno, const char *fmt,...)
 	pg_unreachable();
 }
 
+static void check_page(Relation index, Buffer buf, BlockNumber blkno, Page page,
+					   const GpxPageTag *expect);
+
 static const char *const page_type_names[] = {
 	"none", "metapage", "pending", "segment header", "page table", "segment data", "free",
 	"retired list"
 };
 
+/*
+ * Pages whose CRC this backend has checked, by buffer.  A page's CRC is
+ * computed when it comes into shared buffers from disk through the index
+ * and the first time this backend reads it; read again while the buffer
+ * holds the same block at the same LSN, its CRC is not recomputed (8 kB a
+ * page, several pages a term: a fifth of a short query's time).  What
+ * changes a page moves its LSN (generic WAL), and what damages it on disk
+ * reaches the buffer only by a read, which forgets the buffer here.
+ * gpuidx_verify() checks every page regardless.
+ */
+#define CHECKED_SLOTS 2048
+
+typedef struct CheckedPage
+{
+	Buffer		buf;
+	BlockNumber blkno;
+	RelFileNode node;
+	XLogRecPtr	lsn;
+} CheckedPage;
+
+static CheckedPage checked_pages[CHECKED_SLOTS];
+
+static inline CheckedPage *
+checked_slot(Buffer buf)
+{
+	return &checked_pages[(uint32) buf % CHECKED_SLOTS];
+}
+
+static bool
+page_was_checked(Relation index, Buffer buf, BlockNumber blkno)
+{
+	CheckedPage *c = checked_slot(buf);
+
+	return c->buf == buf && c->blkno == blkno && RelFileNodeEquals(c->node, index->rd_node) &&
+		c->lsn == BufferGetLSNAtomic(buf);
+}
+
+static void
+page_checked(Relation index, Buffer buf, BlockNumber blkno)
+{
+	CheckedPage *c = checked_slot(buf);
+
+	c->buf = buf;
+	c->blkno = blkno;
+	c->node = index->rd_node;
+	c->lsn = BufferGetLSNAtomic(buf);
+}
+
+const char *
+gpx_buffer_problem(Relation index, Buffer buf)
+{
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	bool		known = page_was_checked(index, buf, blkno);
+	const char *problem = page_problem(BufferGetPage(buf), !known);
+
+	if (problem == NULL && !known)
+		page_checked(index, buf, blkno);
+	return problem;
+}
+
 void
 gpx_check_page(Relation index, BlockNumber blkno, Page page, const GpxPageTag *expect)
 {
+	check_page(index, InvalidBuffer, blkno, page, expect);
+}
+
+static void
+check_page(Relation index, Buffer buf, BlockNumber blkno, Page page, const GpxPageTag *expect)
+{
 	/* posting lists carry their own CRC, checked when they are opened */
 	bool		lists = expect->type == GPX_PAGE_DATA && expect->stream == GPX_STREAM_LISTS;
-	const char *problem = page_problem(page, !lists);
+	bool		crc = !lists && !(BufferIsValid(buf) && page_was_checked(index, buf, blkno));
+	const char *problem = page_problem(page, crc);
 	GpxPageOpaque opaque;
 
 	if (problem != NULL)
 		gpx_report_corrupt(index, blkno, "%s", problem);
+	if (crc && BufferIsValid(buf))
+		page_checked(index, buf, blkno);
 	opaque = GpxPageGetOpaque(page);
 	if (opaque->type == expect->type &&
 		(expect->stream == GPX_ANY_STREAM || opaque->stream == expect->stream) &&
@@ -199,15 +272,20 @@ Buffer
 gpx_read_page(Relation index, BlockNumber blkno, int lockmode, const GpxPageTag *expect)
 {
 	Buffer		buf;
+	int64		reads;
 
 	if (blkno == InvalidBlockNumber)
 		gpx_report_corrupt(index, blkno, "A reference points to no block");
 	/* the buffer manager would fail on a block past the end, and not as damage */
 	if (!gpx_index_has_blocks(index, (uint64) blkno + 1))
 		gpx_report_corrupt(index, blkno, "A reference points past the end of the index");
+	reads = pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
 	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, lockmode);
-	gpx_check_page(index, blkno, BufferGetPage(buf), expect);
+	/* from disk: whatever this backend checked in that buffer is gone */
+	if (pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read != reads)
+		checked_slot(buf)->buf = InvalidBuffer;
+	check_page(index, buf, blkno, BufferGetPage(buf), expect);
 	return buf;
 }
 

@@ -36,6 +36,13 @@ extern const char *gpx_page_problem(Page page);
 extern bool gpx_page_is_free(Page page);
 
 /*
+ * gpx_page_problem of a page read by gpx_read_page, its CRC recomputed
+ * only if this backend has not checked that page in that buffer since it
+ * last came from disk (page.c says when)
+ */
+extern const char *gpx_buffer_problem(Relation index, Buffer buf);
+
+/*
  * Read and lock a page and check it against what the caller expects: a
  * damaged page is reported as index corruption; a sound page that is not
  * the expected one too, except during recovery, where it means a page was

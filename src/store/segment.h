@@ -96,8 +96,12 @@ typedef struct GpxTermRef
 								 * its df tfs, with freqs) */
 } GpxTermRef;
 
-/* a term's dictionary entry; false if the segment does not have the term */
+/*
+ * A term's dictionary entry; false if the segment does not have the term.
+ * Remembered by the backend (segread.c); gpx_seg_forget_cached forgets all.
+ */
 extern bool gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref);
+extern void gpx_seg_forget_cached(void);
 /* the leaf the inner nodes lead term to (for verification) */
 extern bool gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf);
 /* open the list of a found term (the ref's payload is freed) */

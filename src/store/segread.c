@@ -12,7 +12,9 @@
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 
 #include "rank/bm25.h"
@@ -366,7 +368,7 @@ read_list_range(GpxSegment *seg, uint32 page, uint32 offset, uint32 from, uint32
 		uint32		off = (uint32) (pos % GPX_PAGE_CAPACITY);
 		Buffer		buf = gpx_seg_read(seg, GPX_STREAM_LISTS, pageno);
 		Page		p = BufferGetPage(buf);
-		const char *problem = gpx_page_problem(p);
+		const char *problem = gpx_buffer_problem(seg->index, buf);
 		uint32		used = gpx_page_used(p);
 		uint32		n;
 
@@ -440,6 +442,8 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 	uint32		nblocks;
 	const uint32 *first;
 	const uint32 *bitoff;
+	uint64		run_from;
+	uint64		run_to;
 	pl_status	st;
 
 	/* worth it for EF lists of several pages only: the rest is read whole */
@@ -472,18 +476,39 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 		blocks = palloc((Size) nb * sizeof(uint32));
 		nblocks = window_blocks(first, nb, lo, hi, blocks);
 	}
-	for (uint32 i = 0; i < nblocks; i++)
+	/*
+	 * Blocks are read in runs: a block starting on the page where the run
+	 * ends, or the next one, joins it, so each page is read and its checksum
+	 * computed once however many blocks it holds.
+	 */
+	run_from = run_to = 0;
+	for (uint32 i = 0; i <= nblocks; i++)
 	{
-		uint32		b = blocks[i];
+		uint64		from = ref->len;
+		uint64		to = ref->len;
 
-		/* whole words from the block's first bit to past its last (bit windows read one more) */
-		uint64		from = data + (uint64) (bitoff[b] / 64) * 8;
-		uint64		to = b + 1 < nb ? data + ((uint64) bitoff[b + 1] + 63) / 64 * 8 + 8 : ref->len;
+		if (i < nblocks)
+		{
+			uint32		b = blocks[i];
 
-		/* the offsets are checked once the list opens: stay inside its bytes */
-		from = Min(from, ref->len);
-		to = Min(Max(to, from), ref->len);
-		read_list_range(seg, ref->page, ref->offset, (uint32) from, (uint32) to, bytes);
+			/* whole words from the block's first bit to past its last (bit windows read one more) */
+			from = data + (uint64) (bitoff[b] / 64) * 8;
+			to = b + 1 < nb ? data + ((uint64) bitoff[b + 1] + 63) / 64 * 8 + 8 : ref->len;
+			/* the offsets are checked once the list opens: stay inside its bytes */
+			from = Min(from, ref->len);
+			to = Min(Max(to, from), ref->len);
+			if (run_to > run_from &&
+				(ref->offset + from) / GPX_PAGE_CAPACITY <= (ref->offset + run_to) / GPX_PAGE_CAPACITY + 1)
+			{
+				run_from = Min(run_from, from);
+				run_to = Max(run_to, to);
+				continue;
+			}
+		}
+		if (run_to > run_from)
+			read_list_range(seg, ref->page, ref->offset, (uint32) run_from, (uint32) run_to, bytes);
+		run_from = from;
+		run_to = to;
 	}
 	pfree(blocks);
 
@@ -530,23 +555,143 @@ gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 	return descend(seg, term, len, leaf);
 }
 
+/*
+ * Dictionary entries this backend looked up lately, found or not.  A
+ * segment never changes once written, so an entry is known for good by
+ * (index file, segment id and header page, term); queries look up the same
+ * terms again and again (and a query under a LIMIT, each window again),
+ * and a lookup reads two or three pages and parses a leaf.  Direct-mapped
+ * by a hash of the key, a colliding entry replaces the one there; the
+ * whole cache is emptied when its memory passes TERM_CACHE_BYTES and on
+ * any relation cache invalidation (an index dropped, rebuilt or truncated
+ * sends one) or when this backend builds an index (TRUNCATE of a table
+ * created in the same transaction rebuilds its index in the same file),
+ * so a reused relfilenode never finds an old entry.
+ * Temporary indexes are not cached (their relfilenodes may repeat).
+ */
+#define TERM_CACHE_SLOTS 4096
+#define TERM_CACHE_BYTES (4 * 1024 * 1024)
+
+typedef struct TermCacheEntry
+{
+	RelFileNode node;			/* relNode InvalidOid: empty */
+	uint32		segment;
+	BlockNumber head;
+	int			len;
+	char	   *term;
+	bool		found;
+	GpxTermRef ref;				/* payload: its bytes (payload_len), kept here */
+	uint32		payload_len;
+} TermCacheEntry;
+
+static TermCacheEntry *term_cache;
+static MemoryContext term_cache_cxt;
+
+static void
+term_cache_reset(Datum arg, Oid relid)
+{
+	if (term_cache == NULL)
+		return;
+	MemoryContextReset(term_cache_cxt);
+	memset(term_cache, 0, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+}
+
+void
+gpx_seg_forget_cached(void)
+{
+	term_cache_reset((Datum) 0, InvalidOid);
+}
+
+static TermCacheEntry *
+term_cache_slot(GpxSegment *seg, const char *term, int len)
+{
+	uint32		h;
+
+	if (RelationUsesLocalBuffers(seg->index))
+		return NULL;
+	if (term_cache == NULL)
+	{
+		term_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx term cache",
+											   ALLOCSET_DEFAULT_SIZES);
+		term_cache = MemoryContextAllocZero(TopMemoryContext, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+		CacheRegisterRelcacheCallback(term_cache_reset, (Datum) 0);
+	}
+	h = hash_bytes((const unsigned char *) term, len) ^
+		hash_bytes_uint32(seg->ref.id ^ seg->index->rd_node.relNode);
+	return &term_cache[h % TERM_CACHE_SLOTS];
+}
+
+static bool
+term_cache_holds(TermCacheEntry *c, GpxSegment *seg, const char *term, int len)
+{
+	return c->node.relNode != InvalidOid && RelFileNodeEquals(c->node, seg->index->rd_node) &&
+		c->segment == seg->ref.id && c->head == seg->ref.head && c->len == len &&
+		memcmp(c->term, term, len) == 0;
+}
+
+static void
+term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bool found,
+			   const GpxTermRef *ref)
+{
+	uint32		payload_len = 0;
+
+	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
+		term_cache_reset((Datum) 0, InvalidOid);
+	if (found && ref->payload != NULL)
+		payload_len = ref->len + (seg->hdr->flags & GPX_SEG_FREQS ? ref->df : 0);
+	c->node = seg->index->rd_node;
+	c->segment = seg->ref.id;
+	c->head = seg->ref.head;
+	c->len = len;
+	c->term = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
+	memcpy(c->term, term, len);
+	c->found = found;
+	if (found)
+		c->ref = *ref;
+	c->ref.payload = NULL;
+	c->payload_len = payload_len;
+	if (payload_len > 0)
+	{
+		c->ref.payload = MemoryContextAlloc(term_cache_cxt, payload_len);
+		memcpy(c->ref.payload, ref->payload, payload_len);
+	}
+}
+
 bool
 gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
 {
+	TermCacheEntry *c = term_cache_slot(seg, term, len);
 	uint32		leaf;
 	GpxLeafEntry e;
+	bool		found;
 
+	if (c != NULL && term_cache_holds(c, seg, term, len))
+	{
+		if (!c->found)
+			return false;
+		*ref = c->ref;
+		if (c->payload_len > 0)
+		{
+			ref->payload = palloc(c->payload_len);
+			memcpy(ref->payload, c->ref.payload, c->payload_len);
+		}
+		return true;
+	}
 	ref->payload = NULL;
-	if (!descend(seg, term, len, &leaf) || !leaf_find(seg, leaf, term, len, &e, &ref->payload))
-		return false;
-	ref->df = e.df;
-	ref->external = e.external;
-	ref->len = e.len;
-	ref->page = e.external ? e.page : 0;
-	ref->offset = e.external ? e.offset : 0;
-	ref->freq_page = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_page : 0;
-	ref->freq_offset = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_offset : 0;
-	return true;
+	found = descend(seg, term, len, &leaf) && leaf_find(seg, leaf, term, len, &e, &ref->payload);
+	if (found)
+	{
+		ref->df = e.df;
+		ref->external = e.external;
+		ref->len = e.len;
+		ref->page = e.external ? e.page : 0;
+		ref->offset = e.external ? e.offset : 0;
+		ref->freq_page = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_page : 0;
+		ref->freq_offset = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_offset : 0;
+	}
+	if (c != NULL)
+		term_cache_put(c, seg, term, len, found, ref);
+	return found;
 }
 
 void
@@ -795,7 +940,7 @@ list_bytes_read(ListBytes *lb, uint32 from, uint32 n, void *dst)
 		{
 			Buffer		buf = gpx_seg_read(lb->seg, lb->stream, pageno);
 			Page		page = BufferGetPage(buf);
-			const char *problem = gpx_page_problem(page);
+			const char *problem = gpx_buffer_problem(lb->seg->index, buf);
 
 			if (problem != NULL)
 				gpx_seg_corrupt(lb->seg, lb->stream, pageno, problem);
