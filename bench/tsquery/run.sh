@@ -23,8 +23,11 @@
 # random query of the mix per transaction (\set, read by its number with
 # \gset, then passed as the statement's parameter), the same seed in every
 # cell, gpuidx then GIN.  tps and the transaction latency's p50 and p99
-# from pgbench's per-transaction log.  Prints a Markdown report on stdout,
-# progress on stderr.
+# from pgbench's per-transaction log.  CPU_COLUMN=1 adds a labelled extra
+# column: gpuidx again with gpuidx.device = cpu (no GPU worker).  The floor:
+# per client count, the same transaction with SELECT 1 for the statement,
+# what PostgreSQL and pgbench cost whatever the index.  Prints a Markdown
+# report on stdout, progress on stderr.
 set -euo pipefail
 host=${PGHOST:-/tmp}; port=${PGPORT:-5432}; db=${PGDATABASE:-postgres}
 while getopts h:p:d: o; do
@@ -121,12 +124,12 @@ EXPLAIN (COSTS OFF) EXECUTE s(:'q');
 SQL
 }
 
-# one pgbench cell: script clients -> "tps p50_ms p99_ms transactions failed"
+# one pgbench cell: script clients [PGOPTIONS] -> "tps p50_ms p99_ms transactions failed"
 cell() {
 	local script=$1 c=$2 j r tps fail
 	j=$(( c < $(nproc) ? c : $(nproc) ))
 	rm -f "$work"/log.*
-	r=$(cd "$work" && pgbench -n -M prepared -c "$c" -j "$j" -T "$secs" --random-seed=1 \
+	r=$(cd "$work" && PGOPTIONS="${3:-}" pgbench -n -M prepared -c "$c" -j "$j" -T "$secs" --random-seed=1 \
 		--log --log-prefix=log -f "$script" -h "$host" -p "$port" "$db" 2>&1) || { echo "$r" >&2; return 1; }
 	tps=$(echo "$r" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 	fail=$(echo "$r" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
@@ -139,6 +142,7 @@ cell() {
 }
 
 results=()
+cpu_results=()
 plans=()
 for mix in $mixes; do
 	fn=$(fn_of "$mix")
@@ -156,8 +160,21 @@ for mix in $mixes; do
 			g=$(cell "$work/gpx.pgb" "$c"); n=$(cell "$work/gin.pgb" "$c")
 			results+=("$mix $shape $c $g $n")
 			log "$mix $shape $c clients: gpuidx $g, GIN $n (tps p50 p99 transactions failed)"
+			if [ "${CPU_COLUMN:-0}" = 1 ]; then
+				u=$(cell "$work/gpx.pgb" "$c" "-c gpuidx.device=cpu")
+				cpu_results+=("$mix $shape $c $u")
+				log "$mix $shape $c clients: gpuidx on the CPU $u"
+			fi
 		done
 	done
+done
+# the floor: the lookup and SELECT 1
+printf '\\set i random(1, 200)\nSELECT q FROM tsq_queries WHERE mix = '"'bool'"' AND n = :i \\gset\nSELECT 1;\n' > "$work/floor.pgb"
+floors=()
+for c in $clients; do
+	f=$(cell "$work/floor.pgb" "$c")
+	floors+=("$c $f")
+	log "floor $c clients: $f"
 done
 
 # the report
@@ -210,6 +227,25 @@ for r in "${results[@]}"; do
 		function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
 		{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %d |\n",
 		  $1, $2, $3, $4, $5, $6, $9, $10, $11, ratio($4, $9), ratio($10, $5), ratio($11, $6), $7, $12, $8 + $13 }'
+done
+if [ ${#cpu_results[@]} -gt 0 ]; then
+	echo
+	echo "Extra, labelled: gpuidx with \`gpuidx.device = cpu\` (every round in the backend, no GPU worker), same cells."
+	echo
+	echo "| mix | shape | clients | gpuidx on the CPU tps | p50 ms | p99 ms | transactions |"
+	echo "|---|---|---:|---:|---:|---:|---:|"
+	for r in "${cpu_results[@]}"; do
+		echo "$r" | awk '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }'
+	done
+fi
+echo
+echo "The floor: the same transaction with \`SELECT 1\` for the statement (the lookup, two round trips,"
+echo "pgbench), what a transaction costs whatever the index."
+echo
+echo "| clients | tps | p50 ms | p99 ms |"
+echo "|---:|---:|---:|---:|"
+for r in "${floors[@]}"; do
+	echo "$r" | awk '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }'
 done
 echo
 echo "Statements: \`SELECT count(*) FROM docs_gpx WHERE to_tsvector('english', body) @@ FN('english', \$1)\` (count)"
