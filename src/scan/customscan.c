@@ -1041,6 +1041,13 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 		k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
 	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 	/* the dirty chunks' docs move to the front of docs, in order */
+	if (ndirty == 0 && sg->ref.ndead == 0)
+	{
+		/* every one counted where it is */
+		n = k;
+		s->counted_in_index += k;
+		k = 0;
+	}
 	for (uint32 i = 0; i < k; i++)
 	{
 		uint32		chunk = docs[i] / GPX_DOCMAP_CHUNK;
