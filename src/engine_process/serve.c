@@ -343,6 +343,12 @@ hand_back(EngineProcess *e, EngineBatch *b)
 			int			qst = b->status != GPUIDX_ENGINE_OK ? b->status : qq->status;
 			bool		ok = qst == GPUIDX_ENGINE_OK;
 
+			/* a request the engine refused alone answers on the CPU: say why in the note */
+			if (!ok && b->status == GPUIDX_ENGINE_OK)
+			{
+				snprintf(note, sizeof(note), "a request failed: %s", engine_status_name(qst));
+				engine_set_text(hdr->note, sizeof(hdr->note), note);
+			}
 			finish_slot(e, b->taken[q], req, qst, ok ? qq->out_count : 0, ok ? qq->total : 0, (uint32_t) b->nq);
 		}
 		else
