@@ -343,8 +343,11 @@ hand_back(EngineProcess *e, EngineBatch *b)
 			int			qst = b->status != GPUIDX_ENGINE_OK ? b->status : qq->status;
 			bool		ok = qst == GPUIDX_ENGINE_OK;
 
-			/* a request the engine refused alone answers on the CPU: say why in the note */
-			if (!ok && b->status == GPUIDX_ENGINE_OK)
+			/*
+			 * a request the engine refused alone answers on the CPU: say why
+			 * in the note (a key evicted meanwhile is counted, not an error)
+			 */
+			if (!ok && b->status == GPUIDX_ENGINE_OK && qst != GPUIDX_ENGINE_ERR_NOT_CACHED)
 			{
 				snprintf(note, sizeof(note), "a request failed: %s", engine_status_name(qst));
 				engine_set_text(hdr->note, sizeof(hdr->note), note);
