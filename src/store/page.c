@@ -14,7 +14,9 @@
 #include "miscadmin.h"
 #include "access/xlog.h"
 #include "executor/instrument.h"
+#include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
+#include "storage/shmem.h"
 #include "storage/lmgr.h"
 
 #include "codec/codec.h"
@@ -128,13 +130,19 @@ static const char *const page_type_names[] = {
 
 /*
  * Pages whose CRC this backend has checked, by buffer.  A page's CRC is
- * computed when it comes into shared buffers from disk through the index
- * and the first time this backend reads it; read again while the buffer
- * holds the same block at the same LSN, its CRC is not recomputed (8 kB a
- * page, several pages a term: a fifth of a short query's time).  What
- * changes a page moves its LSN (generic WAL), and what damages it on disk
- * reaches the buffer only by a read, which forgets the buffer here.
- * gpuidx_verify() checks every page regardless.
+ * computed when a backend reads it into shared buffers from disk through
+ * the index and the first time each backend reads it; read again while the
+ * buffer holds the same block at the same LSN and no backend has read it
+ * from disk since, its CRC is not recomputed (8 kB a page, several pages a
+ * term: a fifth of a short query's time).  What changes a page moves its
+ * LSN (generic WAL); a read from disk through the index counts in
+ * shared memory, per buffer, so every backend checks that buffer again
+ * (the one that read a damaged page reported it, but the page stays in the
+ * buffer).  A page read from disk by other code (pg_prewarm) is checked
+ * by each backend's first read, not by one that checked the same block in
+ * the same buffer before.  Without shared memory (gpuidx not in
+ * shared_preload_libraries) every read computes the CRC, and
+ * gpuidx_verify() always does.
  */
 #define CHECKED_SLOTS 2048
 
@@ -144,9 +152,31 @@ typedef struct CheckedPage
 	BlockNumber blkno;
 	RelFileNode node;
 	XLogRecPtr	lsn;
+	uint32		loads;			/* the buffer's reads from disk then */
 } CheckedPage;
 
 static CheckedPage checked_pages[CHECKED_SLOTS];
+
+/* per shared buffer, its reads from disk through an index of gpuidx */
+static pg_atomic_uint32 *buffer_loads;
+
+Size
+gpx_page_shmem_size(void)
+{
+	return mul_size(NBuffers, sizeof(pg_atomic_uint32));
+}
+
+void
+gpx_page_shmem_init(void)
+{
+	bool		found;
+	pg_atomic_uint32 *loads = ShmemInitStruct("gpuidx buffer loads", gpx_page_shmem_size(), &found);
+
+	if (!found)
+		for (int i = 0; i < NBuffers; i++)
+			pg_atomic_init_u32(&loads[i], 0);
+	buffer_loads = loads;
+}
 
 static inline CheckedPage *
 checked_slot(Buffer buf)
@@ -154,12 +184,20 @@ checked_slot(Buffer buf)
 	return &checked_pages[(uint32) buf % CHECKED_SLOTS];
 }
 
+/* local buffers are this backend's alone: its own reads forget them */
+static inline uint32
+loads_of(Buffer buf)
+{
+	return buf > 0 ? pg_atomic_read_u32(&buffer_loads[buf - 1]) : 0;
+}
+
 static bool
 page_was_checked(Relation index, Buffer buf, BlockNumber blkno)
 {
 	CheckedPage *c = checked_slot(buf);
 
-	return c->buf == buf && c->blkno == blkno && RelFileNodeEquals(c->node, index->rd_node) &&
+	return buffer_loads != NULL && c->buf == buf && c->blkno == blkno &&
+		RelFileNodeEquals(c->node, index->rd_node) && c->loads == loads_of(buf) &&
 		c->lsn == BufferGetLSNAtomic(buf);
 }
 
@@ -168,10 +206,24 @@ page_checked(Relation index, Buffer buf, BlockNumber blkno)
 {
 	CheckedPage *c = checked_slot(buf);
 
+	if (buffer_loads == NULL)
+		return;
 	c->buf = buf;
 	c->blkno = blkno;
 	c->node = index->rd_node;
+	c->loads = loads_of(buf);
 	c->lsn = BufferGetLSNAtomic(buf);
+}
+
+/* a read from disk: every backend's check of that buffer is gone */
+static void
+page_loaded(Buffer buf)
+{
+	if (buffer_loads == NULL)
+		return;
+	checked_slot(buf)->buf = InvalidBuffer;
+	if (buf > 0)
+		pg_atomic_fetch_add_u32(&buffer_loads[buf - 1], 1);
 }
 
 const char *
@@ -282,9 +334,8 @@ gpx_read_page(Relation index, BlockNumber blkno, int lockmode, const GpxPageTag 
 	reads = pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
 	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, lockmode);
-	/* from disk: whatever this backend checked in that buffer is gone */
 	if (pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read != reads)
-		checked_slot(buf)->buf = InvalidBuffer;
+		page_loaded(buf);
 	check_page(index, buf, blkno, BufferGetPage(buf), expect);
 	return buf;
 }

@@ -42,6 +42,10 @@ extern bool gpx_page_is_free(Page page);
  */
 extern const char *gpx_buffer_problem(Relation index, Buffer buf);
 
+/* shared memory counting each buffer's reads from disk (shared_preload_libraries) */
+extern Size gpx_page_shmem_size(void);
+extern void gpx_page_shmem_init(void);
+
 /*
  * Read and lock a page and check it against what the caller expects: a
  * damaged page is reported as index corruption; a sound page that is not

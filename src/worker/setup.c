@@ -23,6 +23,7 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
+#include "store/page.h"
 #include "worker/gpucache.h"
 #include "worker/shmem.h"
 
@@ -202,7 +203,8 @@ shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(add_size(control_size(), gpx_cache_shmem_size((uint64) gpx_gpu_cache_mb << 20)));
+	RequestAddinShmemSpace(add_size(add_size(control_size(), gpx_cache_shmem_size((uint64) gpx_gpu_cache_mb << 20)),
+									gpx_page_shmem_size()));
 	gpx_cache_shmem_request();
 }
 
@@ -280,6 +282,7 @@ shmem_startup(void)
 	}
 	LWLockRegisterTranche(ctl->arena_tranche, "gpuidx_arena");
 	gpx_cache_shmem_init((uint64) gpx_gpu_cache_mb << 20);
+	gpx_page_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	gpx_control = ctl;
 }
