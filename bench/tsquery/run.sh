@@ -169,7 +169,8 @@ for mix in $mixes; do
 	done
 done
 # the floor: the lookup and SELECT 1
-printf '\\set i random(1, 200)\nSELECT q FROM tsq_queries WHERE mix = '"'bool'"' AND n = :i \\gset\nSELECT 1;\n' > "$work/floor.pgb"
+nbool=$("${P[@]}" -Atc "SELECT count(*) FROM tsq_queries WHERE mix = 'bool'")
+printf '\\set i random(1, %s)\nSELECT q FROM tsq_queries WHERE mix = '"'bool'"' AND n = :i \\gset\nSELECT 1;\n' "$nbool" > "$work/floor.pgb"
 floors=()
 for c in $clients; do
 	f=$(cell "$work/floor.pgb" "$c")

@@ -490,6 +490,13 @@ collect_pending_flagged(void *arg, ItemPointerData *tids, int n, bool recheck)
 	c->npending_unsure += n;
 }
 
+/* docs a cursor's first batch maps: under a limit, about as many as it */
+static uint32
+first_batch(uint32 limit)
+{
+	return limit > 0 ? Min(Max(limit, 16), TID_BATCH) : TID_BATCH;
+}
+
 GqCursor *
 gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 {
@@ -498,7 +505,7 @@ gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 	c->gq = gq;
 	c->terms = *terms;
 	c->limit = limit;
-	c->batch = limit > 0 ? Min(Max(limit, 16), TID_BATCH) : TID_BATCH;
+	c->batch = first_batch(limit);
 	c->tids = palloc(TID_BATCH * sizeof(ItemPointerData));
 	c->done = terms->n == 0;
 	return c;
@@ -522,7 +529,7 @@ gq_cursor_begin_tree(GqIndex *gq, const GqTree *tree, uint32 limit)
 	c->gq = gq;
 	c->tree = tree;
 	c->limit = limit;
-	c->batch = limit > 0 ? Min(Max(limit, 16), TID_BATCH) : TID_BATCH;
+	c->batch = first_batch(limit);
 	c->tids = palloc(TID_BATCH * sizeof(ItemPointerData));
 	c->done = tree->root == NULL;
 	return c;

@@ -1040,29 +1040,31 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 	else
 		k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
 	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
-	/* the dirty chunks' docs move to the front of docs, in order */
 	if (ndirty == 0 && sg->ref.ndead == 0)
 	{
 		/* every one counted where it is */
 		n = k;
 		s->counted_in_index += k;
-		k = 0;
 	}
-	for (uint32 i = 0; i < k; i++)
+	else
 	{
-		uint32		chunk = docs[i] / GPX_DOCMAP_CHUNK;
-
-		while (d < ndirty && dirty[d] < chunk)
-			d++;
-		if (d < ndirty && dirty[d] == chunk)
-			docs[nmap++] = docs[i];
-		else if (sg->ref.ndead == 0 || gpx_seg_is_live(sg, docs[i]))
+		/* the dirty chunks' docs move to the front of docs, in order */
+		for (uint32 i = 0; i < k; i++)
 		{
-			n++;
-			s->counted_in_index++;
+			uint32		chunk = docs[i] / GPX_DOCMAP_CHUNK;
+
+			while (d < ndirty && dirty[d] < chunk)
+				d++;
+			if (d < ndirty && dirty[d] == chunk)
+				docs[nmap++] = docs[i];
+			else if (sg->ref.ndead == 0 || gpx_seg_is_live(sg, docs[i]))
+			{
+				n++;
+				s->counted_in_index++;
+			}
+			if (i % 8192 == 0)
+				CHECK_FOR_INTERRUPTS();
 		}
-		if (i % 8192 == 0)
-			CHECK_FOR_INTERRUPTS();
 	}
 	s->tids += n;
 	s->visible_unread += n;

@@ -226,16 +226,22 @@ page_loaded(Buffer buf)
 		pg_atomic_fetch_add_u32(&buffer_loads[buf - 1], 1);
 }
 
+/* page_problem, the CRC (when wanted) computed unless the buffer's page was checked */
+static const char *
+buffer_page_problem(Relation index, Buffer buf, BlockNumber blkno, Page page, bool crc)
+{
+	bool		compute = crc && !(BufferIsValid(buf) && page_was_checked(index, buf, blkno));
+	const char *problem = page_problem(page, compute);
+
+	if (problem == NULL && compute && BufferIsValid(buf))
+		page_checked(index, buf, blkno);
+	return problem;
+}
+
 const char *
 gpx_buffer_problem(Relation index, Buffer buf)
 {
-	BlockNumber blkno = BufferGetBlockNumber(buf);
-	bool		known = page_was_checked(index, buf, blkno);
-	const char *problem = page_problem(BufferGetPage(buf), !known);
-
-	if (problem == NULL && !known)
-		page_checked(index, buf, blkno);
-	return problem;
+	return buffer_page_problem(index, buf, BufferGetBlockNumber(buf), BufferGetPage(buf), true);
 }
 
 void
@@ -249,14 +255,11 @@ check_page(Relation index, Buffer buf, BlockNumber blkno, Page page, const GpxPa
 {
 	/* posting lists carry their own CRC, checked when they are opened */
 	bool		lists = expect->type == GPX_PAGE_DATA && expect->stream == GPX_STREAM_LISTS;
-	bool		crc = !lists && !(BufferIsValid(buf) && page_was_checked(index, buf, blkno));
-	const char *problem = page_problem(page, crc);
+	const char *problem = buffer_page_problem(index, buf, blkno, page, !lists);
 	GpxPageOpaque opaque;
 
 	if (problem != NULL)
 		gpx_report_corrupt(index, blkno, "%s", problem);
-	if (crc && BufferIsValid(buf))
-		page_checked(index, buf, blkno);
 	opaque = GpxPageGetOpaque(page);
 	if (opaque->type == expect->type &&
 		(expect->stream == GPX_ANY_STREAM || opaque->stream == expect->stream) &&

@@ -482,34 +482,31 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 	 * computed once however many blocks it holds.
 	 */
 	run_from = run_to = 0;
-	for (uint32 i = 0; i <= nblocks; i++)
+	for (uint32 i = 0; i < nblocks; i++)
 	{
-		uint64		from = ref->len;
-		uint64		to = ref->len;
+		uint32		b = blocks[i];
 
-		if (i < nblocks)
+		/* whole words from the block's first bit to past its last (bit windows read one more) */
+		uint64		from = data + (uint64) (bitoff[b] / 64) * 8;
+		uint64		to = b + 1 < nb ? data + ((uint64) bitoff[b + 1] + 63) / 64 * 8 + 8 : ref->len;
+
+		/* the offsets are checked once the list opens: stay inside its bytes */
+		from = Min(from, ref->len);
+		to = Min(Max(to, from), ref->len);
+		if (run_to > run_from &&
+			(ref->offset + from) / GPX_PAGE_CAPACITY <= (ref->offset + run_to) / GPX_PAGE_CAPACITY + 1)
 		{
-			uint32		b = blocks[i];
-
-			/* whole words from the block's first bit to past its last (bit windows read one more) */
-			from = data + (uint64) (bitoff[b] / 64) * 8;
-			to = b + 1 < nb ? data + ((uint64) bitoff[b + 1] + 63) / 64 * 8 + 8 : ref->len;
-			/* the offsets are checked once the list opens: stay inside its bytes */
-			from = Min(from, ref->len);
-			to = Min(Max(to, from), ref->len);
-			if (run_to > run_from &&
-				(ref->offset + from) / GPX_PAGE_CAPACITY <= (ref->offset + run_to) / GPX_PAGE_CAPACITY + 1)
-			{
-				run_from = Min(run_from, from);
-				run_to = Max(run_to, to);
-				continue;
-			}
+			run_from = Min(run_from, from);
+			run_to = Max(run_to, to);
+			continue;
 		}
 		if (run_to > run_from)
 			read_list_range(seg, ref->page, ref->offset, (uint32) run_from, (uint32) run_to, bytes);
 		run_from = from;
 		run_to = to;
 	}
+	if (run_to > run_from)
+		read_list_range(seg, ref->page, ref->offset, (uint32) run_from, (uint32) run_to, bytes);
 	pfree(blocks);
 
 	/* the structure as for a whole list, but for the checksum the pages stood for */
