@@ -27,6 +27,11 @@ SHOW gpuidx.gpu_rank_backlog;
 SET gpuidx.gpu_rank_backlog = -1;
 SET gpuidx.gpu_rank_backlog = 0;
 RESET gpuidx.gpu_rank_backlog;
+-- rows a count checks before it takes parallel workers too (0: never)
+SHOW gpuidx.parallel_check_rows;
+SET gpuidx.parallel_check_rows = -1;
+SET gpuidx.parallel_check_rows = 0;
+RESET gpuidx.parallel_check_rows;
 -- what a query may ask of the worker that all share is a superuser's to change
 CREATE ROLE regress_gpx_plain;
 SET ROLE regress_gpx_plain;

@@ -128,6 +128,64 @@ SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ '(databas <-> gpu)
 SELECT count(*) FROM tq WHERE tsv @@ 'postgr';
 SELECT count(*) FROM tq WHERE tsv @@ 'databas & gpu & !postgr';
 RESET enable_seqscan;
+-- many unsure rows are checked in parallel workers too (from
+-- gpuidx.parallel_check_rows of them): the same counts, each row read once;
+-- the rows of a segment counted where they are (pages all-visible)
+CREATE TABLE tq_vac AS SELECT * FROM tq;
+CREATE INDEX ON tq_vac USING gpuidx (to_tsvector('english', body));
+CREATE INDEX ON tq_vac USING gpuidx (tsv);
+VACUUM (ANALYZE) tq_vac;
+CREATE FUNCTION tq_check(tbl regclass, doc text, q tsquery) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; r text := '';
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM %s WHERE %s @@ %L::tsquery',
+                             tbl, doc, q) LOOP
+    IF line ~ 'Heap Fetches|Rows Removed|Check Workers Planned' THEN r := r || trim(line) || '; '; END IF;
+  END LOOP;
+  RETURN r;
+END $$;
+CREATE FUNCTION tq_rows(tbl regclass, doc text, q tsquery) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  EXECUTE format('SELECT count(*) FROM %s WHERE %s @@ %L::tsquery', tbl, doc, q) INTO n;
+  RETURN n;
+END $$;
+SET gpuidx.parallel_check_rows = 0;
+SELECT doc, q, tq_rows('tq_vac', doc, q) AS n, tq_check('tq_vac', doc, q)
+FROM unnest(ARRAY['tsv', 'to_tsvector(''english'', body)']) doc,
+     unnest(ARRAY['databas <-> gpu', 'gpu <-> databas', '(databas <-> gpu) | postgr', 'postgr:A']::tsquery[]) q
+ORDER BY 1, 2;
+SET gpuidx.parallel_check_rows = 1;
+SELECT doc, q, tq_rows('tq_vac', doc, q) AS n, tq_check('tq_vac', doc, q)
+FROM unnest(ARRAY['tsv', 'to_tsvector(''english'', body)']) doc,
+     unnest(ARRAY['databas <-> gpu', 'gpu <-> databas', '(databas <-> gpu) | postgr', 'postgr:A']::tsquery[]) q
+ORDER BY 1, 2;
+-- the same counts with every row read by a sequential scan
+SELECT count(*) FILTER (WHERE tsv @@ 'databas <-> gpu') AS phrase,
+       count(*) FILTER (WHERE tsv @@ 'gpu <-> databas') AS exact_phrase,
+       count(*) FILTER (WHERE to_tsvector('english', body) @@ 'gpu <-> databas') AS exact_phrase_body,
+       count(*) FILTER (WHERE to_tsvector('english', body) @@ '(databas <-> gpu) | postgr') AS phrase_or,
+       count(*) FILTER (WHERE tsv @@ 'postgr:A') AS weight
+FROM tq_vac;
+-- in this backend alone: SERIALIZABLE (its predicate locks are this
+-- backend's), no parallel workers allowed, a temporary table
+SET gpuidx.parallel_check_rows = 1;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT tq_rows('tq_vac', 'tsv', 'postgr:A'), tq_check('tq_vac', 'tsv', 'postgr:A');
+COMMIT;
+SET max_parallel_workers_per_gather = 0;
+SELECT tq_rows('tq_vac', 'tsv', 'postgr:A'), tq_check('tq_vac', 'tsv', 'postgr:A');
+RESET max_parallel_workers_per_gather;
+CREATE TEMP TABLE tq_temp AS SELECT * FROM tq_vac;
+CREATE INDEX ON tq_temp USING gpuidx (tsv);
+VACUUM tq_temp;
+SELECT tq_rows('tq_temp', 'tsv', 'postgr:A'), tq_check('tq_temp', 'tsv', 'postgr:A');
+DROP TABLE tq_temp;
+RESET gpuidx.parallel_check_rows;
+DROP FUNCTION tq_check, tq_rows;
+DROP TABLE tq_vac;
 SET enable_seqscan = off;
 SELECT count(*) FROM tq WHERE tsv @@ 'databas <-> gpu';
 SELECT count(*) FROM tq WHERE tsv @@ 'gpu <-> databas';

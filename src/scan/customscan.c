@@ -52,6 +52,7 @@
 #include "query/query.h"
 #include "query/tsq.h"
 #include "scan/customscan.h"
+#include "scan/rowcheck.h"
 #include "worker/worker.h"
 
 bool		gpx_enable_customscan = true;
@@ -106,12 +107,8 @@ typedef struct GpxScanState
 	bool		aggregate;		/* count(*) itself: one row, the count */
 	bool		agg_done;
 	Oid			heap_oid;		/* aggregate: the table (locked by the executor already) */
-	AttrNumber	attno;			/* aggregate: the indexed column, for the fallback */
-	FmgrInfo	match_fn;		/* aggregate: the operator's function, for the fallback and checks */
-	struct IndexInfo *index_info;	/* aggregate, tsquery: the index's expression, for checks */
-	EState	   *check_estate;	/* and where it is evaluated */
-	Datum		query_value;	/* aggregate: the query, for the fallback */
-	bool		query_null;
+	GpxRowCheck check;			/* aggregate: how a row is checked (the fallback, unsure rows) */
+	Datum		query_value;	/* the query, detoasted */
 	Relation	heap;
 	ExprState  *query_expr;
 	ExprState  *match_qual;		/* the clause itself, for when the index cannot answer */
@@ -143,6 +140,8 @@ typedef struct GpxScanState
 	uint64		heap_fetches;
 	uint64		visible_unread;
 	uint64		counted_in_index;	/* of them, counted without their TIDs */
+	int			check_workers_planned;	/* parallel workers for unsure rows */
+	int			check_workers_launched;
 } GpxScanState;
 
 static void reset_cursor(GpxScanState *s);
@@ -597,8 +596,8 @@ create_scan_state(CustomScan *cscan)
 		s->aggregate = true;
 		/* the table by OID: the plan of an upper relation names no range table entry */
 		s->heap_oid = intVal(lthird(cscan->custom_private));
-		s->attno = intVal(lfourth(cscan->custom_private));
-		fmgr_info(intVal(list_nth(cscan->custom_private, 4)), &s->match_fn);
+		s->check.attno = intVal(lfourth(cscan->custom_private));
+		fmgr_info(intVal(list_nth(cscan->custom_private, 4)), &s->check.match_fn);
 		s->tsquery = boolVal(list_nth(cscan->custom_private, 5));
 	}
 	return (Node *) s;
@@ -632,6 +631,7 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	if (s->aggregate)
 	{
 		s->heap = table_open(s->heap_oid, AccessShareLock);
+		s->check.heap = s->heap;
 		s->fetch_slot = table_slot_create(s->heap, &estate->es_tupleTable);
 	}
 	else
@@ -640,8 +640,8 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	if (s->aggregate && s->tsquery)
 	{
 		/* a row a phrase or a weight leaves unsure: its document as the index makes it */
-		s->index_info = BuildIndexInfo(s->index);
-		s->check_estate = CreateExecutorState();
+		s->check.index_info = BuildIndexInfo(s->index);
+		s->check.estate = CreateExecutorState();
 	}
 	s->fetch = table_index_fetch_begin(s->heap);
 	s->vmbuffer = InvalidBuffer;
@@ -661,7 +661,8 @@ start(GpxScanState *s)
 
 	s->started = true;
 	s->query_value = isnull ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(q));
-	s->query_null = isnull;
+	s->check.query = s->query_value;
+	s->check.query_null = isnull;
 	if (!gpx_index_answers(s->index, cfg))
 	{
 		/*
@@ -933,29 +934,7 @@ heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nbl
 static bool
 row_matches(GpxScanState *s, TupleTableSlot *slot)
 {
-	Datum		doc;
-	bool		isnull;
-	bool		match;
-
-	if (s->query_null)
-		return false;
-	if (s->index_info == NULL)
-		doc = slot_getattr(slot, s->attno, &isnull);
-	else
-	{
-		ExprContext *econtext = GetPerTupleExprContext(s->check_estate);
-		Datum		values[INDEX_MAX_KEYS];
-		bool		nulls[INDEX_MAX_KEYS];
-
-		econtext->ecxt_scantuple = slot;
-		FormIndexDatum(s->index_info, slot, s->check_estate, values, nulls);
-		doc = values[0];
-		isnull = nulls[0];
-	}
-	match = !isnull && DatumGetBool(FunctionCall2(&s->match_fn, doc, s->query_value));
-	if (s->check_estate)
-		ResetPerTupleExprContext(s->check_estate);
-	return match;
+	return gpx_row_matches(&s->check, slot);
 }
 
 /* the rest of the cursor's matches, counted (those it flags checked on the row) */
@@ -979,7 +958,8 @@ count_cursor(GpxScanState *s)
  * A segment's docs counted through their TIDs: each on a page the
  * visibility map marks all-visible counted unread, the others read (if
  * visible to the snapshot); with check, every one read and checked (a
- * tree's unsure docs).  Returns the rows counted.
+ * tree's unsure docs), in parallel workers too when they are many
+ * (rowcheck.c).  Returns the rows counted.
  */
 static int64
 count_docs_by_row(GpxScanState *s, GpxSegment *sg, const uint32 *docs, uint32 ndocs, bool check)
@@ -989,13 +969,25 @@ count_docs_by_row(GpxScanState *s, GpxSegment *sg, const uint32 *docs, uint32 nd
 	uint32		nmap = gpx_seg_map(sg, docs, ndocs, tids);
 	int64		n = 0;
 
+	s->tids += nmap;
+	if (check)
+	{
+		GpxCheckCounts counts = {0};
+
+		gpx_check_rows(&s->check, s->index, tids, nmap, snapshot, s->fetch, s->fetch_slot, &counts);
+		s->heap_fetches += counts.fetched;
+		s->removed += counts.removed;
+		s->check_workers_planned += counts.workers_planned;
+		s->check_workers_launched += counts.workers_launched;
+		pfree(tids);
+		return (int64) counts.matched;
+	}
 	for (uint32 i = 0; i < nmap; i++)
 	{
 		bool		call_again = false;
 		bool		all_dead = false;
 
-		s->tids++;
-		if (!check && VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tids[i]), &s->vmbuffer))
+		if (VM_ALL_VISIBLE(s->heap, ItemPointerGetBlockNumber(&tids[i]), &s->vmbuffer))
 		{
 			s->visible_unread++;
 			n++;
@@ -1003,12 +995,7 @@ count_docs_by_row(GpxScanState *s, GpxSegment *sg, const uint32 *docs, uint32 nd
 		}
 		s->heap_fetches++;
 		if (table_index_fetch_tuple(s->fetch, &tids[i], snapshot, s->fetch_slot, &call_again, &all_dead))
-		{
-			if (!check || row_matches(s, s->fetch_slot))
-				n++;
-			else
-				s->removed++;
-		}
+			n++;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(tids);
@@ -1096,7 +1083,7 @@ count_matches(GpxScanState *s)
 	if (s->seq)
 	{
 		/* the index cannot answer under this configuration: the operator decides */
-		while (!s->query_null && table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
+		while (!s->check.query_null && table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
 		{
 			s->heap_fetches++;
 			if (row_matches(s, s->fetch_slot))
@@ -1256,8 +1243,8 @@ end_scan(CustomScanState *node)
 		ReleaseBuffer(s->vmbuffer);
 	table_index_fetch_end(s->fetch);
 	index_close(s->index, AccessShareLock);
-	if (s->check_estate)
-		FreeExecutorState(s->check_estate);
+	if (s->check.estate)
+		FreeExecutorState(s->check.estate);
 	if (s->aggregate)
 		table_close(s->heap, AccessShareLock);
 }
@@ -1305,6 +1292,11 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
 		if (s->aggregate)
 			ExplainPropertyUInteger("Counted in Index", NULL, s->counted_in_index, es);
+		if (s->check_workers_planned > 0)
+		{
+			ExplainPropertyInteger("Check Workers Planned", NULL, s->check_workers_planned, es);
+			ExplainPropertyInteger("Check Workers Launched", NULL, s->check_workers_launched, es);
+		}
 		/* where the rounds ran, when the placement was asked */
 		if (s->worker.worker_rounds + s->worker.backend_rounds + s->worker.fallbacks > 0)
 		{
@@ -1326,6 +1318,11 @@ gpx_customscan_init(void)
 							"Each next window of the segment is four times as large, so a query that "
 							"stops after a few rows reads a few blocks of each list.  0: whole segments.",
 							&gq_tree_window, 16384, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.parallel_check_rows",
+							"Rows a count must check (a phrase or a weight) from which it checks them in parallel workers too.",
+							"As many workers as there are such numbers of rows, at most max_parallel_workers_per_gather.  "
+							"0: always in the backend alone.",
+							&gpx_parallel_check_rows, 2000, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&plan_methods);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = set_rel_pathlist;
