@@ -1056,6 +1056,13 @@ run_chunk(gpuidx_engine *e, gpuidx_query *queries, std::vector<query_plan> &plan
 			for (uint32_t k = 0; k < p.npieces; k++)
 				total += plans[i + k].items > 0 ? totals[i + k] : 0;
 			wanted = gpuidx_result_wanted(q->result, total);
+			if (wanted > q->out_capacity)
+			{
+				/* a union longer than the room its caller gave it */
+				q->out_count = q->total = 0;
+				q->status = GPUIDX_ENGINE_ERR_INVALID;
+				continue;
+			}
 			q->out_count = wanted;
 			q->total = total;
 			q->status = GPUIDX_ENGINE_OK;
@@ -1161,7 +1168,9 @@ resolve_query(gpuidx_engine *e, const gpuidx_query *q, term_plan *slots, lru_ent
 		counts[t] = tp->desc.count;
 	}
 	bound = gpuidx_query_bound(q, counts);
-	if (gpuidx_result_wanted(q->result, (uint32_t) std::min<uint64_t>(bound, UINT32_MAX)) > q->out_capacity)
+	/* a union's pieces are kept by the engine: its room is checked against the union itself */
+	if (q->op != GPUIDX_OP_OR &&
+		gpuidx_result_wanted(q->result, (uint32_t) std::min<uint64_t>(bound, UINT32_MAX)) > q->out_capacity)
 	{
 		r->status = GPUIDX_ENGINE_ERR_INVALID;
 		return;

@@ -109,8 +109,10 @@ typedef struct gpuidx_term_ref
  *	  and ninitial.
  *	- GPUIDX_OP_OR: the union of its terms' lists (1 to
  *	  GPUIDX_ENGINE_MAX_TERMS); nexclude 0, no initial.  out_capacity must be
- *	  at least what 'result' asks for of a result as long as the sum of the
- *	  lists' counts.
+ *	  at least what 'result' asks for of the union, which the caller may
+ *	  bound better than by the sum of the lists' counts (a segment's
+ *	  documents): a union that asks for more is INVALID, and nothing is
+ *	  written to out.
  * Anything else is INVALID.  For GPUIDX_RESULT_COUNT out needs no room (it
  * may be NULL).  No id the query does not ask for leaves the device.
  */
@@ -150,9 +152,9 @@ gpuidx_result_wanted(uint32_t result, uint32_t n)
 
 /*
  * The most ids a valid query's result can hold, given the counts of its
- * terms' lists (in its order): out_capacity must hold what 'result' asks of
- * that many.  UINT64_MAX for an AND of excluded terms only with no initial
- * set, which is invalid.
+ * terms' lists (in its order): an AND's out_capacity must hold what
+ * 'result' asks of that many (a union's, of the union itself).  UINT64_MAX
+ * for an AND of excluded terms only with no initial set, which is invalid.
  */
 GPUIDX_ENGINE_INLINE uint64_t
 gpuidx_query_bound(const gpuidx_query *q, const uint64_t *counts)

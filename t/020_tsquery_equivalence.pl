@@ -404,6 +404,9 @@ gpuidx.gpu_min_postings = 0
 	my $before = sql('SELECT requests FROM gpuidx_worker_stats');
 	compare('through the worker', dt => { forced => 9 }, dv => { forced => 5, custom => 5, count => 5 });
 	diag('worker requests: ' . (sql('SELECT requests FROM gpuidx_worker_stats') - $before));
+	# every request valid: a union's room is the segment's docs, less than its lists' sum when they overlap
+	is(sql('SELECT fallback_engine_error FROM gpuidx_worker_stats'), '0',
+		'the engine refused no request (' . sql('SELECT engine_note FROM gpuidx_worker_stats') . ')');
 }
 
 $node->stop;

@@ -501,6 +501,12 @@ run_query(batch_work *w, uint32_t qi)
 		q->total = q->out_count = 0;
 		q->status = GPUIDX_ENGINE_ERR_INVALID;
 	}
+	else if (gpuidx_result_wanted(q->result, n) > q->out_capacity)
+	{
+		/* a union longer than the room its caller gave it */
+		q->total = q->out_count = 0;
+		q->status = GPUIDX_ENGINE_ERR_INVALID;
+	}
 	else
 	{
 		q->total = n;
@@ -669,7 +675,8 @@ resolve_query(gpuidx_engine *e, gpuidx_query *q, pl_view *views, gpuidx_batch_st
 				stats->list_bytes += entry->bytes;
 		}
 	}
-	if (gpuidx_result_wanted(q->result, capped_bound(q, views)) > q->out_capacity ||
+	/* a union's room is checked against the union itself (run_query) */
+	if ((q->op != GPUIDX_OP_OR && gpuidx_result_wanted(q->result, capped_bound(q, views)) > q->out_capacity) ||
 		(q->out == NULL && q->out_capacity > 0))
 		q->status = GPUIDX_ENGINE_ERR_INVALID;
 }

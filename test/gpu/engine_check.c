@@ -679,6 +679,7 @@ check_cache(const char *spec, uint32_t threads)
 		uint32_t	n110 = (uint32_t) ((const gpuidx_list_header *) lists[10])->count;
 		uint32_t	n111 = (uint32_t) ((const gpuidx_list_header *) lists[11])->count;
 		uint32_t	init[3] = {1, 2, 3};
+		uint32_t	nunion;
 		struct
 		{
 			uint32_t	op;
@@ -689,7 +690,8 @@ check_cache(const char *spec, uint32_t threads)
 			const char *what;
 		}			shapes[] = {
 			{GPUIDX_OP_OR, 0, false, n110 + n111, GPUIDX_ENGINE_OK, "a union with room for both lists"},
-			{GPUIDX_OP_OR, 0, false, n110 + n111 - 1, GPUIDX_ENGINE_ERR_INVALID, "a union with less room than both lists"},
+			{GPUIDX_OP_OR, 0, false, 0, GPUIDX_ENGINE_OK, "a union with room for itself (less than both lists)"},
+			{GPUIDX_OP_OR, 0, false, 0, GPUIDX_ENGINE_ERR_INVALID, "a union with less room than itself"},
 			{GPUIDX_OP_OR, 1, false, n110 + n111, GPUIDX_ENGINE_ERR_INVALID, "a union with an excluded list"},
 			{GPUIDX_OP_OR, 0, true, n110 + n111, GPUIDX_ENGINE_ERR_INVALID, "a union with an initial set"},
 			{GPUIDX_OP_AND, 1, false, n110, GPUIDX_ENGINE_OK, "one list less another, room for the first"},
@@ -700,6 +702,15 @@ check_cache(const char *spec, uint32_t threads)
 			{2, 0, false, 70000, GPUIDX_ENGINE_ERR_INVALID, "an unknown operation"},
 		};
 
+		/* the union's length, then room for exactly it, and for one id less */
+		q.op = GPUIDX_OP_OR;
+		q.out_capacity = n110 + n111;
+		CHECK(h.api->run_batch(h.engine, &q, 1, NULL, &e) == GPUIDX_ENGINE_OK && q.status == GPUIDX_ENGINE_OK &&
+			  q.total < n110 + n111, "the lists overlap: their union (%u) is shorter than both (%u)", q.total,
+			  n110 + n111);
+		nunion = q.total;
+		shapes[1].room = nunion;
+		shapes[2].room = nunion - 1;
 		for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		{
 			q.op = shapes[i].op;
