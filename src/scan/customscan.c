@@ -925,18 +925,6 @@ heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nbl
 	return (int64) n;
 }
 
-/*
- * Does the row in slot match the clause?  The counting scan has no
- * expression of its own to evaluate: for a tsquery, the document is made
- * from the row as the index makes it (its column or expression), then the
- * operator's function decides; for @@& the operator on the column.
- */
-static bool
-row_matches(GpxScanState *s, TupleTableSlot *slot)
-{
-	return gpx_row_matches(&s->check, slot);
-}
-
 /* the rest of the cursor's matches, counted (those it flags checked on the row) */
 static int64
 count_cursor(GpxScanState *s)
@@ -946,7 +934,7 @@ count_cursor(GpxScanState *s)
 
 	while (next_match(s, &unread))
 	{
-		if (s->batch_recheck && !unread && !row_matches(s, s->fetch_slot))
+		if (s->batch_recheck && !unread && !gpx_row_matches(&s->check, s->fetch_slot))
 			s->removed++;
 		else
 			n++;
@@ -1086,7 +1074,7 @@ count_matches(GpxScanState *s)
 		while (!s->check.query_null && table_scan_getnextslot(s->seq, ForwardScanDirection, s->fetch_slot))
 		{
 			s->heap_fetches++;
-			if (row_matches(s, s->fetch_slot))
+			if (gpx_row_matches(&s->check, s->fetch_slot))
 				n++;
 			CHECK_FOR_INTERRUPTS();
 		}

@@ -62,6 +62,12 @@ typedef struct CheckShared
 
 PGDLLEXPORT void gpx_check_rows_worker(dsm_segment *seg, shm_toc *toc);
 
+/*
+ * Does the row in slot match?  The counting scan has no plan expression of
+ * its own to evaluate: for a tsquery the document is made from the row as
+ * the index makes it (its column or expression), then the operator's
+ * function decides; for @@& the operator on the column.
+ */
 bool
 gpx_row_matches(GpxRowCheck *rc, TupleTableSlot *slot)
 {
