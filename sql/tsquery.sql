@@ -162,6 +162,11 @@ SELECT doc, q, tq_rows('tq_vac', doc, q) AS n, tq_check('tq_vac', doc, q)
 FROM unnest(ARRAY['tsv', 'to_tsvector(''english'', body)']) doc,
      unnest(ARRAY['databas <-> gpu', 'gpu <-> databas', '(databas <-> gpu) | postgr', 'postgr:A']::tsquery[]) q
 ORDER BY 1, 2;
+-- and on a table whose pages are not all-visible (its rows read through the cursor)
+SELECT doc, q, tq_rows('tq', doc, q) AS n, tq_check('tq', doc, q)
+FROM unnest(ARRAY['tsv', 'to_tsvector(''english'', body)']) doc,
+     unnest(ARRAY['gpu <-> databas', '(databas <-> gpu) | postgr', 'postgr:A']::tsquery[]) q
+ORDER BY 1, 2;
 -- the same counts with every row read by a sequential scan
 SELECT count(*) FILTER (WHERE tsv @@ 'databas <-> gpu') AS phrase,
        count(*) FILTER (WHERE tsv @@ 'gpu <-> databas') AS exact_phrase,

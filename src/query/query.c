@@ -677,6 +677,22 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 	return false;
 }
 
+uint32
+gq_cursor_take_unsure(GqCursor *c, ItemPointerData **tids)
+{
+	uint32		n;
+	uint32		nmap;
+
+	*tids = NULL;
+	if (!c->docs_recheck || c->docs == NULL || c->dpos >= c->ndocs)
+		return 0;
+	n = c->ndocs - c->dpos;
+	*tids = palloc_extended((Size) n * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+	nmap = gpx_seg_map(gq_segment(c->gq, c->seg - 1), c->docs + c->dpos, n, *tids);
+	c->dpos = c->ndocs;
+	return nmap;
+}
+
 void
 gq_cursor_skip_segments(GqCursor *c)
 {

@@ -90,6 +90,12 @@ extern int	gq_tree_window;
 extern bool gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids);
 /* on to the pending area (the segments were counted another way) */
 extern void gq_cursor_skip_segments(GqCursor *c);
+/*
+ * After a batch that needs the check: the rest of the segment's docs to
+ * check, mapped to TIDs into *tids (palloc'd, NULL when none), so that a
+ * count checks them at once; returns how many.
+ */
+extern uint32 gq_cursor_take_unsure(GqCursor *c, ItemPointerData **tids);
 extern void gq_cursor_end(GqCursor *c);
 
 /*

@@ -925,6 +925,36 @@ heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nbl
 	return (int64) n;
 }
 
+/*
+ * A batch to check, with the rest of its segment's docs to check: counted
+ * at once, in parallel workers too when they are many (rowcheck.c).
+ */
+static int64
+count_checked(GpxScanState *s)
+{
+	ItemPointerData *rest;
+	uint32		nrest = gq_cursor_take_unsure(s->cursor, &rest);
+	uint32		nbatch = (uint32) (s->nbatch - s->bpos);
+	ItemPointerData *tids = palloc_extended(((Size) nbatch + nrest) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+	GpxCheckCounts counts = {0};
+
+	memcpy(tids, s->batch + s->bpos, (Size) nbatch * sizeof(ItemPointerData));
+	if (nrest > 0)
+		memcpy(tids + nbatch, rest, (Size) nrest * sizeof(ItemPointerData));
+	s->bpos = s->nbatch;
+	s->tids += nbatch + nrest;
+	gpx_check_rows(&s->check, s->index, tids, nbatch + nrest, s->css.ss.ps.state->es_snapshot, s->fetch,
+				   s->fetch_slot, &counts);
+	s->heap_fetches += counts.fetched;
+	s->removed += counts.removed;
+	s->check_workers_planned += counts.workers_planned;
+	s->check_workers_launched += counts.workers_launched;
+	pfree(tids);
+	if (rest)
+		pfree(rest);
+	return (int64) counts.matched;
+}
+
 /* the rest of the cursor's matches, counted (those it flags checked on the row) */
 static int64
 count_cursor(GpxScanState *s)
@@ -932,8 +962,18 @@ count_cursor(GpxScanState *s)
 	int64		n = 0;
 	bool		unread;
 
-	while (next_match(s, &unread))
+	for (;;)
 	{
+		if (s->bpos >= s->nbatch && !next_batch(s))
+			break;
+		if (s->batch_recheck)
+		{
+			n += count_checked(s);
+			continue;
+		}
+		if (!next_match(s, &unread))
+			break;
+		/* a row of a batch to check that next_match reached first (the rest at once, above) */
 		if (s->batch_recheck && !unread && !gpx_row_matches(&s->check, s->fetch_slot))
 			s->removed++;
 		else
