@@ -107,8 +107,7 @@ typedef struct GpxScanState
 	bool		aggregate;		/* count(*) itself: one row, the count */
 	bool		agg_done;
 	Oid			heap_oid;		/* aggregate: the table (locked by the executor already) */
-	GpxRowCheck check;			/* aggregate: how a row is checked (the fallback, unsure rows) */
-	Datum		query_value;	/* the query, detoasted */
+	GpxRowCheck check;			/* the query, detoasted; aggregate: how a row is checked */
 	Relation	heap;
 	ExprState  *query_expr;
 	ExprState  *match_qual;		/* the clause itself, for when the index cannot answer */
@@ -660,8 +659,7 @@ start(GpxScanState *s)
 	Oid			cfg = gpx_current_config();
 
 	s->started = true;
-	s->query_value = isnull ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(q));
-	s->check.query = s->query_value;
+	s->check.query = isnull ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(q));
 	s->check.query_null = isnull;
 	if (!gpx_index_answers(s->index, cfg))
 	{
@@ -680,7 +678,7 @@ start(GpxScanState *s)
 		if (isnull)
 			gq_tree_add_nothing(s->tree);
 		else
-			gq_tree_add_tsquery(s->tree, DatumGetTSQuery(s->query_value));
+			gq_tree_add_tsquery(s->tree, DatumGetTSQuery(s->check.query));
 		s->recheck = s->tree->recheck;
 	}
 	else if (!isnull)
@@ -925,10 +923,23 @@ heap_not_all_visible(Relation heap, uint32 max, uint64 **words, BlockNumber *nbl
 	return (int64) n;
 }
 
-/*
- * A batch to check, with the rest of its segment's docs to check: counted
- * at once, in parallel workers too when they are many (rowcheck.c).
- */
+/* rows to check, counted: in parallel workers too when they are many (rowcheck.c) */
+static int64
+count_checked_tids(GpxScanState *s, const ItemPointerData *tids, uint32 n)
+{
+	GpxCheckCounts counts = {0};
+
+	s->tids += n;
+	gpx_check_rows(&s->check, s->index, tids, n, s->css.ss.ps.state->es_snapshot, s->fetch, s->fetch_slot,
+				   &counts);
+	s->heap_fetches += counts.fetched;
+	s->removed += counts.removed;
+	s->check_workers_planned += counts.workers_planned;
+	s->check_workers_launched += counts.workers_launched;
+	return (int64) counts.matched;
+}
+
+/* a batch to check, with the rest of its segment's docs to check: counted at once */
 static int64
 count_checked(GpxScanState *s)
 {
@@ -936,23 +947,17 @@ count_checked(GpxScanState *s)
 	uint32		nrest = gq_cursor_take_unsure(s->cursor, &rest);
 	uint32		nbatch = (uint32) (s->nbatch - s->bpos);
 	ItemPointerData *tids = palloc_extended(((Size) nbatch + nrest) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
-	GpxCheckCounts counts = {0};
+	int64		n;
 
 	memcpy(tids, s->batch + s->bpos, (Size) nbatch * sizeof(ItemPointerData));
 	if (nrest > 0)
 		memcpy(tids + nbatch, rest, (Size) nrest * sizeof(ItemPointerData));
 	s->bpos = s->nbatch;
-	s->tids += nbatch + nrest;
-	gpx_check_rows(&s->check, s->index, tids, nbatch + nrest, s->css.ss.ps.state->es_snapshot, s->fetch,
-				   s->fetch_slot, &counts);
-	s->heap_fetches += counts.fetched;
-	s->removed += counts.removed;
-	s->check_workers_planned += counts.workers_planned;
-	s->check_workers_launched += counts.workers_launched;
+	n = count_checked_tids(s, tids, nbatch + nrest);
 	pfree(tids);
 	if (rest)
 		pfree(rest);
-	return (int64) counts.matched;
+	return n;
 }
 
 /* the rest of the cursor's matches, counted (those it flags checked on the row) */
@@ -997,19 +1002,13 @@ count_docs_by_row(GpxScanState *s, GpxSegment *sg, const uint32 *docs, uint32 nd
 	uint32		nmap = gpx_seg_map(sg, docs, ndocs, tids);
 	int64		n = 0;
 
-	s->tids += nmap;
 	if (check)
 	{
-		GpxCheckCounts counts = {0};
-
-		gpx_check_rows(&s->check, s->index, tids, nmap, snapshot, s->fetch, s->fetch_slot, &counts);
-		s->heap_fetches += counts.fetched;
-		s->removed += counts.removed;
-		s->check_workers_planned += counts.workers_planned;
-		s->check_workers_launched += counts.workers_launched;
+		n = count_checked_tids(s, tids, nmap);
 		pfree(tids);
-		return (int64) counts.matched;
+		return n;
 	}
+	s->tids += nmap;
 	for (uint32 i = 0; i < nmap; i++)
 	{
 		bool		call_again = false;
