@@ -12,7 +12,8 @@
 # the bundled PostgreSQL, a cluster with the GPU worker (gpuidx.device =
 # worker); then bench/tsquery/run.sh on each corpus of CORPORA ("dpaths
 # gcide"): ROWS_DPATHS and ROWS_GCIDE (all) rows, TIME (5) seconds
-# a cell, CLIENTS ("1 8 32 64"), MIXES, SHAPES, NQ, CELLS, CHECK_JOBS, CPU_COLUMN as run.sh has them.  Results in
+# a cell, CLIENTS ("1 8 32 64"), MIXES, SHAPES, NQ, CELLS, CHECK_JOBS, CPU_COLUMN as run.sh has them;
+# TIME_dpaths, CLIENTS_gcide, MIXES_..., CELLS_... for one corpus alone.  Results in
 # $OUT after each call: CORPUS.md (the report), CORPUS.log (progress),
 # machine.txt, run.log, server.log and stats.txt (the worker's view).
 # Every call's last line is "== FINISHED" or "== STILL RUNNING"; the run's
@@ -56,9 +57,11 @@ if [ "$mode" = run ]; then
 		[ $c = dpaths ] && rows=${ROWS_DPATHS:-$rows}
 		[ $c = gcide ] && rows=${ROWS_GCIDE:-$rows}
 		log "$c: $rows rows"
-		as_user env PGHOST="$w" PGPORT=5432 TIME="${TIME:-5}" CLIENTS="${CLIENTS:-1 8 32 64}" \
-			MIXES="${MIXES:-bool prefix phrase web}" NQ="${NQ:-200}" MAINTENANCE_WORK_MEM=1GB \
-			SHAPES="${SHAPES:-count limit}" CELLS="${CELLS:-}" CHECK_JOBS="${CHECK_JOBS:-}" CPU_COLUMN="${CPU_COLUMN:-0}" \
+		# a corpus's own TIME_c, CLIENTS_c, MIXES_c, CELLS_c before the common ones
+		own() { local v="$1_$c"; echo "${!v:-${!1:-$2}}"; }
+		as_user env PGHOST="$w" PGPORT=5432 TIME="$(own TIME 5)" CLIENTS="$(own CLIENTS "1 8 32 64")" \
+			MIXES="$(own MIXES "bool prefix phrase web")" NQ="${NQ:-200}" MAINTENANCE_WORK_MEM=1GB \
+			SHAPES="${SHAPES:-count limit}" CELLS="$(own CELLS "")" CHECK_JOBS="${CHECK_JOBS:-}" CPU_COLUMN="${CPU_COLUMN:-0}" \
 			bash "$w/bench/tsquery/run.sh" "$w/data/$c" "$rows" > "$dir/$c.md" 2> "$dir/$c.log"
 		log "$c: run.sh exit $?"
 		tail -3 "$dir/$c.log"
