@@ -286,6 +286,63 @@ CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = tsquery, FUNCTION = gpuidx_r
 COMMENT ON OPERATOR <=> (tsvector, tsquery) IS 'minus the BM25 score of the positive lexemes of the tsquery: ORDER BY doc <=> tsquery ranks best first';
 
 -- ---------------------------------------------------------------------------
+-- Ranking with the statistics of a whole collection: a table sharded over
+-- servers ranks each shard's rows with the sum of the shards' statistics
+-- (docs/SCALING.md).  A bm25query carries them, with k1, b and the text
+-- search configuration, so its scores depend on the document alone.
+
+CREATE TYPE bm25query;
+CREATE FUNCTION bm25query_in(cstring) RETURNS bm25query
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bm25query_out(bm25query) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bm25query_recv(internal) RETURNS bm25query
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bm25query_send(bm25query) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE bm25query (
+	INPUT = bm25query_in, OUTPUT = bm25query_out,
+	RECEIVE = bm25query_recv, SEND = bm25query_send,
+	INTERNALLENGTH = VARIABLE, STORAGE = extended, CATEGORY = 'U'
+);
+COMMENT ON TYPE bm25query IS 'a ranked query with the BM25 statistics it is scored with (those of every shard of a table)';
+
+-- IMMUTABLE: the score depends on the document and the bm25query alone,
+-- which is what postgres_fdw needs to send ORDER BY doc <=> q to a shard
+CREATE FUNCTION gpuidx_bm25(doc text, query bm25query) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25q_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+CREATE FUNCTION gpuidx_bm25(doc tsvector, query bm25query) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25q_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+COMMENT ON FUNCTION gpuidx_bm25(text, bm25query) IS 'BM25 score of the document with the statistics the query carries';
+COMMENT ON FUNCTION gpuidx_bm25(tsvector, bm25query) IS 'BM25 score of the document with the statistics the query carries';
+CREATE FUNCTION gpuidx_rank_distance(doc text, query bm25query) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25q_distance_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
+CREATE FUNCTION gpuidx_rank_distance(doc tsvector, query bm25query) RETURNS float8
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25q_distance_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+CREATE OPERATOR <=> (LEFTARG = text, RIGHTARG = bm25query, FUNCTION = gpuidx_rank_distance);
+COMMENT ON OPERATOR <=> (text, bm25query) IS 'minus the BM25 score with the statistics the query carries';
+CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = bm25query, FUNCTION = gpuidx_rank_distance);
+COMMENT ON OPERATOR <=> (tsvector, bm25query) IS 'minus the BM25 score with the statistics the query carries';
+
+-- a shard's side: every lexeme of the index with its document frequency,
+-- and one row (lexeme NULL) with the documents, the sum of their lengths,
+-- the configuration (text indexes) and k1, b
+CREATE FUNCTION gpuidx_term_stats(index regclass,
+	OUT lexeme text, OUT documents bigint, OUT length bigint,
+	OUT config regconfig, OUT k1 float8, OUT b float8) RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuidx_term_stats(regclass) IS 'the BM25 statistics of a gpuidx index: each lexeme''s document frequency, then the totals';
+
+-- the coordinator's side: the query with the statistics that a relation of
+-- gpuidx_term_stats rows (every shard's) sums to
+CREATE FUNCTION gpuidx_bm25query(query text, statistics regclass) RETURNS bm25query
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25query_text' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+CREATE FUNCTION gpuidx_bm25query(query tsquery, statistics regclass) RETURNS bm25query
+	AS 'MODULE_PATHNAME', 'gpuidx_bm25query_tsquery' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION gpuidx_bm25query(text, regclass) IS 'a ranked query with the statistics summed over the rows of gpuidx_term_stats in the relation';
+COMMENT ON FUNCTION gpuidx_bm25query(tsquery, regclass) IS 'a ranked query (the tsquery''s positive lexemes) with the statistics summed over the rows of gpuidx_term_stats in the relation';
+
+-- ---------------------------------------------------------------------------
 -- The index access method
 
 CREATE FUNCTION gpuidx_handler(internal) RETURNS index_am_handler
@@ -296,12 +353,14 @@ COMMENT ON ACCESS METHOD gpuidx IS 'compressed inverted index for full-text sear
 
 CREATE OPERATOR CLASS gpuidx_text_ops DEFAULT FOR TYPE text USING gpuidx AS
 	OPERATOR 1 @@& (text, text),
-	OPERATOR 2 <=> (text, text) FOR ORDER BY float_ops;
+	OPERATOR 2 <=> (text, text) FOR ORDER BY float_ops,
+	OPERATOR 5 <=> (text, bm25query) FOR ORDER BY float_ops;
 CREATE OPERATOR CLASS gpuidx_tsvector_ops DEFAULT FOR TYPE tsvector USING gpuidx AS
 	OPERATOR 1 @@& (tsvector, text),
 	OPERATOR 2 <=> (tsvector, text) FOR ORDER BY float_ops,
 	OPERATOR 3 @@ (tsvector, tsquery),
-	OPERATOR 4 @@@ (tsvector, tsquery);
+	OPERATOR 4 @@@ (tsvector, tsquery),
+	OPERATOR 5 <=> (tsvector, bm25query) FOR ORDER BY float_ops;
 
 CREATE FUNCTION gpuidx_merge_pending(index regclass) RETURNS bigint
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;

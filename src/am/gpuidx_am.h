@@ -41,6 +41,8 @@ typedef struct GpxOptions
 #define GPX_STRATEGY_TSQUERY		3
 #define GPX_STRATEGY_TSQUERY_OLD	4
 #define GPX_IS_TSQUERY_STRATEGY(s)	((s) == GPX_STRATEGY_TSQUERY || (s) == GPX_STRATEGY_TSQUERY_OLD)
+#define GPX_STRATEGY_RANK_GIVEN		5	/* ORDER BY doc <=> bm25query */
+#define GPX_IS_RANK_STRATEGY(s)		((s) == GPX_STRATEGY_RANK || (s) == GPX_STRATEGY_RANK_GIVEN)
 
 #define GPX_DEFAULT_PENDING_LIMIT	4096	/* kB, as GIN's gin_pending_list_limit */
 #define GPX_CODEC_AUTO				(-1)

@@ -187,8 +187,8 @@ gpx_phasename(int64 phase)
 
 /*
  * The operator classes must hold @@& (strategy 1) and <=> (2) for text or
- * tsvector, and for tsvector also @@ (3) and @@@ (4) with a tsquery;
- * nothing else
+ * tsvector, <=> with a bm25query (5), and for tsvector also @@ (3) and @@@
+ * (4) with a tsquery; nothing else
  */
 static bool
 gpx_validate(Oid opclassoid)
@@ -220,11 +220,13 @@ gpx_validate(Oid opclassoid)
 
 		bool		search = amop->amopstrategy == GPX_STRATEGY_MATCH && amop->amoppurpose == AMOP_SEARCH;
 		bool		order = amop->amopstrategy == GPX_STRATEGY_RANK && amop->amoppurpose == AMOP_ORDER;
+		bool		given = amop->amopstrategy == GPX_STRATEGY_RANK_GIVEN && amop->amoppurpose == AMOP_ORDER &&
+			amop->amoplefttype == intype && amop->amoprighttype != TEXTOID;
 		bool		tsquery = GPX_IS_TSQUERY_STRATEGY(amop->amopstrategy) &&
 			amop->amoppurpose == AMOP_SEARCH && amop->amoplefttype == TSVECTOROID &&
 			amop->amoprighttype == TSQUERYOID;
 
-		if (!((search || order) && amop->amoprighttype == TEXTOID) && !tsquery)
+		if (!((search || order) && amop->amoprighttype == TEXTOID) && !tsquery && !given)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -243,7 +245,7 @@ gpuidx_handler(PG_FUNCTION_ARGS)
 {
 	IndexAmRoutine *am = makeNode(IndexAmRoutine);
 
-	am->amstrategies = 4;
+	am->amstrategies = 5;
 	am->amsupport = 0;
 	am->amoptsprocnum = 0;
 	am->amcanorder = false;

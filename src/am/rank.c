@@ -138,8 +138,8 @@ gpx_rank_query_terms(Relation index, const char *query, int len, GpxLexemes *ter
  * only by a role that may read the columns it indexes (the table, or each
  * of those columns), as gpuidx_index_stats and pg_stats require.
  */
-static void
-check_read_privilege(Relation index)
+void
+gpx_check_index_read(Relation index)
 {
 	Oid			heapoid = index->rd_index->indrelid;
 	Bitmapset  *cols = NULL;
@@ -201,13 +201,13 @@ rank_cache(FunctionCallInfo fcinfo, text *query, Oid index_arg)
 	c->index = index;
 	rel = index_open(index, AccessShareLock);
 	gpx_check_index(rel);
-	check_read_privilege(rel);
+	gpx_check_index_read(rel);
 	c->kind = gpx_index_info(rel)->kind;
 	c->doc_config = c->kind == GPX_KIND_TEXT ? gpx_index_config(rel) : gpx_current_config();
 	gpx_rank_query_terms(rel, q, qlen, &c->terms);
 	gpx_index_bm25_params(rel, &k1, &b);
 	gq = gq_open(rel);
-	r = gq_rank_begin(gq, &c->terms, NULL, k1, b);
+	r = gq_rank_begin(gq, &c->terms, NULL, k1, b, NULL);
 	c->idf = palloc(Max(c->terms.n, 1) * sizeof(double));
 	memcpy(c->idf, r->idf, c->terms.n * sizeof(double));
 	c->q = r->q;
@@ -220,17 +220,17 @@ rank_cache(FunctionCallInfo fcinfo, text *query, Oid index_arg)
 	return c;
 }
 
-static double
-score_doc(RankFnCache *c, GpxLexemes *doc)
+double
+gpx_score_lexemes(const gpx_rank_query *q, const GpxLexemes *terms, const GpxLexemes *doc)
 {
-	uint32	   *tf = palloc(Max(c->terms.n, 1) * sizeof(uint32));
+	uint32	   *tf = palloc(Max(terms->n, 1) * sizeof(uint32));
 	double		score;
 	int			i = 0;
 	int			j = 0;
 
-	while (i < c->terms.n)
+	while (i < terms->n)
 	{
-		int			cmp = j < doc->n ? gpx_lexeme_cmp(doc->lex[j], doc->len[j], c->terms.lex[i], c->terms.len[i]) : 1;
+		int			cmp = j < doc->n ? gpx_lexeme_cmp(doc->lex[j], doc->len[j], terms->lex[i], terms->len[i]) : 1;
 
 		if (cmp < 0)
 			j++;
@@ -241,9 +241,15 @@ score_doc(RankFnCache *c, GpxLexemes *doc)
 				j++;
 		}
 	}
-	score = gpx_rank_score(&c->q, tf, doc->dl);
+	score = gpx_rank_score(q, tf, doc->dl);
 	pfree(tf);
 	return score;
+}
+
+static double
+score_doc(RankFnCache *c, GpxLexemes *doc)
+{
+	return gpx_score_lexemes(&c->q, &c->terms, doc);
 }
 
 static double

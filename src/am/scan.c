@@ -26,6 +26,12 @@
 #include "query/rank.h"
 #include "am/rank.h"
 
+static char *
+config_name(Oid cfg)
+{
+	return DatumGetCString(DirectFunctionCall1(regconfigout, ObjectIdGetDatum(cfg)));
+}
+
 /* top k first asked of a ranked scan, and the factor it grows by */
 #define RANK_FIRST_K	32
 #define RANK_GROWTH		8
@@ -414,6 +420,28 @@ start_tuple_scan(IndexScanDesc scan)
 			so->complete = true;
 			return;
 		}
+		if (ob->sk_strategy == GPX_STRATEGY_RANK_GIVEN)
+		{
+			/* the collection's statistics, given in the query (bm25query.c) */
+			GpxBm25Query bq;
+			GqRankStats given;
+
+			gpx_bm25query_read(ob->sk_argument, &bq);
+			if (gpx_index_info(index)->kind == GPX_KIND_TEXT && bq.config != gpx_index_config(index))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("the bm25query's text search configuration is not that of index \"%s\"",
+								RelationGetRelationName(index)),
+						 errdetail("Its documents are read under \"%s\", the query's under \"%s\".",
+								   config_name(gpx_index_config(index)), config_name(bq.config))));
+			given.ndocs = bq.ndocs;
+			given.length = bq.length;
+			given.df = bq.df;
+			so->rank = gq_rank_begin(so->gq, &bq.terms, so->filter.n > 0 ? &so->filter : NULL,
+									 bq.k1, bq.b, &given);
+			so->k = 0;
+			return;
+		}
 		if (gpx_rank_query_parse(DatumGetTextPP(ob->sk_argument), &bound, &q, &qlen) &&
 			bound != RelationGetRelid(index))
 			ereport(ERROR,
@@ -422,7 +450,7 @@ start_tuple_scan(IndexScanDesc scan)
 							get_rel_name(bound), RelationGetRelationName(index))));
 		gpx_rank_query_terms(index, q, qlen, &terms);
 		gpx_index_bm25_params(index, &k1, &b);
-		so->rank = gq_rank_begin(so->gq, &terms, so->filter.n > 0 ? &so->filter : NULL, k1, b);
+		so->rank = gq_rank_begin(so->gq, &terms, so->filter.n > 0 ? &so->filter : NULL, k1, b, NULL);
 		so->k = 0;
 	}
 }

@@ -29,7 +29,7 @@ gq_rank_require(GqIndex *gq)
 }
 
 void
-gq_rank_totals(GqIndex *gq, double *ndocs, double *avgdl)
+gq_rank_sums(GqIndex *gq, uint64 *ndocs, uint64 *length)
 {
 	uint64		docs = gq->meta.pend_entries;
 	uint64		sum = gq->meta.pend_dl;
@@ -41,8 +41,25 @@ gq_rank_totals(GqIndex *gq, double *ndocs, double *avgdl)
 		docs += ref->ndocs - ref->ndead;
 		sum += ref->sum_dl - ref->dead_dl;
 	}
+	*ndocs = docs;
+	*length = sum;
+}
+
+double
+gq_rank_avgdl(uint64 ndocs, uint64 length)
+{
+	return ndocs > 0 ? (double) length / (double) ndocs : 0.0;
+}
+
+void
+gq_rank_totals(GqIndex *gq, double *ndocs, double *avgdl)
+{
+	uint64		docs;
+	uint64		sum;
+
+	gq_rank_sums(gq, &docs, &sum);
 	*ndocs = (double) docs;
-	*avgdl = docs > 0 ? (double) sum / (double) docs : 0.0;
+	*avgdl = gq_rank_avgdl(docs, sum);
 }
 
 /* tf of each of terms in sorted lexemes (a merge walk); 0 where absent */
@@ -142,7 +159,8 @@ dead_postings(GpxSegment *seg, GpxTermRef *ref, const uint32 *dead)
 }
 
 GqRank *
-gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, double k1, double b)
+gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, double k1, double b,
+			  const GqRankStats *given)
 {
 	GqRank	   *r = palloc0(sizeof(GqRank));
 	GpxPendingReader pr;
@@ -227,6 +245,13 @@ gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, do
 	}
 	gpx_pending_end(&pr);
 
+	if (given)
+	{
+		/* the collection's statistics; the pending entries' tfs were still needed */
+		r->ndocs = (double) given->ndocs;
+		r->avgdl = gq_rank_avgdl(given->ndocs, given->length);
+		memcpy(r->df, given->df, terms->n * sizeof(uint64));
+	}
 	for (int i = 0; i < terms->n; i++)
 		r->idf[i] = gpx_bm25_idf(r->ndocs, (double) r->df[i]);
 	r->q.nterms = terms->n;
@@ -813,4 +838,125 @@ gq_pending_tids(GqIndex *gq, gq_tids_fn fn, void *arg)
 	while (gpx_pending_next(&pr))
 		fn(arg, &pr.tid, 1);
 	gpx_pending_end(&pr);
+}
+
+/* ---------------------------------------------------------------------------
+ * Every term's document frequency (gpuidx_term_stats): the statistics a
+ * coordinator sums over the shards of a table
+ */
+typedef struct TermDf
+{
+	const char *term;
+	int			len;
+	uint64		df;
+} TermDf;
+
+typedef struct TermDfs
+{
+	TermDf	   *all;
+	Size		n;
+	Size		cap;
+} TermDfs;
+
+static void
+term_df_add(TermDfs *t, const char *term, int len, uint64 df)
+{
+	char	   *copy;
+
+	if (t->n == t->cap)
+	{
+		t->cap = Max(t->cap * 2, 1024);
+		t->all = t->all ? repalloc_huge(t->all, t->cap * sizeof(TermDf))
+			: palloc_extended(t->cap * sizeof(TermDf), MCXT_ALLOC_HUGE);
+	}
+	copy = palloc(Max(len, 1));
+	memcpy(copy, term, len);
+	t->all[t->n].term = copy;
+	t->all[t->n].len = len;
+	t->all[t->n].df = df;
+	t->n++;
+}
+
+static int
+term_df_cmp(const void *a, const void *b)
+{
+	const TermDf *x = a;
+	const TermDf *y = b;
+
+	return gpx_lexeme_cmp(x->term, x->len, y->term, y->len);
+}
+
+void
+gq_term_dfs(GqIndex *gq, gq_term_df_fn fn, void *arg)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx term dfs",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	TermDfs		t = {0};
+	GpxPendingReader pr;
+	Size		i;
+
+	/* each segment's terms, less the postings of docs VACUUM marked dead, as gq_rank_begin counts */
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+		uint32	   *dead = dead_docs(seg);
+		GpxDictIter it;
+
+		gpx_dict_iter_init(&it, seg);
+		while (gpx_dict_iter_next(&it))
+		{
+			uint64		df = it.df;
+
+			CHECK_FOR_INTERRUPTS();
+			if (dead)
+			{
+				GpxList		list;
+				uint32	   *out;
+
+				gpx_dict_iter_list(&it, &list);
+				out = palloc_extended((Size) Max(Min(seg->ref.ndead, list.df), 1) * sizeof(uint32),
+									  MCXT_ALLOC_HUGE);
+				df -= cpu_intersect_array_list(dead, seg->ref.ndead, &list.view, out, CPU_METHOD_AUTO, 0, NULL);
+				pfree(out);
+				gpx_list_free(&list);
+			}
+			if (df > 0)
+				term_df_add(&t, it.term, it.term_len, df);
+		}
+		gpx_dict_iter_end(&it);
+		if (dead)
+			pfree(dead);
+	}
+	/* and the pending entries' lexemes, one document each */
+	gpx_pending_begin(&pr, gq->index, &gq->meta, InvalidBlockNumber, 0);
+	while (gpx_pending_next(&pr))
+	{
+		const uint8 *p = pr.lex;
+		const char *lex;
+		int			len;
+		uint32		tf;
+
+		CHECK_FOR_INTERRUPTS();
+		while (gpx_pending_lexeme(&p, pr.end, pr.freqs, &lex, &len, &tf))
+			term_df_add(&t, lex, len, 1);
+	}
+	gpx_pending_end(&pr);
+
+	if (t.n > 0)
+		qsort(t.all, t.n, sizeof(TermDf), term_df_cmp);
+	for (i = 0; i < t.n;)
+	{
+		Size		j = i + 1;
+		uint64		df = t.all[i].df;
+
+		while (j < t.n && term_df_cmp(&t.all[i], &t.all[j]) == 0)
+			df += t.all[j++].df;
+		MemoryContextSwitchTo(old);
+		fn(arg, t.all[i].term, t.all[i].len, df);
+		MemoryContextSwitchTo(cxt);
+		i = j;
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
 }

@@ -41,11 +41,25 @@ typedef struct GqRank
 } GqRank;
 
 /*
- * Statistics for ranking terms (and filtering by filter, NULL for none).
- * ERROR if the index stores no frequencies.
+ * Statistics given instead of the index's own: those of a collection the
+ * index holds a part of (the sum over the shards of a table, see
+ * docs/SCALING.md).  Integers, so that a sum over shards is exactly the
+ * figure one index of all their documents has.
+ */
+typedef struct GqRankStats
+{
+	uint64		ndocs;			/* N */
+	uint64		length;			/* the sum of the documents' lengths */
+	const uint64 *df;			/* [terms->n] */
+} GqRankStats;
+
+/*
+ * Statistics for ranking terms (and filtering by filter, NULL for none),
+ * the index's own or those given.  ERROR if the index stores no
+ * frequencies.
  */
 extern GqRank *gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter,
-							 double k1, double b);
+							 double k1, double b, const GqRankStats *given);
 /* a document's score from its lexemes (with tfs and length) */
 extern double gq_rank_score(GqRank *r, const GpxLexemes *doc);
 /*
@@ -61,6 +75,17 @@ extern void gq_pending_tids(GqIndex *gq, gq_tids_fn fn, void *arg);
 
 /* the index's statistics alone (gpuidx_rank_stats) */
 extern void gq_rank_totals(GqIndex *gq, double *ndocs, double *avgdl);
+/* its documents and the sum of their lengths, as counted for N and avgdl */
+extern void gq_rank_sums(GqIndex *gq, uint64 *ndocs, uint64 *length);
+/* avgdl of ndocs documents whose lengths sum to length */
+extern double gq_rank_avgdl(uint64 ndocs, uint64 length);
+
+/*
+ * Every term of the index with its document frequency (as ranking counts
+ * it), bytewise in order, each once: fn(arg, term, len, df).
+ */
+typedef void (*gq_term_df_fn) (void *arg, const char *term, int len, uint64 df);
+extern void gq_term_dfs(GqIndex *gq, gq_term_df_fn fn, void *arg);
 
 /* ERROR unless the index stores frequencies */
 extern void gq_rank_require(GqIndex *gq);

@@ -69,6 +69,7 @@ typedef struct RankScanState
 	ExprState  *order_query;	/* the query of ORDER BY doc <=> query */
 	List	   *key_queries;	/* ExprStates: the queries of the doc @@& query keys */
 	List	   *key_strategies; /* and their strategies (@@& or @@ tsquery) */
+	StrategyNumber order_strategy;	/* <=> with a text query or a bm25query */
 	ExprState  *keys_qual;		/* the keys themselves, for EvalPlanQual */
 	int			nkeys;
 	IndexScanDesc scan;
@@ -139,7 +140,8 @@ add_rank_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
  * custom_exprs: the ORDER BY expression (doc <=> query), then the keys
  * (doc @@& query, doc @@ tsquery) the index answers, so they leave the
  * qual (a tsquery's rows are checked against them when the index says);
- * custom_private: the index, then each key's strategy.
+ * custom_private: the index, the ORDER BY's strategy (<=> with a text
+ * query or with a bm25query), then each key's strategy.
  */
 static Plan *
 plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -177,7 +179,10 @@ plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_exprs = lcons(linitial(ipath->indexorderbys), keys);
-	cscan->custom_private = lcons(makeInteger((int) ipath->indexinfo->indexoid), strategies);
+	cscan->custom_private = lcons(makeInteger((int) ipath->indexinfo->indexoid),
+								  lcons(makeInteger(get_op_opfamily_strategy(((OpExpr *) linitial(ipath->indexorderbys))->opno,
+																			 ipath->indexinfo->opfamily[0])),
+										strategies));
 	cscan->methods = &rank_plan_methods;
 	return &cscan->scan.plan;
 }
@@ -201,7 +206,8 @@ create_rank_state(CustomScan *cscan)
 	s->css.flags = cscan->flags;
 	s->css.methods = &rank_exec_methods;
 	s->indexoid = (Oid) intVal(linitial(cscan->custom_private));
-	s->key_strategies = list_copy_tail(cscan->custom_private, 1);
+	s->order_strategy = (StrategyNumber) intVal(lsecond(cscan->custom_private));
+	s->key_strategies = list_copy_tail(cscan->custom_private, 2);
 	return (Node *) s;
 }
 
@@ -262,7 +268,7 @@ start_rank_scan(RankScanState *s)
 		make_key(&keys[i], lfirst(lc), econtext, (StrategyNumber) intVal(lfirst(ls)), 0);
 		i++;
 	}
-	make_key(&order, s->order_query, econtext, GPX_STRATEGY_RANK, SK_ORDER_BY);
+	make_key(&order, s->order_query, econtext, s->order_strategy, SK_ORDER_BY);
 	if (s->scan == NULL)
 		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
 								  s->nkeys, 1);
