@@ -891,10 +891,15 @@ gq_term_dfs(GqIndex *gq, gq_term_df_fn fn, void *arg)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx term dfs",
 											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
+	MemoryContext old;
 	TermDfs		t = {0};
 	GpxPendingReader pr;
 	Size		i;
+
+	/* the segments open as long as gq (gq_close frees them), the terms only here */
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+		(void) gq_segment(gq, s);
+	old = MemoryContextSwitchTo(cxt);
 
 	/* each segment's terms, less the postings of docs VACUUM marked dead, as gq_rank_begin counts */
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)

@@ -154,6 +154,9 @@ plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *done = NIL;
 	List	   *other = NIL;
 	ListCell   *lc;
+	int			order_strategy;
+	Oid			lefttype;
+	Oid			righttype;
 
 	foreach(lc, ipath->indexclauses)
 	{
@@ -179,10 +182,11 @@ plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_exprs = lcons(linitial(ipath->indexorderbys), keys);
+	/* an ordering operator's strategy (get_op_opfamily_strategy knows search operators only) */
+	get_op_opfamily_properties(((OpExpr *) linitial(ipath->indexorderbys))->opno, ipath->indexinfo->opfamily[0],
+							   true, &order_strategy, &lefttype, &righttype);
 	cscan->custom_private = lcons(makeInteger((int) ipath->indexinfo->indexoid),
-								  lcons(makeInteger(get_op_opfamily_strategy(((OpExpr *) linitial(ipath->indexorderbys))->opno,
-																			 ipath->indexinfo->opfamily[0])),
-										strategies));
+								  lcons(makeInteger(order_strategy), strategies));
 	cscan->methods = &rank_plan_methods;
 	return &cscan->scan.plan;
 }
