@@ -37,9 +37,9 @@ SELECT has_opclass('gpuidx_tsvector_ops');
 SELECT ok(opcdefault, opcname || ' is the default for ' || opcintype::regtype)
 FROM pg_opclass WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'gpuidx') ORDER BY opcname;
 SELECT is(array_agg(amopstrategy || ':' || amopopr::regoperator ORDER BY amopopr::regoperator::text),
-		  ARRAY['2:<=>(text,text)', '2:<=>(tsvector,text)', '1:@@&(text,text)', '1:@@&(tsvector,text)',
-				'3:@@(tsvector,tsquery)', '4:@@@(tsvector,tsquery)'],
-		  'strategy 1 is @@& and strategy 2 the ordering <=> in both families; 3 and 4 are @@ and @@@ of a tsquery in the tsvector family')
+		  ARRAY['5:<=>(text,bm25query)', '2:<=>(text,text)', '5:<=>(tsvector,bm25query)', '2:<=>(tsvector,text)',
+				'1:@@&(text,text)', '1:@@&(tsvector,text)', '3:@@(tsvector,tsquery)', '4:@@@(tsvector,tsquery)'],
+		  'strategy 1 is @@& and strategy 2 the ordering <=> in both families, 5 the ordering <=> of a bm25query; 3 and 4 are @@ and @@@ of a tsquery in the tsvector family')
 FROM pg_amop WHERE amopmethod = (SELECT oid FROM pg_am WHERE amname = 'gpuidx');
 SELECT is(count(*)::int, 0, 'no support functions') FROM pg_amproc p
 JOIN pg_opfamily f ON f.oid = p.amprocfamily WHERE f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'gpuidx');
