@@ -123,6 +123,7 @@ RESET enable_seqscan;
 -- statistics without a totals row, or shards that disagree
 CREATE TABLE bq_bad AS SELECT * FROM gpuidx_term_stats('bq_a_body') WHERE lexeme IS NOT NULL;
 SELECT gpuidx_bm25query('gpu', 'bq_bad');
+SELECT gpuidx_bm25query('gpu', 4294967295::oid::regclass);
 ALTER INDEX bq_b_body SET (k1 = 2);
 SELECT gpuidx_bm25query('gpu', 'bq_parts_body');
 ALTER INDEX bq_b_body RESET (k1);

@@ -377,13 +377,6 @@ tsvector_score(FunctionCallInfo fcinfo)
 	return gpx_score_lexemes(&c->rq, &c->q.terms, &lex);
 }
 
-/* as the index's operator: minus the score, 0 (not -0) for none */
-static Datum
-distance(double score)
-{
-	return Float8GetDatum(score > 0.0 ? -score : 0.0);
-}
-
 GPUIDX_FUNCTION(gpuidx_bm25q_text);
 Datum
 gpuidx_bm25q_text(PG_FUNCTION_ARGS)
@@ -402,14 +395,14 @@ GPUIDX_FUNCTION(gpuidx_bm25q_distance_text);
 Datum
 gpuidx_bm25q_distance_text(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_DATUM(distance(text_score(fcinfo)));
+	PG_RETURN_DATUM(gpx_rank_distance(text_score(fcinfo)));
 }
 
 GPUIDX_FUNCTION(gpuidx_bm25q_distance_tsvector);
 Datum
 gpuidx_bm25q_distance_tsvector(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_DATUM(distance(tsvector_score(fcinfo)));
+	PG_RETURN_DATUM(gpx_rank_distance(tsvector_score(fcinfo)));
 }
 
 /* ---------------------------------------------------------------------------
@@ -485,8 +478,8 @@ gpuidx_term_stats(PG_FUNCTION_ARGS)
 static Datum
 make_bm25query(const GpxLexemes *words, bool words_made, Datum query_text, Oid stats)
 {
-	char	   *relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(stats)),
-													  get_rel_name(stats));
+	char	   *name = get_rel_name(stats);
+	char	   *relname;
 	MemoryContext caller = CurrentMemoryContext;
 	GpxBm25Query q = {0};
 	bool		have_totals = false;
@@ -496,10 +489,11 @@ make_bm25query(const GpxLexemes *words, bool words_made, Datum query_text, Oid s
 	Datum	   *elems;
 	int			ret;
 
-	if (relname == NULL || get_rel_name(stats) == NULL)
+	if (name == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", stats)));
+	relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(stats)), name);
 	SPI_connect();
 	/* the totals: one row a shard (or their sum); they must agree on the parameters */
 	ret = SPI_execute(psprintf("SELECT documents, length, config, k1, b FROM %s WHERE lexeme IS NULL", relname),

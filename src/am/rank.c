@@ -274,9 +274,8 @@ tsvector_score(FunctionCallInfo fcinfo, Oid index)
 	return score_doc(c, &lex);
 }
 
-/* the operator's value: best first when ascending (0, not -0, for no term) */
-static Datum
-distance(double score)
+Datum
+gpx_rank_distance(double score)
 {
 	return Float8GetDatum(score > 0.0 ? -score : 0.0);
 }
@@ -299,14 +298,14 @@ GPUIDX_FUNCTION(gpuidx_rank_distance_text);
 Datum
 gpuidx_rank_distance_text(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_DATUM(distance(text_score(fcinfo, InvalidOid)));
+	PG_RETURN_DATUM(gpx_rank_distance(text_score(fcinfo, InvalidOid)));
 }
 
 GPUIDX_FUNCTION(gpuidx_rank_distance_tsvector);
 Datum
 gpuidx_rank_distance_tsvector(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_DATUM(distance(tsvector_score(fcinfo, InvalidOid)));
+	PG_RETURN_DATUM(gpx_rank_distance(tsvector_score(fcinfo, InvalidOid)));
 }
 
 /* ---------------------------------------------------------------------------

@@ -32,6 +32,9 @@ extern void gpx_rank_query_terms(Relation index, const char *query, int len, Gpx
  */
 extern void gpx_check_index_read(Relation index);
 
+/* <=>'s value for a score: best first when ascending (0, not -0, for no term) */
+extern Datum gpx_rank_distance(double score);
+
 /* a document's score for terms (sorted, distinct) whose idf q holds */
 extern double gpx_score_lexemes(const gpx_rank_query *q, const GpxLexemes *terms, const GpxLexemes *doc);
 
