@@ -44,24 +44,24 @@ SELECT ok(NOT has_function_privilege('public', 'gpuidx_worker_stats_reset()', 'E
 
 -- every SQL-callable function of the extension is immutable and parallel
 -- safe but those of the text index (test/index_contract.sql), of ranking
--- (which read an index's statistics) and of the engine (which load a
+-- (which read an index's statistics, or a relation of them) and of the engine (which load a
 -- library into the session); all but the aggregate support functions are
 -- strict
 SELECT is(array_agg(p.proname::text || ':' || p.provolatile::text ORDER BY p.proname), ARRAY[
 		  'gpuidx_bm25:s', 'gpuidx_bm25:s', 'gpuidx_bm25:s', 'gpuidx_bm25:s', 'gpuidx_bm25:s',
-		  'gpuidx_engine_info:v', 'gpuidx_engine_intersect:v',
+		  'gpuidx_bm25query:s', 'gpuidx_bm25query:s', 'gpuidx_engine_info:v', 'gpuidx_engine_intersect:v',
 		  'gpuidx_handler:v', 'gpuidx_index_stats:v', 'gpuidx_match:s', 'gpuidx_match:s',
 		  'gpuidx_matchjoinsel:s', 'gpuidx_matchsel:s', 'gpuidx_merge_pending:v', 'gpuidx_rank_distance:s', 'gpuidx_rank_distance:s',
-		  'gpuidx_rank_distance:s', 'gpuidx_rank_query:s', 'gpuidx_segments:v', 'gpuidx_verify:v',
+		  'gpuidx_rank_distance:s', 'gpuidx_rank_query:s', 'gpuidx_segments:v', 'gpuidx_term_stats:s', 'gpuidx_verify:v',
 		  'gpuidx_worker_stats:v', 'gpuidx_worker_stats_reset:v'],
 		  'only the text index''s, ranking''s, the engine''s and the worker''s functions are volatile or stable')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'gpuidx'
 WHERE p.provolatile <> 'i';
 SELECT is(array_agg(p.proname::text || ':' || p.proparallel::text ORDER BY p.proname), ARRAY[
-		  'gpuidx_engine_info:r', 'gpuidx_engine_intersect:r',
+		  'gpuidx_bm25query:r', 'gpuidx_bm25query:r', 'gpuidx_engine_info:r', 'gpuidx_engine_intersect:r',
 		  'gpuidx_handler:u', 'gpuidx_merge_pending:u', 'gpuidx_verify:u', 'gpuidx_worker_stats_reset:u'],
-		  'only the engine (one per session), the index handler, merge, verification and the stats reset are not parallel safe')
+		  'only the engine (one per session), a bm25query summed from a relation (which may be foreign), the index handler, merge, verification and the stats reset are not parallel safe')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'gpuidx'
 WHERE p.proparallel <> 's';

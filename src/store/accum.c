@@ -20,6 +20,7 @@
 #include "common/hashfn.h"
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
+#include "storage/sharedfileset.h"
 #include "utils/logtape.h"
 #include "utils/memutils.h"
 
@@ -67,7 +68,10 @@ struct GpxAccum
 	uint32		nentries;
 	bool		full;			/* the table is as large as the budget allows */
 	LogicalTapeSet *tapes;
+	SharedFileSet *fileset;		/* parallel build: where the tapes are */
+	int			fileno;			/* a participant's file in it; -1: the leader's merge */
 	LogicalTape **runs;
+	uint32	   *bases;			/* per run: added to its doc ids (imported runs) */
 	uint32		nruns;
 	uint32		runs_cap;
 	uint32		spilled;		/* runs written in all (intermediate merges too) */
@@ -359,17 +363,20 @@ rw_header(RunWriter *w, const char *term, int len, uint32 df, uint32 first, uint
  * waiting for the merge cost no memory.
  */
 static void
-rw_finish(RunWriter *w)
+rw_finish(RunWriter *w, TapeShare *share)
 {
 	rw_varint(w, 0);
 	if (w->len > 0)
 		LogicalTapeWrite(w->tape, w->buf, w->len);
 	w->len = 0;
-	LogicalTapeRewindForRead(w->tape, TAPE_BUFFER);
+	if (share)
+		LogicalTapeFreeze(w->tape, share);	/* for the leader of a parallel build */
+	else
+		LogicalTapeRewindForRead(w->tape, TAPE_BUFFER);
 }
 
 static void
-add_run(GpxAccum *a, LogicalTape *tape)
+add_run(GpxAccum *a, LogicalTape *tape, uint32 base)
 {
 	MemoryContext old = MemoryContextSwitchTo(a->parent);
 
@@ -378,12 +385,14 @@ add_run(GpxAccum *a, LogicalTape *tape)
 		a->runs_cap = a->runs_cap ? a->runs_cap * 2 : 16;
 		a->runs = a->runs ? repalloc(a->runs, a->runs_cap * sizeof(LogicalTape *))
 			: palloc(a->runs_cap * sizeof(LogicalTape *));
+		a->bases = a->bases ? repalloc(a->bases, a->runs_cap * sizeof(uint32))
+			: palloc(a->runs_cap * sizeof(uint32));
 	}
+	a->bases[a->nruns] = base;
 	a->runs[a->nruns++] = tape;
 	if (a->tapes == NULL)
 		elog(ERROR, "gpuidx: run without a tape set");
 	MemoryContextSwitchTo(old);
-	a->spilled++;
 }
 
 static LogicalTape *
@@ -393,19 +402,21 @@ new_tape(GpxAccum *a)
 	LogicalTape *tape;
 
 	if (a->tapes == NULL)
-		a->tapes = LogicalTapeSetCreate(false, NULL, -1);
+		a->tapes = LogicalTapeSetCreate(false, a->fileset, a->fileset ? a->fileno : -1);
 	tape = LogicalTapeCreate(a->tapes);
 	MemoryContextSwitchTo(old);
 	return tape;
 }
 
-static void
-spill(GpxAccum *a)
+/* the entries in memory (perhaps none) as a new run; share: frozen for the leader */
+static LogicalTape *
+write_entries(GpxAccum *a, TapeShare *share)
 {
 	/* tapes allocate their buffers as they go: in the accumulator's parent */
 	MemoryContext old = MemoryContextSwitchTo(a->parent);
 	AccEntry  **v = sorted_entries(a);
 	RunWriter  *w = palloc(sizeof(RunWriter));
+	LogicalTape *tape;
 
 	w->tape = new_tape(a);
 	w->len = 0;
@@ -416,11 +427,19 @@ spill(GpxAccum *a)
 		rw_header(w, e->term, e->len, e->df, e->first, e->last, e->nbytes);
 		rw_put(w, e->gaps, e->nbytes);
 	}
-	rw_finish(w);
-	add_run(a, w->tape);
+	rw_finish(w, share);
+	tape = w->tape;
 	pfree(w);
-	reset_table(a);
+	a->spilled++;
 	MemoryContextSwitchTo(old);
+	return tape;
+}
+
+static void
+spill(GpxAccum *a)
+{
+	add_run(a, write_entries(a, NULL), 0);
+	reset_table(a);
 }
 
 void
@@ -439,6 +458,7 @@ gpx_accum_end_doc(GpxAccum *a)
 typedef struct Source
 {
 	int			order;			/* earlier docs first */
+	uint32		base;			/* added to the run's doc ids */
 	LogicalTape *tape;			/* NULL: memory */
 	AccEntry  **mem;
 	uint32		nmem;
@@ -539,8 +559,8 @@ src_next(Source *s)
 		elog(ERROR, "gpuidx: a sorted run is damaged");
 	src_read(s, s->term, s->len);
 	s->df = (uint32) src_varint(s);
-	s->first = (uint32) src_varint(s);
-	s->last = (uint32) src_varint(s);
+	s->first = (uint32) src_varint(s) + s->base;
+	s->last = (uint32) src_varint(s) + s->base;
 	s->left = src_varint(s);
 	return true;
 }
@@ -735,10 +755,11 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 }
 
 static void
-open_tape_source(Source *s, LogicalTape *tape, int order)
+open_tape_source(Source *s, LogicalTape *tape, int order, uint32 base)
 {
 	memset(s, 0, offsetof(Source, term));
 	s->order = order;
+	s->base = base;
 	s->tape = tape;
 	s->buf = palloc(RUN_BUFFER);
 	s->left = 0;
@@ -770,19 +791,21 @@ reduce_runs(GpxAccum *a, int fanin)
 
 			if (n == 1)
 			{
+				a->bases[nout] = a->bases[i];
 				a->runs[nout++] = a->runs[i];
 				continue;
 			}
 			src = palloc(n * sizeof(Source));
 			for (int k = 0; k < n; k++)
-				open_tape_source(&src[k], a->runs[i + k], k);
+				open_tape_source(&src[k], a->runs[i + k], k, a->bases[i + k]);
 			w = palloc(sizeof(RunWriter));
 			w->tape = new_tape(a);
 			w->len = 0;
 			merge_sources(a, src, n, w, NULL);
-			rw_finish(w);
+			rw_finish(w, NULL);
 			for (int k = 0; k < n; k++)
 				close_source(&src[k]);
+			a->bases[nout] = 0;
 			a->runs[nout++] = w->tape;
 			a->spilled++;
 			pfree(w);
@@ -792,34 +815,53 @@ reduce_runs(GpxAccum *a, int fanin)
 	}
 }
 
+/* runs merged at once: their buffers take half the budget */
+static int
+merge_fanin(GpxAccum *a)
+{
+	int			fanin = (int) Min((Size) MAX_FANIN,
+								  a->budget / 2 / (RUN_BUFFER + TAPE_BUFFER + sizeof(Source) + 1024));
+
+	return Max(fanin, 2);
+}
+
+/* once runs exist, the merge's buffers get the budget: no table */
+static void
+drop_table(GpxAccum *a)
+{
+	MemoryContextReset(a->ctx);
+	a->table = NULL;
+	a->table_size = 0;
+}
+
 void
 gpx_accum_emit(GpxAccum *a, GpxSegWriter *w)
 {
-	/* the merge buffers take half the budget, the segment writer the rest */
-	int			fanin = (int) Min((Size) MAX_FANIN,
-								  a->budget / 2 / (RUN_BUFFER + TAPE_BUFFER + sizeof(Source) + 1024));
+	int			fanin = merge_fanin(a);
 	Source	   *src;
 	int			nsrc;
 	AccEntry  **mem;
 	MemoryContext old = MemoryContextSwitchTo(a->parent);
 
-	/* once runs exist, the merge's buffers get the budget: no table */
 	if (a->nruns > 0 && a->nentries > 0)
 		spill(a);
 	if (a->nruns > 0)
-	{
-		MemoryContextReset(a->ctx);
-		a->table = NULL;
-		a->table_size = 0;
-	}
+		drop_table(a);
 	mem = sorted_entries(a);
-	fanin = Max(fanin, 2);
+
+	/*
+	 * A leader's tape set holds the participants' runs read-only: they are
+	 * merged in one pass (a participant has 32 MB of the budget at least,
+	 * so they are few).
+	 */
+	if (a->fileset && a->fileno < 0)
+		fanin = Max(fanin, (int) a->nruns);
 	/* the entries still in memory are the last source: keep room for them */
 	reduce_runs(a, a->nentries > 0 ? fanin - 1 : fanin);
 	nsrc = a->nruns + (a->nentries > 0 ? 1 : 0);
 	src = palloc0(Max(nsrc, 1) * sizeof(Source));
 	for (uint32 i = 0; i < a->nruns; i++)
-		open_tape_source(&src[i], a->runs[i], i);
+		open_tape_source(&src[i], a->runs[i], i, a->bases[i]);
 	if (a->nentries > 0)
 	{
 		Source	   *s = &src[a->nruns];
@@ -833,6 +875,72 @@ gpx_accum_emit(GpxAccum *a, GpxSegWriter *w)
 		close_source(&src[i]);
 	pfree(src);
 	a->nruns = 0;
+	MemoryContextSwitchTo(old);
+}
+
+/* ---------------------------------------------------------------------------
+ * Parallel build: each participant exports its documents' postings as one
+ * run; the leader imports the runs in doc order and merges them.
+ */
+GpxAccum *
+gpx_accum_create_shared(Size budget, bool freqs, SharedFileSet *fileset, int fileno)
+{
+	GpxAccum   *a = gpx_accum_create(budget, freqs);
+
+	a->fileset = fileset;
+	a->fileno = fileno;
+	return a;
+}
+
+void
+gpx_accum_export(GpxAccum *a, TapeShare *share)
+{
+	MemoryContext old = MemoryContextSwitchTo(a->parent);
+	Source	   *src;
+	RunWriter  *w;
+
+	Assert(a->fileset != NULL && a->fileno >= 0);
+	if (a->nruns == 0)
+	{
+		(void) write_entries(a, share);
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	if (a->nentries > 0)
+		spill(a);
+	drop_table(a);
+	reduce_runs(a, merge_fanin(a));
+	src = palloc0(a->nruns * sizeof(Source));
+	for (uint32 i = 0; i < a->nruns; i++)
+		open_tape_source(&src[i], a->runs[i], i, a->bases[i]);
+	w = palloc(sizeof(RunWriter));
+	w->tape = new_tape(a);
+	w->len = 0;
+	merge_sources(a, src, (int) a->nruns, w, NULL);
+	rw_finish(w, share);
+	for (uint32 i = 0; i < a->nruns; i++)
+		close_source(&src[i]);
+	a->spilled++;
+	a->nruns = 0;
+	pfree(w);
+	pfree(src);
+	MemoryContextSwitchTo(old);
+}
+
+void
+gpx_accum_import(GpxAccum *a, SharedFileSet *fileset, int fileno, TapeShare *share, uint32 base)
+{
+	MemoryContext old = MemoryContextSwitchTo(a->parent);
+	LogicalTape *tape;
+
+	Assert(a->nentries == 0 && (a->fileset == NULL || a->fileno < 0));
+	if (a->tapes == NULL)
+		a->tapes = LogicalTapeSetCreate(false, fileset, -1);
+	a->fileset = fileset;
+	a->fileno = -1;
+	tape = LogicalTapeImport(a->tapes, fileno, share);
+	LogicalTapeRewindForRead(tape, TAPE_BUFFER);
+	add_run(a, tape, base);
 	MemoryContextSwitchTo(old);
 }
 
@@ -855,6 +963,9 @@ gpx_accum_free(GpxAccum *a)
 		LogicalTapeSetClose(a->tapes);
 	MemoryContextDelete(a->ctx);
 	if (a->runs)
+	{
 		pfree(a->runs);
+		pfree(a->bases);
+	}
 	pfree(a);
 }

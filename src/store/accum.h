@@ -12,6 +12,9 @@
 #ifndef GPUIDX_STORE_ACCUM_H
 #define GPUIDX_STORE_ACCUM_H
 
+#include "storage/sharedfileset.h"
+#include "utils/logtape.h"
+
 #include "store/segment.h"
 
 typedef struct GpxAccum GpxAccum;
@@ -25,6 +28,19 @@ extern void gpx_accum_end_doc(GpxAccum *a);
 /* every term, in order, into the writer */
 extern void gpx_accum_emit(GpxAccum *a, GpxSegWriter *w);
 extern uint32 gpx_accum_runs(GpxAccum *a);
+
+/*
+ * Parallel build.  A participant's accumulator keeps its runs in fileset
+ * under fileno; gpx_accum_export merges them into one run frozen for the
+ * leader (instead of gpx_accum_emit).  The leader's accumulator imports
+ * the participants' runs in doc order, each with the number of documents
+ * before it, and gpx_accum_emit merges them in one pass.
+ */
+extern GpxAccum *gpx_accum_create_shared(Size budget, bool freqs, SharedFileSet *fileset,
+										 int fileno);
+extern void gpx_accum_export(GpxAccum *a, TapeShare *share);
+extern void gpx_accum_import(GpxAccum *a, SharedFileSet *fileset, int fileno, TapeShare *share,
+							 uint32 base);
 extern Size gpx_accum_peak(GpxAccum *a);
 extern void gpx_accum_free(GpxAccum *a);
 
