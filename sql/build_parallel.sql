@@ -90,7 +90,20 @@ REINDEX INDEX bp_tiny_idx;
 SELECT build_runs, docs FROM gpuidx_index_stats('bp_tiny_idx');
 RESET max_parallel_maintenance_workers;
 
-DROP TABLE bp, bp_tiny;
+-- a row this transaction updated in place (HOT): the build leaves the old
+-- version out and the index must not serve older snapshots (indcheckxmin),
+-- whichever participant scanned it (the update is in the last range)
+CREATE TABLE bp_hot (id int, body text, n int) WITH (parallel_workers = 3, fillfactor = 50);
+INSERT INTO bp_hot SELECT g, 'row' || g, 0 FROM generate_series(1, 20000) g;
+BEGIN;
+UPDATE bp_hot SET n = 1 WHERE id = 19999;
+SET LOCAL max_parallel_maintenance_workers = 3;
+CREATE INDEX bp_hot_idx ON bp_hot USING gpuidx (body);
+COMMIT;
+SELECT indcheckxmin FROM pg_index WHERE indexrelid = 'bp_hot_idx'::regclass;
+SELECT build_runs, docs FROM gpuidx_index_stats('bp_hot_idx');
+
+DROP TABLE bp, bp_tiny, bp_hot;
 DROP FUNCTION bp_same(regclass, regclass);
 DROP FUNCTION bp_pages_differ(regclass, regclass);
 DROP EXTENSION pageinspect;

@@ -11,7 +11,9 @@
 #   single   every row in one table (docs_all);
 #   coord    the coordinator: for S = 1, 2, 3 a table docs_sS partitioned
 #            by hash of id into S foreign tables (async_capable, extensions
-#            'gpuidx') on shards 1..S, and the cached global statistics of
+#            'gpuidx', and FDW_OPTIONS: ", fetch_size '10', options '-c
+#            jit=off'" as docs/SCALING.md advises for top-k search; "" for
+#            postgres_fdw's defaults) on shards 1..S, and the cached global statistics of
 #            docs/SCALING.md (a materialized view over the shards'
 #            gpuidx_term_stats);
 #   shard1..3  the partitions, each with its gpuidx indexes on body and on
@@ -38,6 +40,9 @@ base=${BASE_PORT:-5620}
 secs=${TIME:-10}
 clients=${CLIENTS:-1 2 4}
 nq=${NQ:-200}
+# docs/SCALING.md's settings for top-k search: rows fetched 10 at a time, no JIT on the shards
+default_options=", fetch_size '10', options '-c jit=off'"
+fdw_options=${FDW_OPTIONS-$default_options}
 bin=$(pg_config --bindir)
 names=(single coord shard1 shard2 shard3)
 log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
@@ -71,6 +76,7 @@ done
 log "five clusters on ports $base-$((base + 4))"
 
 echo "# shards: $(basename "$data"), ${rows/#0/all} rows; $nq queries; clients: $clients; $secs s a cell; $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "# the shards' servers: async_capable 'true', batch_size '1000'${fdw_options:- (otherwise the defaults of postgres_fdw)}"
 echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); every cluster on it"
 Q 0 -Atc "SELECT '# ' || version()"
 
@@ -100,7 +106,7 @@ for j in 1 2 3; do
 	Q "$COORD" <<EOF
 CREATE SERVER shard$j FOREIGN DATA WRAPPER postgres_fdw
 	OPTIONS (host '/tmp', port '$(port_of $((COORD + j)))', dbname 'postgres', extensions 'gpuidx',
-			 async_capable 'true', batch_size '1000');
+			 async_capable 'true', batch_size '1000'$fdw_options);
 CREATE USER MAPPING FOR CURRENT_USER SERVER shard$j OPTIONS (user 'postgres');
 EOF
 done

@@ -81,6 +81,7 @@ typedef struct BuildRange
 	double		tuples;			/* live rows its scan counted */
 	uint32		runs;			/* runs it spilled */
 	uint64		peak;			/* its accumulator's peak memory */
+	bool		broken_hot_chain;	/* the scan left out a recently dead HOT-updated row */
 	bool		done;
 } BuildRange;
 
@@ -262,6 +263,8 @@ build_ranges(BuildShared *sh, Relation heap, Relation index, IndexInfo *indexInf
 		BufFileExportFileSet(bs.docs);
 		BufFileClose(bs.docs);
 		pg_atomic_write_u32(&range->scanned, end - start);
+		/* index.c must hear of it from the leader, or old snapshots would use the index */
+		range->broken_hot_chain = indexInfo->ii_BrokenHotChain;
 		range->ndocs = bs.ndocs;
 		range->tuples = tuples;
 		range->runs = gpx_accum_runs(bs.accum);
@@ -419,7 +422,11 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, BuildState *
 	pg_read_barrier();
 	*reltuples = 0;
 	for (int r = 0; r < nranges; r++)
+	{
 		*reltuples += sh->ranges[r].tuples;
+		if (sh->ranges[r].broken_hot_chain)
+			indexInfo->ii_BrokenHotChain = true;
+	}
 	merge_ranges(sh, bs, budget, runs, peak);
 
 	if (IsMVCCSnapshot(snapshot))

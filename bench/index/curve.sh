@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The cost curve: gpuidx (and GIN where its build is asked for) on
+# debian-paths scaled to each of SIZES documents, one table at a time:
+# build time, index size, and count(*) and ranked top-10 latency and
+# throughput over the corpus's real queries.
+#
+#   bench/index/curve.sh [-h HOST] [-p PORT] [-d DB] DATA
+#
+# DATA: a corpus folder (scripts/data/fetch); SIZES ("7316650 25000000
+# 50000000 100000000") are made from it by scripts/data/scale (the corpus
+# itself first).  Per size: the table loaded, gpuidx built on body with
+# maintenance_work_mem = MWM (1GB) and PostgreSQL's choice of parallel
+# workers; GIN on to_tsvector('english', body) at the sizes of GIN_SIZES
+# (the first size).  Then pgbench -M prepared, TIME (10) s a cell, CLIENTS
+# ("1 32"), a random one of NQ (200) queries per transaction passed as the
+# statement's parameter, default planner settings:
+#   count   gpuidx: SELECT count(*) WHERE body @@& $1
+#           GIN:    SELECT count(*) WHERE to_tsvector('english', body) @@ plainto_tsquery('english', $1)
+#   ranked  gpuidx: ORDER BY body <=> $1 LIMIT 10
+# Prints a Markdown report on stdout, progress on stderr.
+set -euo pipefail
+host=${PGHOST:-/tmp}; port=${PGPORT:-5432}; db=${PGDATABASE:-postgres}
+while getopts h:p:d: o; do
+	case $o in h) host=$OPTARG ;; p) port=$OPTARG ;; d) db=$OPTARG ;; *) exit 2 ;; esac
+done
+shift $((OPTIND - 1))
+data=${1:?DATA: corpus folder with docs.tsv and queries.tsv}
+sizes=${SIZES:-7316650 25000000 50000000 100000000}
+gin_sizes=${GIN_SIZES:-${sizes%% *}}
+secs=${TIME:-10}
+clients=${CLIENTS:-1 32}
+nq=${NQ:-200}
+mwm=${MWM:-1GB}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+P=(psql -X -q -v ON_ERROR_STOP=1 -h "$host" -p "$port" -d "$db")
+log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
+now() { date +%s.%N; }
+corpus_rows=$(wc -l < "$data/docs.tsv")
+
+echo "# cost curve: $(basename "$data") scaled to $sizes documents (scripts/data/scale; the first $corpus_rows are the corpus); $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/ { print $2 }') GB"
+"${P[@]}" -Atc "SELECT '# ' || version()"
+"${P[@]}" -Atc "SELECT '# maintenance_work_mem = $mwm; ' || string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name)
+	FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_maintenance_workers', 'max_parallel_workers_per_gather', 'gpuidx.device')"
+echo "# $nq queries of queries.tsv; pgbench -M prepared, $secs s a cell; tps, then p50 / p99 in ms"
+echo
+
+"${P[@]}" -c "CREATE EXTENSION IF NOT EXISTS gpuidx"
+"${P[@]}" -c "DROP TABLE IF EXISTS curve_q; CREATE TABLE curve_q (n int PRIMARY KEY, q text)"
+head -n "$nq" "$data/queries.tsv" | "${P[@]}" -c "\\copy curve_q FROM pstdin WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01')"
+
+cell() {	# statement clients -> "tps p50 p99"
+	local stmt=$1 c=$2 r tps
+	printf '\\set n random(1, %s)\nSELECT q FROM curve_q WHERE n = :n \\gset\n%s;\n' "$nq" "$stmt" > "$work/s.sql"
+	rm -f "$work"/log.*
+	r=$(cd "$work" && pgbench -n -M prepared -c "$c" -j "$(( c < $(nproc) ? c : $(nproc) ))" -T "$secs" --random-seed=1 \
+		--log --log-prefix=log -f "$work/s.sql" -h "$host" -p "$port" "$db" 2>&1) || { echo "$r" >&2; echo "- - -"; return; }
+	tps=$(echo "$r" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+	cat "$work"/log.* | awk '{ print $3 }' | sort -n | awk -v tps="${tps:-0}" '
+		{ v[NR] = $1 }
+		END { printf (tps < 100 ? "%.1f" : "%.0f"), tps
+		      if (NR == 0) { print " - -"; exit }
+		      printf " %.2f %.2f\n", v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000 }'
+}
+
+header="| documents | index | build s | workers | size MB |"
+sep="|---:|---|---:|---:|---:|"
+for c in $clients; do header="$header count $c cl. |"; sep="$sep---:|"; done
+for c in $clients; do header="$header ranked $c cl. |"; sep="$sep---:|"; done
+echo "$header"
+echo "$sep"
+for n in $sizes; do
+	log "$n documents: loading"
+	"${P[@]}" -c "DROP TABLE IF EXISTS curve_docs; CREATE TABLE curve_docs (id bigint, body text) WITH (autovacuum_enabled = off)"
+	if [ "$n" -le "$corpus_rows" ]; then
+		head -n "$n" "$data/docs.tsv"
+	else
+		GPUIDX_DATA=$(dirname "$data") bash "$here/../../scripts/data/scale" "$(basename "$data")" "$n"
+	fi | "${P[@]}" -c "\\copy curve_docs FROM pstdin WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01')"
+	"${P[@]}" -c "VACUUM ANALYZE curve_docs"
+	for kind in gpuidx gin; do
+		if [ $kind = gin ]; then
+			case " $gin_sizes " in *" $n "*) ;; *) continue ;; esac
+			def="USING gin (to_tsvector('english', body))"
+			count="SELECT count(*) FROM curve_docs WHERE to_tsvector('english', body) @@ plainto_tsquery('english', :q)"
+			ranked=""
+		else
+			def="USING gpuidx (body)"
+			count="SELECT count(*) FROM curve_docs WHERE body @@& :q"
+			ranked="SELECT id FROM curve_docs ORDER BY body <=> :q LIMIT 10"
+		fi
+		log "$n documents: $kind build"
+		"${P[@]}" -c "CHECKPOINT"
+		t0=$(now)
+		workers=$("${P[@]}" -c "SET maintenance_work_mem = '$mwm'; SET client_min_messages = debug1; CREATE INDEX curve_idx ON curve_docs $def" 2>&1 |
+			sed -n 's/.*in [0-9]* ranges, \([0-9]*\) of [0-9]* parallel workers launched.*/\1/p')
+		t1=$(now)
+		build=$(echo "$t0 $t1" | awk '{ printf "%.0f", $2 - $1 }')
+		mb=$("${P[@]}" -Atc "SELECT round(pg_relation_size('curve_idx') / 1048576.0)")
+		line="| $n | $kind | $build | ${workers:-0} | $mb |"
+		for c in $clients; do
+			read -r tps p50 p99 < <(cell "$count" "$c")
+			log "$n $kind count $c clients: $tps tps, p50 $p50, p99 $p99"
+			line="$line $tps ($p50 / $p99) |"
+		done
+		for c in $clients; do
+			if [ -n "$ranked" ]; then
+				read -r tps p50 p99 < <(cell "$ranked" "$c")
+				log "$n $kind ranked $c clients: $tps tps, p50 $p50, p99 $p99"
+				line="$line $tps ($p50 / $p99) |"
+			else
+				line="$line |"
+			fi
+		done
+		echo "$line"
+		"${P[@]}" -c "DROP INDEX curve_idx"
+	done
+done
+"${P[@]}" -c "DROP TABLE curve_docs, curve_q"
