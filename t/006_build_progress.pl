@@ -23,39 +23,46 @@ $node->safe_psql('postgres', q{
 	ANALYZE t;
 });
 
-my $builder = $node->background_psql('postgres');
-$builder->query_until(qr/started/, q{
-	SET maintenance_work_mem = '1MB';
-	\echo started
-	CREATE INDEX t_idx ON t USING gpuidx (body);
-	\echo built
-});
-
-# sample the view until the build is over
-my %phases;
-my ($max_blocks, $max_tuples, $total_blocks) = (0, 0, 0);
-my $deadline = time() + 300;
-while (time() < $deadline)
+# start a build in a second session and sample the view until it is over:
+# the phases seen, the most blocks and rows counted, the blocks in all
+sub watch_build
 {
-	my $row = $node->safe_psql('postgres', q{
-		SELECT phase || '|' || blocks_total || '|' || blocks_done || '|' || tuples_done
-		FROM pg_stat_progress_create_index WHERE command = 'CREATE INDEX'});
-	if ($row eq '')
+	my ($settings) = @_;
+	my $builder = $node->background_psql('postgres');
+	$builder->query_until(qr/started/, qq{
+		$settings
+		\\echo started
+		CREATE INDEX t_idx ON t USING gpuidx (body);
+		\\echo built
+	});
+	my %phases;
+	my ($max_blocks, $max_tuples, $total_blocks) = (0, 0, 0);
+	my $deadline = time() + 300;
+	while (time() < $deadline)
 	{
-		last if $node->safe_psql('postgres',
-			q{SELECT count(*) FROM pg_class WHERE relname = 't_idx'}) eq '1';
+		my $row = $node->safe_psql('postgres', q{
+			SELECT phase || '|' || blocks_total || '|' || blocks_done || '|' || tuples_done
+			FROM pg_stat_progress_create_index WHERE command = 'CREATE INDEX'});
+		if ($row eq '')
+		{
+			last if $node->safe_psql('postgres',
+				q{SELECT count(*) FROM pg_class WHERE relname = 't_idx'}) eq '1';
+			usleep(5_000);
+			next;
+		}
+		my ($phase, $bt, $bd, $td) = split /\|/, $row;
+		$phases{$phase}++;
+		$total_blocks = $bt if $bt > $total_blocks;
+		$max_blocks = $bd if $bd > $max_blocks;
+		$max_tuples = $td if $td > $max_tuples;
 		usleep(5_000);
-		next;
 	}
-	my ($phase, $bt, $bd, $td) = split /\|/, $row;
-	$phases{$phase}++;
-	$total_blocks = $bt if $bt > $total_blocks;
-	$max_blocks = $bd if $bd > $max_blocks;
-	$max_tuples = $td if $td > $max_tuples;
-	usleep(5_000);
+	$builder->quit;
+	return (\%phases, $max_blocks, $max_tuples, $total_blocks);
 }
-$builder->quit;
 
+my ($phases, $max_blocks, $max_tuples, $total_blocks) = watch_build(q{SET maintenance_work_mem = '1MB';});
+my %phases = %$phases;
 note 'phases seen: ' . join(', ', map { "$_ ($phases{$_})" } sort keys %phases);
 ok($phases{'building index: scanning table'}, 'the scan phase is reported by name');
 cmp_ok($max_blocks, '>', 0, "blocks done counted during the scan ($max_blocks of $total_blocks)");
@@ -74,38 +81,11 @@ is($node->safe_psql('postgres', q{SELECT (gpuidx_index_stats('t_idx')).build_run
 my $serial_bytes = $node->safe_psql('postgres', q{SELECT (gpuidx_index_stats('t_idx')).total_bytes});
 $node->safe_psql('postgres', q{DROP INDEX t_idx; ALTER TABLE t SET (parallel_workers = 2)});
 my $log_offset = -s $node->logfile;
-$builder = $node->background_psql('postgres');
-$builder->query_until(qr/started/, q{
+($phases, $max_blocks, $max_tuples, $total_blocks) = watch_build(q{
 	SET maintenance_work_mem = '1MB';
 	SET max_parallel_maintenance_workers = 2;
-	SET log_min_messages = debug1;
-	\echo started
-	CREATE INDEX t_idx ON t USING gpuidx (body);
-	\echo built
-});
-%phases = ();
-($max_blocks, $max_tuples, $total_blocks) = (0, 0, 0);
-$deadline = time() + 300;
-while (time() < $deadline)
-{
-	my $row = $node->safe_psql('postgres', q{
-		SELECT phase || '|' || blocks_total || '|' || blocks_done || '|' || tuples_done
-		FROM pg_stat_progress_create_index WHERE command = 'CREATE INDEX'});
-	if ($row eq '')
-	{
-		last if $node->safe_psql('postgres',
-			q{SELECT count(*) FROM pg_class WHERE relname = 't_idx'}) eq '1';
-		usleep(5_000);
-		next;
-	}
-	my ($phase, $bt, $bd, $td) = split /\|/, $row;
-	$phases{$phase}++;
-	$total_blocks = $bt if $bt > $total_blocks;
-	$max_blocks = $bd if $bd > $max_blocks;
-	$max_tuples = $td if $td > $max_tuples;
-	usleep(5_000);
-}
-$builder->quit;
+	SET log_min_messages = debug1;});
+%phases = %$phases;
 note 'parallel build, phases seen: ' . join(', ', map { "$_ ($phases{$_})" } sort keys %phases);
 ok($node->log_contains(qr/building index "t_idx" in 3 ranges, 2 of 2 parallel workers launched/, $log_offset),
 	'the build ran with two workers');

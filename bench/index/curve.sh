@@ -19,11 +19,10 @@
 #   ranked  gpuidx: ORDER BY body <=> $1 LIMIT 10
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
-host=${PGHOST:-/tmp}; port=${PGPORT:-5432}; db=${PGDATABASE:-postgres}
-while getopts h:p:d: o; do
-	case $o in h) host=$OPTARG ;; p) port=$OPTARG ;; d) db=$OPTARG ;; *) exit 2 ;; esac
-done
-shift $((OPTIND - 1))
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
+parse_conn "$@"
+shift "$conn_shift"
 data=${1:?DATA: corpus folder with docs.tsv and queries.tsv}
 sizes=${SIZES:-7316650 25000000 50000000 100000000}
 gin_sizes=${GIN_SIZES:-${sizes%% *}}
@@ -31,7 +30,6 @@ secs=${TIME:-10}
 clients=${CLIENTS:-1 32}
 nq=${NQ:-200}
 mwm=${MWM:-1GB}
-here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 P=(psql -X -q -v ON_ERROR_STOP=1 -h "$host" -p "$port" -d "$db")
@@ -51,18 +49,9 @@ echo
 "${P[@]}" -c "DROP TABLE IF EXISTS curve_q; CREATE TABLE curve_q (n int PRIMARY KEY, q text)"
 head -n "$nq" "$data/queries.tsv" | "${P[@]}" -c "\\copy curve_q FROM pstdin WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01')"
 
-cell() {	# statement clients -> "tps p50 p99"
-	local stmt=$1 c=$2 r tps
-	printf '\\set n random(1, %s)\nSELECT q FROM curve_q WHERE n = :n \\gset\n%s;\n' "$nq" "$stmt" > "$work/s.sql"
-	rm -f "$work"/log.*
-	r=$(cd "$work" && pgbench -n -M prepared -c "$c" -j "$(( c < $(nproc) ? c : $(nproc) ))" -T "$secs" --random-seed=1 \
-		--log --log-prefix=log -f "$work/s.sql" -h "$host" -p "$port" "$db" 2>&1) || { echo "$r" >&2; echo "- - -"; return; }
-	tps=$(echo "$r" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-	cat "$work"/log.* | awk '{ print $3 }' | sort -n | awk -v tps="${tps:-0}" '
-		{ v[NR] = $1 }
-		END { printf (tps < 100 ? "%.1f" : "%.0f"), tps
-		      if (NR == 0) { print " - -"; exit }
-		      printf " %.2f %.2f\n", v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000 }'
+cell() {	# statement clients -> "tps p50 p99 transactions failed"
+	printf '\\set n random(1, %s)\nSELECT q FROM curve_q WHERE n = :n \\gset\n%s;\n' "$nq" "$1" > "$work/s.sql"
+	pgbench_cell "$work" "$work/s.sql" "$2" "$secs" -h "$host" -p "$port" "$db"
 }
 
 header="| documents | index | build s | workers | size MB |"
@@ -74,11 +63,7 @@ echo "$sep"
 for n in $sizes; do
 	log "$n documents: loading"
 	"${P[@]}" -c "DROP TABLE IF EXISTS curve_docs; CREATE TABLE curve_docs (id bigint, body text) WITH (autovacuum_enabled = off)"
-	if [ "$n" -le "$corpus_rows" ]; then
-		head -n "$n" "$data/docs.tsv"
-	else
-		GPUIDX_DATA=$(dirname "$data") bash "$here/../../scripts/data/scale" "$(basename "$data")" "$n"
-	fi | "${P[@]}" -c "\\copy curve_docs FROM pstdin WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01')"
+	load_docs "$data" "$n" curve_docs "${P[@]}"
 	"${P[@]}" -c "VACUUM ANALYZE curve_docs"
 	for kind in gpuidx gin; do
 		if [ $kind = gin ]; then
@@ -101,13 +86,13 @@ for n in $sizes; do
 		mb=$("${P[@]}" -Atc "SELECT round(pg_relation_size('curve_idx') / 1048576.0)")
 		line="| $n | $kind | $build | ${workers:-0} | $mb |"
 		for c in $clients; do
-			read -r tps p50 p99 < <(cell "$count" "$c")
+			read -r tps p50 p99 _ < <(cell "$count" "$c")
 			log "$n $kind count $c clients: $tps tps, p50 $p50, p99 $p99"
 			line="$line $tps ($p50 / $p99) |"
 		done
 		for c in $clients; do
 			if [ -n "$ranked" ]; then
-				read -r tps p50 p99 < <(cell "$ranked" "$c")
+				read -r tps p50 p99 _ < <(cell "$ranked" "$c")
 				log "$n $kind ranked $c clients: $tps tps, p50 $p50, p99 $p99"
 				line="$line $tps ($p50 / $p99) |"
 			else

@@ -18,7 +18,6 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 dir=/tmp/gpuidx-index-device
 mode=${1:-follow}
-running() { [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2> /dev/null; }
 
 if [ "$mode" = run ]; then
 	pack=$PWD/bench/build/tsquery
@@ -50,22 +49,5 @@ CONF
 	exit 0
 fi
 
-trap 'if running; then echo "== STILL RUNNING"; else echo "== FINISHED"; fi' EXIT
-if [ "$mode" = start ]; then
-	if running; then
-		echo "a run is in progress (pid $(cat "$dir/pid")): follow it, or end it first"
-		exit 1
-	fi
-	rm -rf "$dir" && mkdir -p "$dir"
-	setsid nohup bash bench/index/device.sh run > "$dir/run.log" 2>&1 < /dev/null &
-	echo $! > "$dir/pid"
-	sleep 2
-elif [ "$mode" != follow ]; then
-	echo "usage: device.sh start|follow" >&2
-	exit 2
-fi
-end=$((SECONDS + ${WAIT:-540}))
-while [ $SECONDS -lt $end ] && running; do sleep 5; done
-cat "$dir/run.log"
-[ -n "${OUT:-}" ] && cp "$dir"/*.md "$dir"/*.log "$dir"/*.txt "$OUT"/ 2> /dev/null
-exit 0
+self=bench/index/device.sh
+. bench/worker/device_follow.sh

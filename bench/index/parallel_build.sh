@@ -15,16 +15,14 @@
 # the serial build's (pageinspect; each page past its LSN and checksum).
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
-host=${PGHOST:-/tmp}; port=${PGPORT:-5432}; db=${PGDATABASE:-postgres}
-while getopts h:p:d: o; do
-	case $o in h) host=$OPTARG ;; p) port=$OPTARG ;; d) db=$OPTARG ;; *) exit 2 ;; esac
-done
-shift $((OPTIND - 1))
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
+parse_conn "$@"
+shift "$conn_shift"
 data=${1:?DATA: corpus folder with docs.tsv}
 rows=${2:-0}
 workers=${WORKERS:-0 1 2}
 mwm=${MWM:-1GB}
-here=$(cd "$(dirname "$0")" && pwd)
 P=(psql -X -q -v ON_ERROR_STOP=1 -h "$host" -p "$port" -d "$db")
 log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
 now() { date +%s.%N; }
@@ -37,11 +35,7 @@ tag="$data $rows"
 if [ "$("${P[@]}" -Atc "SELECT tag FROM pb_tag")" != "$tag" ]; then
 	log "loading $rows rows"
 	"${P[@]}" -c "DROP TABLE IF EXISTS pb_docs; CREATE TABLE pb_docs (id bigint, body text) WITH (autovacuum_enabled = off)"
-	if [ "$rows" -le "$corpus_rows" ]; then
-		head -n "$rows" "$data/docs.tsv"
-	else
-		GPUIDX_DATA=$(dirname "$data") bash "$here/../../scripts/data/scale" "$(basename "$data")" "$rows"
-	fi | "${P[@]}" -c "\\copy pb_docs FROM pstdin WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01')"
+	load_docs "$data" "$rows" pb_docs "${P[@]}"
 	"${P[@]}" -c "VACUUM ANALYZE pb_docs"
 	"${P[@]}" -c "TRUNCATE pb_tag; INSERT INTO pb_tag VALUES ('$tag')"
 fi

@@ -44,6 +44,7 @@ nq=${NQ:-200}
 default_options=", fetch_size '10', options '-c jit=off'"
 fdw_options=${FDW_OPTIONS-$default_options}
 bin=$(pg_config --bindir)
+. "$(dirname "$0")/../lib.sh"
 names=(single coord shard1 shard2 shard3)
 log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
 as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -c "$*"; else sh -c "$*"; fi; }
@@ -213,20 +214,10 @@ mean=$(awk -F'|' '{ s += $2 } END { printf "%.0f", s / NR }' "$work/tmp/check.al
 
 # one pgbench cell: shape target clients -> "tps p50_ms p99_ms transactions failed"
 cell() {
-	local shape=$1 t=$2 c=$3 r tps fail script=$work/tmp/$1.$2.sql
+	local script=$work/tmp/$1.$2.sql
 	printf '\\set n random(1, %s)\nSELECT q FROM queries WHERE qid = :n \\gset\n%s;\n' "$nq" \
-		"$(stmt "$shape" "$t" | sed 's/\$1/:q/g')" > "$script"
-	rm -f "$work"/tmp/log.*
-	r=$(cd "$work/tmp" && pgbench -n -M prepared -c "$c" -j "$c" -T "$secs" --random-seed=1 \
-		--log --log-prefix=log -f "$script" -h /tmp -p "$(port_of "$(node_of "$t")")" -U postgres postgres 2>&1) \
-		|| { echo "$r" >&2; return 1; }
-	tps=$(echo "$r" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-	fail=$(echo "$r" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
-	cat "$work"/tmp/log.* | awk '{ print $3 }' | sort -n | awk -v tps="${tps:-0}" -v fail="${fail:-0}" '
-		{ v[NR] = $1 }
-		END { if (NR == 0) { print tps, "-", "-", 0, fail; exit }
-		      printf (tps < 100 ? "%.1f" : "%.0f"), tps
-		      printf " %.2f %.2f %d %s\n", v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000, NR, fail }'
+		"$(stmt "$1" "$2" | sed 's/\$1/:q/g')" > "$script"
+	pgbench_cell "$work/tmp" "$script" "$3" "$secs" -h /tmp -p "$(port_of "$(node_of "$2")")" -U postgres postgres
 }
 
 echo

@@ -1,4 +1,5 @@
-# Sourced by the device scripts (device_defaults.sh, bench/tsquery/device.sh),
+# Sourced by the device scripts (device_defaults.sh, bench/tsquery/device.sh,
+# bench/index/device.sh),
 # from the tree's top, with $pack (holding pg.tar.xz), $w (a working folder,
 # made anew) and $out (logs) set: the bundled PostgreSQL in /opt/pgb, gpuidx
 # built and installed into it, bench/ copied to $w/bench, and a cluster with
