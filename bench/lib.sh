@@ -31,7 +31,7 @@ pgbench_cell() {
 		{ v[NR] = $1 }
 		END { if (NR == 0) { print tps, "-", "-", 0, fail; exit }
 		      printf (tps < 100 ? "%.1f" : "%.0f"), tps
-		      printf " %.2f %.2f %d %s\n", v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000, NR, fail }'
+		      printf " %.3f %.3f %d %s\n", v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000, NR, fail }'
 }
 
 # The first ROWS lines of DATA/docs.tsv, or DATA scaled to ROWS documents by

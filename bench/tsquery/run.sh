@@ -43,6 +43,7 @@ shapes=${SHAPES:-count limit}
 nq=${NQ:-200}
 mwm=${MAINTENANCE_WORK_MEM:-256MB}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 P=(psql -X -q -v ON_ERROR_STOP=1 -h "$host" -p "$port" -d "$db")
@@ -126,19 +127,7 @@ SQL
 
 # one pgbench cell: script clients [PGOPTIONS] -> "tps p50_ms p99_ms transactions failed"
 cell() {
-	local script=$1 c=$2 j r tps fail
-	j=$(( c < $(nproc) ? c : $(nproc) ))
-	rm -f "$work"/log.*
-	r=$(cd "$work" && PGOPTIONS="${3:-}" pgbench -n -M prepared -c "$c" -j "$j" -T "$secs" --random-seed=1 \
-		--log --log-prefix=log -f "$script" -h "$host" -p "$port" "$db" 2>&1) || { echo "$r" >&2; return 1; }
-	tps=$(echo "$r" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-	fail=$(echo "$r" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
-	# column 3 of pgbench's log: the transaction's latency in microseconds
-	cat "$work"/log.* | awk '{ print $3 }' | sort -n | awk -v tps="${tps:-0}" -v fail="${fail:-0}" '
-		{ v[NR] = $1 }
-		END { if (NR == 0) { print tps, "-", "-", 0, fail; exit }
-		      printf (tps < 100 ? "%.1f" : "%.0f"), tps
-		      printf " %.3f %.3f %d %s\n", v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000, NR, fail }'
+	PGOPTIONS="${3:-}" pgbench_cell "$work" "$1" "$2" "$secs" -h "$host" -p "$port" "$db"
 }
 
 results=()
