@@ -103,7 +103,29 @@ COMMIT;
 SELECT indcheckxmin FROM pg_index WHERE indexrelid = 'bp_hot_idx'::regclass;
 SELECT build_runs, docs FROM gpuidx_index_stats('bp_hot_idx');
 
-DROP TABLE bp, bp_tiny, bp_hot;
+-- VACUUM FULL and CLUSTER rebuild the index in parallel too, into the new heap
+CREATE TABLE bp_full (id int PRIMARY KEY, body text) WITH (parallel_workers = 3, autovacuum_enabled = off);
+INSERT INTO bp_full SELECT g, 'row u' || g || ' tag' || (g % 13) FROM generate_series(1, 30000) g;
+DELETE FROM bp_full WHERE id % 3 = 0;
+SET max_parallel_maintenance_workers = 3;
+CREATE INDEX bp_full_idx ON bp_full USING gpuidx (body);
+VACUUM FULL bp_full;
+SELECT build_runs, docs FROM gpuidx_index_stats('bp_full_idx');
+CLUSTER bp_full USING bp_full_pkey;
+SELECT build_runs, docs FROM gpuidx_index_stats('bp_full_idx');
+RESET max_parallel_maintenance_workers;
+SELECT gpuidx_verify('bp_full_idx') LIKE '%is sound%20000 rows%' AS sound;
+SELECT count(*) FROM bp_full WHERE body @@& 'tag3';
+-- the same from the table alone
+SET gpuidx.enable_customscan = off;
+SET enable_bitmapscan = off;
+SET enable_indexscan = off;
+SELECT count(*) FROM bp_full WHERE body @@& 'tag3';
+RESET gpuidx.enable_customscan;
+RESET enable_bitmapscan;
+RESET enable_indexscan;
+
+DROP TABLE bp, bp_tiny, bp_hot, bp_full;
 DROP FUNCTION bp_same(regclass, regclass);
 DROP FUNCTION bp_pages_differ(regclass, regclass);
 DROP EXTENSION pageinspect;
