@@ -505,14 +505,14 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	/* new storage: nothing cached under its relfilenode is this index's */
 	gpx_cache_forget_index(index->rd_node);
 	gpx_seg_forget_cached();
-	gpx_check_config_option(index);
-	record_config_dependency(index, gpx_build_config(index));
-
-	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx build", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(buildcxt);
 	memset(&bs, 0, sizeof(bs));
 	bs.kind = gpx_kind_of(index);
 	bs.config = gpx_build_config(index);
+	gpx_check_config_option(index);
+	record_config_dependency(index, bs.config);
+
+	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx build", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(buildcxt);
 	bs.tmpcxt = AllocSetContextCreate(buildcxt, "gpuidx build document", ALLOCSET_DEFAULT_SIZES);
 
 	/*

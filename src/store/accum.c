@@ -775,6 +775,32 @@ close_source(Source *s)
 	}
 }
 
+/*
+ * Runs first .. first + n - 1 merged into a new run (share: frozen for the
+ * leader of a parallel build); the inputs are closed.
+ */
+static LogicalTape *
+merge_to_run(GpxAccum *a, uint32 first, int n, TapeShare *share)
+{
+	Source	   *src = palloc(n * sizeof(Source));
+	RunWriter  *w = palloc(sizeof(RunWriter));
+	LogicalTape *tape;
+
+	for (int k = 0; k < n; k++)
+		open_tape_source(&src[k], a->runs[first + k], k, a->bases[first + k]);
+	w->tape = new_tape(a);
+	w->len = 0;
+	merge_sources(a, src, n, w, NULL);
+	rw_finish(w, share);
+	for (int k = 0; k < n; k++)
+		close_source(&src[k]);
+	tape = w->tape;
+	a->spilled++;
+	pfree(w);
+	pfree(src);
+	return tape;
+}
+
 /* merge consecutive runs until the rest fit one merge */
 static void
 reduce_runs(GpxAccum *a, int fanin)
@@ -786,8 +812,6 @@ reduce_runs(GpxAccum *a, int fanin)
 		for (uint32 i = 0; i < a->nruns; i += fanin)
 		{
 			int			n = (int) Min((uint32) fanin, a->nruns - i);
-			Source	   *src;
-			RunWriter  *w;
 
 			if (n == 1)
 			{
@@ -795,21 +819,8 @@ reduce_runs(GpxAccum *a, int fanin)
 				a->runs[nout++] = a->runs[i];
 				continue;
 			}
-			src = palloc(n * sizeof(Source));
-			for (int k = 0; k < n; k++)
-				open_tape_source(&src[k], a->runs[i + k], k, a->bases[i + k]);
-			w = palloc(sizeof(RunWriter));
-			w->tape = new_tape(a);
-			w->len = 0;
-			merge_sources(a, src, n, w, NULL);
-			rw_finish(w, NULL);
-			for (int k = 0; k < n; k++)
-				close_source(&src[k]);
-			a->bases[nout] = 0;
-			a->runs[nout++] = w->tape;
-			a->spilled++;
-			pfree(w);
-			pfree(src);
+			a->runs[nout] = merge_to_run(a, i, n, NULL);
+			a->bases[nout++] = 0;
 		}
 		a->nruns = nout;
 	}
@@ -896,34 +907,19 @@ void
 gpx_accum_export(GpxAccum *a, TapeShare *share)
 {
 	MemoryContext old = MemoryContextSwitchTo(a->parent);
-	Source	   *src;
-	RunWriter  *w;
 
 	Assert(a->fileset != NULL && a->fileno >= 0);
 	if (a->nruns == 0)
-	{
 		(void) write_entries(a, share);
-		MemoryContextSwitchTo(old);
-		return;
+	else
+	{
+		if (a->nentries > 0)
+			spill(a);
+		drop_table(a);
+		reduce_runs(a, merge_fanin(a));
+		(void) merge_to_run(a, 0, (int) a->nruns, share);
+		a->nruns = 0;
 	}
-	if (a->nentries > 0)
-		spill(a);
-	drop_table(a);
-	reduce_runs(a, merge_fanin(a));
-	src = palloc0(a->nruns * sizeof(Source));
-	for (uint32 i = 0; i < a->nruns; i++)
-		open_tape_source(&src[i], a->runs[i], i, a->bases[i]);
-	w = palloc(sizeof(RunWriter));
-	w->tape = new_tape(a);
-	w->len = 0;
-	merge_sources(a, src, (int) a->nruns, w, NULL);
-	rw_finish(w, share);
-	for (uint32 i = 0; i < a->nruns; i++)
-		close_source(&src[i]);
-	a->spilled++;
-	a->nruns = 0;
-	pfree(w);
-	pfree(src);
 	MemoryContextSwitchTo(old);
 }
 
