@@ -24,18 +24,12 @@ use File::Basename qw(dirname);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use GpxLoad;
 use Time::HiRes qw(time);
 
-my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
-my $docs_file = "$data/gcide/docs.tsv";
-my $queries_file = "$data/gcide/queries.tsv";
-if (!-r $docs_file || !-r $queries_file)
-{
-	BAIL_OUT("corpus gcide not found under $data, and GPUIDX_REQUIRE_CORPUS is set")
-	  if ($ENV{GPUIDX_REQUIRE_CORPUS} // '') eq '1';
-	diag("NOTICE: corpus 'gcide' not found under $data: run scripts/data/fetch gcide");
-	plan skip_all => "corpus gcide not available under $data";
-}
+my ($docs_file, $queries_file) = corpus_files('gcide');
 my $reference = dirname(__FILE__) . '/../test/rank_reference.sql';
 open(my $fh, '<', $reference) or die "cannot read $reference: $!";
 my $reference_sql = do { local $/; <$fh> };

@@ -15,17 +15,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use GpxLoad;
 
-my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
-my $docs_file = "$data/gcide/docs.tsv";
-my $queries_file = "$data/gcide/queries.tsv";
-if (!-r $docs_file || !-r $queries_file)
-{
-	BAIL_OUT("corpus gcide not found under $data, and GPUIDX_REQUIRE_CORPUS is set")
-	  if ($ENV{GPUIDX_REQUIRE_CORPUS} // '') eq '1';
-	diag("NOTICE: corpus 'gcide' not found under $data: run scripts/data/fetch gcide");
-	plan skip_all => "corpus gcide not available under $data";
-}
+my ($docs_file, $queries_file) = corpus_files('gcide');
 my $ndocs = $ENV{GPUIDX_SHARD_DOCS} // 2000;
 
 my @shards;
