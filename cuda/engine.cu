@@ -1522,11 +1522,14 @@ struct rank_plan
 	rank_ref	doclens;
 	uint32_t	ndocs;
 	uint32_t	nchunks;
+	uint32_t	nslots;			/* its accumulator table (rank_table_size) */
+	uint32_t	hash_shift;		/* 0: the table is dense, a slot per doc */
 	uint64_t	footprint;		/* device bytes it needs in a chunk */
 	/* places in the chunk's arrays, set by run_rank_chunk */
-	uint64_t	out_base;		/* its k slots among the chunk's outputs */
+	uint64_t	out_base;		/* its k places among the chunk's outputs */
 	uint64_t	acc_offset;
 	uint64_t	count_offset;
+	uint64_t	keys_offset;
 };
 
 /* the ranked path's planning arrays, kept between batches as plan_space's are */
@@ -1539,7 +1542,7 @@ struct rank_space
 	std::vector<uint32_t> pass_jobs;
 	std::vector<uint64_t> pass_prefix;
 	std::vector<rank_pass> passes;
-	std::vector<uint64_t> doc_prefix;
+	std::vector<uint64_t> slot_prefix;
 	std::vector<copy_piece> pieces;
 	std::vector<uint32_t> order;
 };
@@ -1586,11 +1589,39 @@ rank_inline(const void *bytes, uint64_t len)
 	return r;
 }
 
+/*
+ * The accumulator table of a query with 'postings' postings in a segment of
+ * ndocs (rank_ops.cuh): hashed, with the power of two of slots at or above
+ * twice the postings (at most half full, so probes stay short), unless
+ * a slot per doc takes no more room (13 bytes a hashed slot, 9 a dense
+ * one).  Either way its size, zeroing and sweeps follow the postings: a
+ * query of a few lists in a large segment no longer pays for the segment.
+ */
+static void
+rank_table_size(uint64_t postings, uint32_t ndocs, uint32_t *nslots, uint32_t *hash_shift)
+{
+	uint32_t	log2_slots = 6;
+
+	while (log2_slots < 32 && (UINT64_C(1) << log2_slots) < 2 * postings)
+		log2_slots++;
+	if (log2_slots >= 32 || (UINT64_C(1) << log2_slots) * 13 >= (uint64_t) ndocs * 9)
+	{
+		*nslots = ndocs;
+		*hash_shift = 0;
+	}
+	else
+	{
+		*nslots = 1u << log2_slots;
+		*hash_shift = 32 - log2_slots;
+	}
+}
+
 /* device bytes a ranked query needs besides what it stages */
 static uint64_t
-rank_scratch_bytes(uint32_t ndocs, uint32_t k, uint32_t nterms)
+rank_scratch_bytes(uint32_t nslots, bool hashed, uint32_t k, uint32_t nterms)
 {
-	return ALIGN_UP((uint64_t) ndocs * sizeof(double)) + ALIGN_UP(ndocs) + RANK_BINS * sizeof(uint32_t) +
+	return ALIGN_UP((uint64_t) nslots * sizeof(double)) + ALIGN_UP(nslots) +
+		(hashed ? ALIGN_UP((uint64_t) nslots * sizeof(uint32_t)) : 0) + RANK_BINS * sizeof(uint32_t) +
 		sizeof(rank_select) + (uint64_t) k * (sizeof(uint32_t) + sizeof(double)) + sizeof(rank_job) +
 		(uint64_t) nterms * (sizeof(rank_term_desc) + sizeof(uint32_t) + sizeof(uint64_t)) +
 		sizeof(uint64_t);
@@ -1693,7 +1724,14 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 		}
 		rs->terms.push_back(tp);
 	}
-	p->footprint = rank_scratch_bytes(p->ndocs, q->k, q->nterms);
+	{
+		uint64_t	postings = 0;
+
+		for (uint32_t t = 0; t < q->nterms; t++)
+			postings += rs->terms[p->first_term + t].rel.count;
+		rank_table_size(postings, p->ndocs, &p->nslots, &p->hash_shift);
+	}
+	p->footprint = rank_scratch_bytes(p->nslots, p->hash_shift != 0, q->k, q->nterms);
 	if (p->doclens.src != NULL)
 		p->footprint += ALIGN_UP(p->doclens.len);
 	for (uint32_t t = 0; t < q->nterms; t++)
@@ -1733,14 +1771,14 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	uint32_t	max_terms = 0;
 	uint64_t	stage = 0,
 				outs = 0,
-				doc_items = 0;
+				slot_items = 0;
 	layout		dev,
 				host;
 	uint64_t	at_jobs,
 				at_descs,
 				at_pass_jobs,
 				at_pass_prefix,
-				at_doc_prefix,
+				at_slot_prefix,
 				at_stage,
 				upload_end,
 				at_bad,
@@ -1771,7 +1809,7 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		p.out_base = outs;
 		outs += queries[p.qi].k;
 		max_terms = std::max(max_terms, p.nterms);
-		doc_items += (p.ndocs + RANK_DOC_CHUNK - 1) / RANK_DOC_CHUNK;
+		slot_items += (p.nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK;
 	}
 
 	/* the term passes: pass j takes term j of every query that has one */
@@ -1797,21 +1835,21 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		pass.njobs = (uint32_t) (rs->pass_prefix.size() - 1 - (uintptr_t) pass.prefix);
 		pass.items = items;
 	}
-	rs->doc_prefix.assign(1, 0);
+	rs->slot_prefix.assign(1, 0);
 	for (uint32_t i = 0; i < np; i++)
-		rs->doc_prefix.push_back(rs->doc_prefix.back() + (plans[i].ndocs + RANK_DOC_CHUNK - 1) / RANK_DOC_CHUNK);
+		rs->slot_prefix.push_back(rs->slot_prefix.back() + (plans[i].nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK);
 
 	/*
-	 * device: [jobs | descs | pass jobs | pass prefixes | doc prefix | staged] (uploaded)
+	 * device: [jobs | descs | pass jobs | pass prefixes | slot prefix | staged] (uploaded)
 	 *         [bad | selections | out docs | out scores] (zeroed, copied back)
-	 *         [histograms | sums | counts] (zeroed)
+	 *         [histograms | each query's table: sums, counts, keys] (zeroed)
 	 * pinned: the uploaded part, then the part copied back
 	 */
 	at_jobs = dev.take((uint64_t) np * sizeof(rank_job));
 	at_descs = dev.take(rs->terms.size() * sizeof(rank_term_desc));
 	at_pass_jobs = dev.take(rs->pass_jobs.size() * sizeof(uint32_t));
 	at_pass_prefix = dev.take(rs->pass_prefix.size() * sizeof(uint64_t));
-	at_doc_prefix = dev.take(rs->doc_prefix.size() * sizeof(uint64_t));
+	at_slot_prefix = dev.take(rs->slot_prefix.size() * sizeof(uint64_t));
 	at_stage = dev.take(stage);
 	upload_end = dev.used;
 	at_bad = dev.take(sizeof(int32_t));
@@ -1822,8 +1860,9 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	at_hist = dev.take((uint64_t) np * RANK_BINS * sizeof(uint32_t));
 	for (uint32_t i = 0; i < np; i++)
 	{
-		plans[i].acc_offset = dev.take((uint64_t) plans[i].ndocs * sizeof(double));
-		plans[i].count_offset = dev.take(plans[i].ndocs);
+		plans[i].acc_offset = dev.take((uint64_t) plans[i].nslots * sizeof(double));
+		plans[i].count_offset = dev.take(plans[i].nslots);
+		plans[i].keys_offset = plans[i].hash_shift != 0 ? dev.take((uint64_t) plans[i].nslots * sizeof(uint32_t)) : 0;
 	}
 	host.used = upload_end;
 	host_return = host.take(return_end - at_bad);
@@ -1861,6 +1900,9 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 			job.avgdl = q->avgdl;
 			job.acc = (double *) (e->scratch + p.acc_offset);
 			job.count = e->scratch + p.count_offset;
+			job.keys = p.hash_shift != 0 ? (uint32_t *) (e->scratch + p.keys_offset) : NULL;
+			job.nslots = p.nslots;
+			job.hash_shift = p.hash_shift;
 			job.hist = (uint32_t *) (e->scratch + at_hist) + (uint64_t) i * RANK_BINS;
 			job.sel = (rank_select *) (e->scratch + at_sel) + i;
 			job.out_docs = (uint32_t *) (e->scratch + at_out_docs) + p.out_base;
@@ -1887,7 +1929,7 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	memcpy(e->pinned + at_descs, rs->descs.data(), rs->descs.size() * sizeof(rank_term_desc));
 	memcpy(e->pinned + at_pass_jobs, rs->pass_jobs.data(), rs->pass_jobs.size() * sizeof(uint32_t));
 	memcpy(e->pinned + at_pass_prefix, rs->pass_prefix.data(), rs->pass_prefix.size() * sizeof(uint64_t));
-	memcpy(e->pinned + at_doc_prefix, rs->doc_prefix.data(), rs->doc_prefix.size() * sizeof(uint64_t));
+	memcpy(e->pinned + at_slot_prefix, rs->slot_prefix.data(), rs->slot_prefix.size() * sizeof(uint64_t));
 	for (rank_pass &pass : rs->passes)
 	{
 		pass.jobs = (const uint32_t *) (e->scratch + at_pass_jobs) + (uintptr_t) pass.jobs;
@@ -1896,8 +1938,8 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	l.jobs = (const rank_job *) (e->scratch + at_jobs);
 	l.njobs = np;
 	l.terms = (const rank_term_desc *) (e->scratch + at_descs);
-	l.doc_prefix = (const uint64_t *) (e->scratch + at_doc_prefix);
-	l.doc_items = doc_items;
+	l.slot_prefix = (const uint64_t *) (e->scratch + at_slot_prefix);
+	l.slot_items = slot_items;
 	l.bad = (int32_t *) (e->scratch + at_bad);
 
 	/* the device: every launch serves all the chunk's queries; one synchronization */

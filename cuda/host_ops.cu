@@ -303,29 +303,29 @@ host_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cuda
 	return cudaSuccess;
 }
 
-/* launch_rank_hist: each item's docs counted straight into its query's histogram */
+/* launch_rank_hist: each item's slots counted straight into its query's histogram */
 static cudaError_t
 host_rank_hist(const rank_launch *l, uint32_t pass, unsigned max_ctas, cudaStream_t stream)
 {
 	(void) max_ctas;
 	(void) stream;
-	for (uint64_t item = 0; item < l->doc_items; item++)
+	for (uint64_t item = 0; item < l->slot_items; item++)
 	{
 		uint32_t	j,
-					d0,
-					d1;
+					s0,
+					s1;
 
-		rank_doc_item(*l, item, &j, &d0, &d1);
+		rank_slot_item(*l, item, &j, &s0, &s1);
 		const rank_job &q = l->jobs[j];
 		rank_select s = *q.sel;
 
 		if (s.done)
 			continue;
-		for (uint32_t doc = d0; doc < d1; doc++)
+		for (uint32_t slot = s0; slot < s1; slot++)
 		{
 			uint32_t	digit;
 
-			if (rank_doc_digit(q, s, pass, doc, &digit))
+			if (rank_slot_digit(q, s, pass, slot, &digit))
 				q.hist[digit]++;
 		}
 	}
@@ -346,25 +346,25 @@ host_rank_collect(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
 {
 	(void) max_ctas;
 	(void) stream;
-	for (uint64_t item = 0; item < l->doc_items; item++)
+	for (uint64_t item = 0; item < l->slot_items; item++)
 	{
 		uint32_t	j,
-					d0,
-					d1;
+					s0,
+					s1;
 
-		rank_doc_item(*l, item, &j, &d0, &d1);
+		rank_slot_item(*l, item, &j, &s0, &s1);
 		const rank_job &q = l->jobs[j];
 		rank_select s = *q.sel;
 
-		for (uint32_t doc = d0; doc < d1; doc++)
-			if (rank_doc_selected(q, s, doc))
+		for (uint32_t slot = s0; slot < s1; slot++)
+			if (rank_slot_selected(q, s, slot))
 			{
-				uint32_t	slot = q.sel->taken++;
+				uint32_t	out = q.sel->taken++;
 
-				if (slot < q.k)
+				if (out < q.k)
 				{
-					q.out_docs[slot] = doc;
-					q.out_scores[slot] = q.acc[doc];
+					q.out_docs[out] = rank_slot_doc(q, slot);
+					q.out_scores[out] = q.acc[slot];
 				}
 			}
 	}

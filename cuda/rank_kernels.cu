@@ -1,6 +1,6 @@
 /*
  * rank_kernels.cu
- *	  Ranked queries on the device: term passes into dense accumulators, then
+ *	  Ranked queries on the device: term passes into accumulator tables, then
  *	  a radix select of each query's best k (rank_ops.cuh has the steps and
  *	  why the sums are the CPU's to the bit; this file must be compiled with
  *	  -fmad=false).
@@ -55,8 +55,8 @@ rank_term_kernel(rank_launch l, rank_pass p)
 }
 
 /*
- * A block per selection item (RANK_DOC_CHUNK docs of one query): the
- * item's digits counted in shared memory, then added to the query's
+ * A block per selection item (RANK_SLOT_CHUNK slots of one query's table):
+ * the item's digits counted in shared memory, then added to the query's
  * histogram.  Whether a query is done is the same for the whole block.
  */
 __global__ void __launch_bounds__(RANK_SELECT_THREADS)
@@ -64,13 +64,13 @@ rank_hist_kernel(rank_launch l, uint32_t pass)
 {
 	__shared__ uint32_t hist[RANK_BINS];
 
-	for (uint64_t item = blockIdx.x; item < l.doc_items; item += gridDim.x)
+	for (uint64_t item = blockIdx.x; item < l.slot_items; item += gridDim.x)
 	{
 		uint32_t	j,
-					d0,
-					d1;
+					s0,
+					s1;
 
-		rank_doc_item(l, item, &j, &d0, &d1);
+		rank_slot_item(l, item, &j, &s0, &s1);
 		const rank_job &q = l.jobs[j];
 		rank_select s = *q.sel;
 
@@ -83,13 +83,13 @@ rank_hist_kernel(rank_launch l, uint32_t pass)
 		 * Lanes with the same digit add once (a match): with ties, and in
 		 * the first passes (the exponent bits), most docs share a bin, and
 		 * shared atomics on one address serialize.  The loop runs whole
-		 * warps, lanes past d1 taking part without a digit.
+		 * warps, lanes past s1 taking part without a digit.
 		 */
-		for (uint32_t base = d0; base < d1; base += RANK_SELECT_THREADS)
+		for (uint32_t base = s0; base < s1; base += RANK_SELECT_THREADS)
 		{
-			uint32_t	doc = base + threadIdx.x;
+			uint32_t	slot = base + threadIdx.x;
 			uint32_t	digit = 0;
-			bool		counted = doc < d1 && rank_doc_digit(q, s, pass, doc, &digit);
+			bool		counted = slot < s1 && rank_slot_digit(q, s, pass, slot, &digit);
 			unsigned	peers = __match_any_sync(0xffffffffu, counted ? digit : 0xFFFFFFFFu);
 
 			if (counted && (unsigned) (__ffs(peers) - 1) == (threadIdx.x & 31))
@@ -157,29 +157,29 @@ rank_pick_kernel(rank_launch l, uint32_t pass)
 		q.hist[top - i] = 0;
 }
 
-/* a block per selection item: the docs at or above the threshold, each to a slot of its query's output */
+/* a block per selection item: the docs at or above the threshold, each to a place in its query's output */
 __global__ void __launch_bounds__(RANK_SELECT_THREADS)
 rank_collect_kernel(rank_launch l)
 {
-	for (uint64_t item = blockIdx.x; item < l.doc_items; item += gridDim.x)
+	for (uint64_t item = blockIdx.x; item < l.slot_items; item += gridDim.x)
 	{
 		uint32_t	j,
-					d0,
-					d1;
+					s0,
+					s1;
 
-		rank_doc_item(l, item, &j, &d0, &d1);
+		rank_slot_item(l, item, &j, &s0, &s1);
 		const rank_job &q = l.jobs[j];
 		rank_select s = *q.sel;
 
-		for (uint32_t doc = d0 + threadIdx.x; doc < d1; doc += RANK_SELECT_THREADS)
-			if (rank_doc_selected(q, s, doc))
+		for (uint32_t slot = s0 + threadIdx.x; slot < s1; slot += RANK_SELECT_THREADS)
+			if (rank_slot_selected(q, s, slot))
 			{
-				uint32_t	slot = atomicAdd(&q.sel->taken, 1u);
+				uint32_t	out = atomicAdd(&q.sel->taken, 1u);
 
-				if (slot < q.k)
+				if (out < q.k)
 				{
-					q.out_docs[slot] = doc;
-					q.out_scores[slot] = q.acc[doc];
+					q.out_docs[out] = rank_slot_doc(q, slot);
+					q.out_scores[out] = q.acc[slot];
 				}
 			}
 	}
@@ -205,9 +205,9 @@ launch_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cu
 cudaError_t
 launch_rank_hist(const rank_launch *l, uint32_t pass, unsigned max_ctas, cudaStream_t stream)
 {
-	if (l->doc_items == 0)
+	if (l->slot_items == 0)
 		return cudaSuccess;
-	rank_hist_kernel<<<grid_for(l->doc_items, 1, max_ctas), RANK_SELECT_THREADS, 0, stream>>>(*l, pass);
+	rank_hist_kernel<<<grid_for(l->slot_items, 1, max_ctas), RANK_SELECT_THREADS, 0, stream>>>(*l, pass);
 	return cudaGetLastError();
 }
 
@@ -223,8 +223,8 @@ launch_rank_pick(const rank_launch *l, uint32_t pass, cudaStream_t stream)
 cudaError_t
 launch_rank_collect(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
 {
-	if (l->doc_items == 0)
+	if (l->slot_items == 0)
 		return cudaSuccess;
-	rank_collect_kernel<<<grid_for(l->doc_items, 1, max_ctas), RANK_SELECT_THREADS, 0, stream>>>(*l);
+	rank_collect_kernel<<<grid_for(l->slot_items, 1, max_ctas), RANK_SELECT_THREADS, 0, stream>>>(*l);
 	return cudaGetLastError();
 }

@@ -2,9 +2,12 @@
  * rank_ops.cuh
  *	  The steps of ranked queries on the device (docs/RANKING.md, after Ding
  *	  et al.): a term pass adds one term's BM25 contributions into each
- *	  query's dense accumulator, then a radix select over 96-bit keys (score
+ *	  query's accumulator table, then a radix select over 96-bit keys (score
  *	  bits, then the doc id reversed) finds the k-th best doc and every doc at
- *	  or above it is collected.  The kernels (rank_kernels.cu) glue these
+ *	  or above it is collected.  The table has a slot per candidate, not per
+ *	  document: open addressing over twice the query's postings, or the
+ *	  segment's docs themselves when that is no larger, so a query's memory
+ *	  and sweeps follow its postings and not the segment.  The kernels (rank_kernels.cu) glue these
  *	  steps with warps and shared memory, the host emulation (host_ops.cu)
  *	  and the host test (test_host.cu) with loops, so the same per-posting
  *	  and per-doc code is checked without a GPU.
@@ -59,8 +62,17 @@ struct rank_job
 	double		k1;
 	double		b;
 	double		avgdl;
-	double	   *acc;			/* ndocs sums, zeroed */
-	uint8_t    *count;			/* ndocs: terms seen per doc, zeroed */
+	/*
+	 * The accumulator table, zeroed: slot s holds a doc's sum and its count
+	 * of terms.  keys[s] is that doc + 1 (0: a free slot) in a hashed table
+	 * of nslots = 2^(32 - hash_shift); keys NULL: the slot is the doc, and
+	 * nslots is ndocs.
+	 */
+	double	   *acc;
+	uint8_t    *count;
+	uint32_t   *keys;
+	uint32_t	nslots;
+	uint32_t	hash_shift;
 	uint32_t   *hist;			/* RANK_BINS, zeroed; each pick leaves it zeroed */
 	rank_select *sel;
 	uint32_t   *out_docs;		/* k each: the docs at or above the threshold, */
@@ -73,8 +85,8 @@ struct rank_launch
 	const rank_job *jobs;
 	uint32_t	njobs;
 	const rank_term_desc *terms;
-	const uint64_t *doc_prefix; /* doc items (RANK_DOC_CHUNK docs) before each job; njobs + 1 */
-	uint64_t	doc_items;
+	const uint64_t *slot_prefix;	/* slot items (RANK_SLOT_CHUNK slots) before each job; njobs + 1 */
+	uint64_t	slot_items;
 	int32_t    *bad;			/* set when a list fails to decode or names a doc >= ndocs */
 };
 
@@ -88,8 +100,8 @@ struct rank_pass
 	uint32_t	term;
 };
 
-/* docs per work item of the selection kernels */
-#define RANK_DOC_CHUNK		4096
+/* table slots per work item of the selection kernels */
+#define RANK_SLOT_CHUNK		4096
 
 /* keys: 64 bits of score, 32 of 0xFFFFFFFF - doc; digits of 11 bits from the top */
 #define RANK_KEY_BITS		96
@@ -167,25 +179,75 @@ dev_block_capacity(const list_desc &d)
 	return d.codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
 }
 
+/* *p from 0 to v if it was 0; what *p held (the device's atomicCAS) */
+GPUIDX_DEV uint32_t
+rank_claim(uint32_t *p, uint32_t v)
+{
+#ifdef __CUDA_ARCH__
+	return atomicCAS(p, 0u, v);
+#else
+	uint32_t	old = *p;
+
+	if (old == 0)
+		*p = v;
+	return old;
+#endif
+}
+
+/*
+ * doc's slot in q's table, claimed if the doc has none: Fibonacci hashing,
+ * then linear probing.  The table has at least twice the slots of the
+ * query's postings, so a free slot is always found.  A stale read of a
+ * claimed slot as free only sends the claim to the compare-and-swap, which
+ * tells the truth.
+ */
+GPUIDX_DEV uint32_t
+rank_slot_of(const rank_job &q, uint32_t doc)
+{
+	uint32_t	s;
+
+	if (q.keys == NULL)
+		return doc;
+	for (s = (doc * 2654435761u) >> q.hash_shift;; s = (s + 1) & (q.nslots - 1))
+	{
+		uint32_t	held = q.keys[s];
+
+		if (held == 0)
+			held = rank_claim(&q.keys[s], doc + 1);
+		if (held == 0 || held == doc + 1)
+			return s;
+	}
+}
+
+/* the doc slot s of q's table holds (meaningful for a slot with a count) */
+GPUIDX_DEV uint32_t
+rank_slot_doc(const rank_job &q, uint32_t s)
+{
+	return q.keys == NULL ? s : q.keys[s] - 1;
+}
+
 /*
  * Posting i (doc) of term t of query q: its contribution added to the doc's
  * sum, the doc's count of terms raised.  The caller runs one term of a query
- * per launch and each doc is once in a list, so nothing else touches
- * acc[doc] meanwhile.  False for a doc past the segment (a list damaged
+ * per launch and each doc is once in a list, so nothing else touches the
+ * doc's slot meanwhile (other docs only race for free slots, through the
+ * compare-and-swap).  False for a doc past the segment (a list damaged
  * behind a valid checksum), which is not added.
  */
 GPUIDX_DEV bool
 rank_add_posting(const rank_job &q, const rank_term_desc &t, uint32_t i, uint32_t doc)
 {
 	uint32_t	tf;
+	uint32_t	s;
 	double		norm;
 
 	if (doc >= q.ndocs)
 		return false;
 	tf = t.tfs != NULL ? t.tfs[i] : dev_freq_tf(t.freq, t.list.count, i);
 	norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, dev_doclens_get(q.doclens, q.nchunks, doc));
-	q.acc[doc] += gpx_bm25_term(t.idf, q.k1, tf, norm);
-	q.count[doc]++;
+	s = rank_slot_of(q, doc);
+	q.acc[s] += gpx_bm25_term(t.idf, q.k1, tf, norm);
+	q.count[s]++;
 	return true;
 }
 
@@ -214,11 +276,11 @@ rank_threshold(const rank_select &s)
 	return (rank_key) s.thr_hi << 64 | s.thr_lo;
 }
 
-/* is doc a candidate of q: a term, or every term? */
+/* does slot s hold a candidate of q: a doc with a term, or every term? (a free slot counts 0) */
 GPUIDX_DEV bool
-rank_candidate(const rank_job &q, uint32_t doc)
+rank_candidate(const rank_job &q, uint32_t s)
 {
-	uint32_t	c = q.count[doc];
+	uint32_t	c = q.count[s];
 
 	return q.every_term ? c == q.nterms : c > 0;
 }
@@ -233,18 +295,18 @@ rank_digit_shift(uint32_t pass)
 }
 
 /*
- * Pass p's histogram step for one doc: a candidate whose key agrees with
+ * Pass p's histogram step for one slot: a candidate whose key agrees with
  * the threshold's digits fixed so far counts in the bin of its next digit.
  */
 GPUIDX_DEV bool
-rank_doc_digit(const rank_job &q, const rank_select &s, uint32_t pass, uint32_t doc, uint32_t *digit)
+rank_slot_digit(const rank_job &q, const rank_select &s, uint32_t pass, uint32_t slot, uint32_t *digit)
 {
 	uint32_t	fixed_from = RANK_KEY_BITS - pass * RANK_DIGIT_BITS;	/* keys' bits above it are fixed */
 	rank_key	key;
 
-	if (!rank_candidate(q, doc))
+	if (!rank_candidate(q, slot))
 		return false;
-	key = rank_key_of(q.acc[doc], doc);
+	key = rank_key_of(q.acc[slot], rank_slot_doc(q, slot));
 	if ((key >> fixed_from) != (rank_threshold(s) >> fixed_from))
 		return false;
 	*digit = (uint32_t) (key >> rank_digit_shift(pass)) & ((1u << (fixed_from - rank_digit_shift(pass))) - 1);
@@ -289,24 +351,24 @@ rank_select_wanted(const rank_select &s, uint32_t k, uint32_t pass)
 	return pass == 0 ? k : s.remaining;
 }
 
-/* is doc among the best: a candidate with a key at or above the threshold? */
+/* does slot s hold one of the best: a candidate with a key at or above the threshold? */
 GPUIDX_DEV bool
-rank_doc_selected(const rank_job &q, const rank_select &s, uint32_t doc)
+rank_slot_selected(const rank_job &q, const rank_select &s, uint32_t slot)
 {
-	return rank_candidate(q, doc) && rank_key_of(q.acc[doc], doc) >= rank_threshold(s);
+	return rank_candidate(q, slot) && rank_key_of(q.acc[slot], rank_slot_doc(q, slot)) >= rank_threshold(s);
 }
 
-/* the selection item 'item' covers: job *job, docs [*d0, *d1) */
+/* the selection item 'item' covers: job *job, slots [*s0, *s1) */
 GPUIDX_DEV void
-rank_doc_item(const rank_launch &l, uint64_t item, uint32_t *job, uint32_t *d0, uint32_t *d1)
+rank_slot_item(const rank_launch &l, uint64_t item, uint32_t *job, uint32_t *s0, uint32_t *s1)
 {
-	uint32_t	j = find_job(l.doc_prefix, l.njobs, item);
-	uint64_t	first = (item - l.doc_prefix[j]) * RANK_DOC_CHUNK;
-	uint32_t	ndocs = l.jobs[j].ndocs;
+	uint32_t	j = find_job(l.slot_prefix, l.njobs, item);
+	uint64_t	first = (item - l.slot_prefix[j]) * RANK_SLOT_CHUNK;
+	uint32_t	nslots = l.jobs[j].nslots;
 
 	*job = j;
-	*d0 = (uint32_t) first;
-	*d1 = ndocs - first < RANK_DOC_CHUNK ? ndocs : (uint32_t) (first + RANK_DOC_CHUNK);
+	*s0 = (uint32_t) first;
+	*s1 = nslots - first < RANK_SLOT_CHUNK ? nslots : (uint32_t) (first + RANK_SLOT_CHUNK);
 }
 
 /* Host only: pass p's pick for one query from its histogram, as the pick kernel does it */

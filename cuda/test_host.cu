@@ -256,9 +256,10 @@ rank_better(double sa, uint32_t da, double sb, uint32_t db)
 }
 
 /*
- * The composite key orders as rank_better does, and the radix select
- * (histogram, pick, collect: the host emulation's loops) keeps exactly the
- * best min(k, matched) candidates.
+ * The composite key orders as rank_better does, a doc's slot in a hashed
+ * table is found again, and the radix select (histogram, pick, collect:
+ * the host emulation's loops) keeps exactly the best min(k, matched)
+ * candidates of a dense or a hashed table.
  */
 static void
 check_rank_select(void)
@@ -278,63 +279,95 @@ check_rank_select(void)
 		CHECK((rank_key_of(sa, da) > rank_key_of(sb, db)) == rank_better(sa, da, sb, db),
 			  "key order of (%g, %u) and (%g, %u)", sa, da, sb, db);
 	}
-	for (int r = 0; r < 300; r++)
+	for (int r = 0; r < 400; r++)
 	{
+		/* every other table hashed: candidates spread over a large segment, fewer slots than docs */
+		bool		hashed = r % 2 == 1;
 		uint32_t	ndocs = 1 + unit_rand_below(r % 10 == 0 ? 50000 : 3000);
 		uint32_t	nterms = 1 + unit_rand_below(3);
 		uint32_t	k = r % 4 == 0 ? 1 + unit_rand_below(ndocs + 10) : 1 + unit_rand_below(20);
-		std::vector<double> acc(ndocs);
-		std::vector<uint8_t> count(ndocs);
+		uint32_t	log2_slots = 6;
+		uint32_t	nslots;
+		std::vector<double> acc;
+		std::vector<uint8_t> count;
+		std::vector<uint32_t> keys;
 		std::vector<uint32_t> hist(RANK_BINS, 0);
 		std::vector<uint32_t> out_docs(k);
 		std::vector<double> out_scores(k);
 		std::vector<std::pair<double, uint32_t>> want;
+		std::vector<uint32_t> docs;
 		rank_select sel;
 		rank_job	q;
 		uint32_t	levels = 1 + unit_rand_below(r % 3 == 0 ? 3 : 1000);
 
+		/* the docs with a term: all of a dense table's; distinct random ids, and UINT32_MAX - 1, in a hashed one */
+		for (uint32_t d = 0; d < ndocs; d++)
+			docs.push_back(hashed ? (d == 0 ? UINT32_MAX - 2 : (uint32_t) (unit_rand64() >> 34) * 2 + d % 2) : d);
+		if (hashed)
+		{
+			std::sort(docs.begin(), docs.end());
+			docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+			while ((1u << log2_slots) < 2 * docs.size())
+				log2_slots++;
+		}
+		nslots = hashed ? 1u << log2_slots : ndocs;
+		acc.assign(nslots, 0.0);
+		count.assign(nslots, 0);
+		keys.assign(hashed ? nslots : 0, 0);
 		memset(&sel, 0, sizeof(sel));
 		memset(&q, 0, sizeof(q));
-		q.ndocs = ndocs;
+		q.ndocs = hashed ? UINT32_MAX : ndocs;
 		q.nterms = nterms;
 		q.every_term = unit_rand_below(2);
 		q.k = k;
 		q.acc = acc.data();
 		q.count = count.data();
+		q.keys = hashed ? keys.data() : NULL;
+		q.nslots = nslots;
+		q.hash_shift = hashed ? 32 - log2_slots : 0;
 		q.hist = hist.data();
 		q.sel = &sel;
 		q.out_docs = out_docs.data();
 		q.out_scores = out_scores.data();
-		for (uint32_t d = 0; d < ndocs; d++)
+		for (uint32_t doc : docs)
 		{
-			count[d] = (uint8_t) unit_rand_below(nterms + 1);
-			acc[d] = count[d] == 0 ? 0.0 : unit_rand_below(levels) / 3.0;
-			if (rank_candidate(q, d))
-				want.push_back({acc[d], d});
+			uint8_t		c = (uint8_t) unit_rand_below(nterms + 1);
+			uint32_t	s;
+
+			if (hashed && c == 0)
+				continue;		/* a hashed table holds only docs with a term */
+			s = rank_slot_of(q, doc);
+			CHECK(s < nslots && (!hashed || keys[s] == doc + 1) && count[s] == 0,
+				  "doc %u's slot %u of %u", doc, s, nslots);
+			CHECK(rank_slot_of(q, doc) == s && rank_slot_doc(q, s) == doc, "doc %u found again in slot %u", doc, s);
+			count[s] = c;
+			acc[s] = c == 0 ? 0.0 : unit_rand_below(levels) / 3.0;
+			if (rank_candidate(q, s))
+				want.push_back({acc[s], doc});
 		}
 		std::sort(want.begin(), want.end(), [](const std::pair<double, uint32_t> &a, const std::pair<double, uint32_t> &b) {
 			return rank_better(a.first, a.second, b.first, b.second);
 		});
 		for (uint32_t pass = 0; pass < RANK_PASSES && !sel.done; pass++)
 		{
-			for (uint32_t d = 0; d < ndocs; d++)
+			for (uint32_t s = 0; s < nslots; s++)
 			{
 				uint32_t	digit;
 
-				if (rank_doc_digit(q, sel, pass, d, &digit))
+				if (rank_slot_digit(q, sel, pass, s, &digit))
 					hist[digit]++;
 			}
 			host_rank_pick(q, pass);
 		}
 		CHECK(sel.done && sel.matched == want.size(), "select: done %u, matched %u of %zu", sel.done,
 			  sel.matched, want.size());
-		for (uint32_t d = 0; d < ndocs; d++)
-			if (rank_doc_selected(q, sel, d))
+		for (uint32_t s = 0; s < nslots; s++)
+			if (rank_slot_selected(q, sel, s))
 			{
 				if (sel.taken < k)
 				{
-					out_docs[sel.taken] = d;
-					out_scores[sel.taken] = acc[d];
+					out_docs[sel.taken] = rank_slot_doc(q, s);
+					out_scores[sel.taken] = acc[s];
 				}
 				sel.taken++;
 			}
@@ -347,8 +380,8 @@ check_rank_select(void)
 			for (size_t i = 0; i < std::min<size_t>(k, want.size()); i++)
 				best.push_back(want[i].second);
 			std::sort(best.begin(), best.end());
-			CHECK(std::equal(best.begin(), best.end(), out_docs.begin()), "selected docs differ (ndocs %u, k %u)",
-				  ndocs, k);
+			CHECK(std::equal(best.begin(), best.end(), out_docs.begin()), "selected docs differ (%s, ndocs %u, k %u)",
+				  hashed ? "hashed" : "dense", ndocs, k);
 		}
 		CHECK(std::count(hist.begin(), hist.end(), 0u) == (long) RANK_BINS, "histogram left nonzero");
 	}

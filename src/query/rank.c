@@ -537,7 +537,8 @@ device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
  * then settles against the other segments exactly as the CPU does.
  */
 static bool
-rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool *found, gpx_topk *h)
+rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool *found, uint64 postings,
+					   gpx_topk *h)
 {
 	int			n = r->terms.n;
 	GpxWorkerList *parts = palloc0((1 + 2 * n) * sizeof(GpxWorkerList));
@@ -573,7 +574,7 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 	params.avgdl = r->avgdl;
 	docs = palloc_extended((Size) params.k * sizeof(uint32), MCXT_ALLOC_HUGE);
 	scores = palloc_extended((Size) params.k * sizeof(double), MCXT_ALLOC_HUGE);
-	answered = gpx_worker_rank(parts, &params, seg->hdr->ndocs, docs, scores, &count, &matched);
+	answered = gpx_worker_rank(parts, &params, seg->hdr->ndocs, postings, docs, scores, &count, &matched);
 	if (answered && count > 0)
 	{
 		RankedDoc  *ranked = palloc((Size) count * sizeof(RankedDoc));
@@ -645,12 +646,12 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
  * within the engine's bound); the lists long enough to repay the round
  * trip (gpuidx.gpu_min_postings, of all the terms' postings together);
  * the segment's doc lengths small enough for the queue's arena; and the
- * worker not already holding gpuidx.gpu_rank_backlog documents of ranked
- * work.
+ * worker not already holding gpuidx.gpu_rank_backlog postings of ranked
+ * work.  *postings: the found terms' postings in the segment.
  */
 static bool
 segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const bool *found,
-				   const gpx_topk *h)
+				   const gpx_topk *h, uint64 *postings_out)
 {
 	uint64		postings = 0;
 
@@ -661,19 +662,20 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 	for (int i = 0; i < r->terms.n; i++)
 		if (found[i])
 			postings += refs[i].df;
+	*postings_out = postings;
 	if (postings < gpx_placement.gpu_min_postings || !gpx_worker_wanted())
 		return false;
 
 	/*
-	 * The device sweeps a ranked request's whole segment: when the worker
-	 * holds that much work already, this backend's core ranks it sooner
-	 * than the queue would (an idle worker takes any segment).
+	 * The device's work for a ranked request follows its postings: when the
+	 * worker holds that much work already, this backend's core ranks it
+	 * sooner than the queue would (an idle worker takes any request).
 	 */
 	if (gpx_gpu_rank_backlog > 0)
 	{
 		uint64		backlog = gpx_worker_rank_backlog();
 
-		if (backlog > 0 && backlog + seg->hdr->ndocs > (uint64) gpx_gpu_rank_backlog)
+		if (backlog > 0 && backlog + postings > (uint64) gpx_gpu_rank_backlog)
 			return false;
 	}
 
@@ -700,6 +702,7 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 	uint32	   *filter = NULL;
 	uint32		nfilter = 0;
 	bool		any = false;
+	uint64		postings = 0;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -710,7 +713,7 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 	}
 	if (!any)
 		goto done;
-	if (segment_for_worker(r, seg, refs, found, h))
+	if (segment_for_worker(r, seg, refs, found, h, &postings))
 	{
 		/*
 		 * The worker's path opens the lists, which frees inline payloads:
@@ -728,7 +731,7 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 				memcpy(copies[i].payload, refs[i].payload, refs[i].len + refs[i].df);
 			}
 		}
-		answered = rank_segment_on_worker(r, seg, copies, found, h);
+		answered = rank_segment_on_worker(r, seg, copies, found, postings, h);
 		pfree(copies);
 		if (answered)
 			goto done;

@@ -45,7 +45,7 @@ gpx_worker_arena_bytes(void)
 uint64
 gpx_worker_rank_backlog(void)
 {
-	uint64		docs = 0;
+	uint64		postings = 0;
 
 	if (gpx_queue == NULL)
 		return 0;
@@ -55,9 +55,9 @@ gpx_worker_rank_backlog(void)
 
 		/* a slot's owner entry is its backend's; a stale read only errs one request's way */
 		if (st == GPX_SLOT_SUBMITTED || st == GPX_SLOT_RUNNING)
-			docs += gpx_control->owners[i].rank_docs;
+			postings += gpx_control->owners[i].rank_postings;
 	}
-	return docs;
+	return postings;
 }
 
 static bool
@@ -121,7 +121,7 @@ gpx_slot_release(int i)
 	else
 		gpx_cache_detach(&owner->pins, NULL, false);
 	owner->procno = -1;
-	owner->rank_docs = 0;
+	owner->rank_postings = 0;
 	/* release: every read of the answer before another backend may claim it */
 	gpx_store_release32(&slot->state, GPX_SLOT_FREE);
 }
@@ -197,7 +197,7 @@ list_bounds(const GpxWorkerList *l, uint64 *count, uint32 *last)
  */
 static int
 request_build(const GpxWorkerList *parts, int n, uint32 kind, Size params_size, Size out_size,
-			  uint64 rank_docs, GpxRequest **req_out)
+			  uint64 rank_postings, GpxRequest **req_out)
 {
 	static bool exit_registered = false;
 	GpxRequestTerm terms[GPX_RANK_MAX_PARTS];
@@ -250,7 +250,7 @@ request_build(const GpxWorkerList *parts, int n, uint32 kind, Size params_size, 
 	owner = &gpx_control->owners[i];
 	owner->procno = MyProc->pgprocno;
 	owner->offset = GPX_NO_EXTENT;
-	owner->rank_docs = rank_docs;
+	owner->rank_postings = rank_postings;
 	memcpy(&owner->pins, &pins, sizeof(pins));
 	my_slot = i;
 
@@ -515,7 +515,7 @@ gpx_worker_setop(const GpxWorkerList *lists, int n, uint32 op, uint32 nexclude, 
 }
 
 bool
-gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 ndocs,
+gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 ndocs, uint64 postings,
 				uint32 *docs, double *scores, uint32 *count, uint32 *matched)
 {
 	int			n = 1 + 2 * (int) params->nterms;
@@ -531,7 +531,7 @@ gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 
 	Assert(params->nterms >= 1 && params->nterms <= GPUIDX_ENGINE_MAX_TERMS);
 	Assert(params->k >= 1 && params->k <= GPUIDX_RANK_MAX_K);
 	i = request_build(parts, n, GPX_REQUEST_RANK, sizeof(GpxRankParams),
-					  gpx_rank_docs_bytes(params->k) + (Size) params->k * sizeof(double), ndocs, &req);
+					  gpx_rank_docs_bytes(params->k) + (Size) params->k * sizeof(double), postings, &req);
 	if (i < 0)
 		return false;
 	req->out_capacity = params->k;

@@ -133,8 +133,8 @@ gpx_worker_define_settings(void)
 							NULL, &gpu_min_postings_setting, 16384, 0, INT_MAX,
 							PGC_SUSET, 0, NULL, assign_min_postings, NULL);
 	DefineCustomIntVariable("gpuidx.gpu_rank_backlog",
-							"Documents of ranked work the GPU worker may hold at once; past it, segments are ranked in the backend (0: no limit).",
-							"A ranked request costs the device a sweep of its segment's documents: a busy worker "
+							"Postings of ranked work the GPU worker may hold at once; past it, segments are ranked in the backend (0: no limit).",
+							"A ranked request costs the device work in proportion to its terms' postings: a busy worker "
 							"would make every backend wait while their cores idle.",
 							&gpx_gpu_rank_backlog, 16 * 1024 * 1024, 0, INT_MAX,
 							PGC_SUSET, 0, NULL, NULL, NULL);

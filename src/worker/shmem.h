@@ -35,7 +35,7 @@ typedef struct GpxSlotOwner
 {
 	int			procno;			/* the backend that claimed it */
 	uint64		offset;			/* its arena extent, GPX_NO_EXTENT: none yet */
-	uint64		rank_docs;		/* a ranked request: its segment's docs; else 0 */
+	uint64		rank_postings;	/* a ranked request: its terms' postings; else 0 */
 	GpxCachePins pins;
 } GpxSlotOwner;
 

@@ -146,15 +146,18 @@ extern bool gpx_worker_setop(const GpxWorkerList *lists, int n, uint32 op, uint3
  * A ranked query over one segment through the worker (gpuidx_engine.h
  * gpuidx_rank_query): parts[0] the segment's doc lengths, then each term's
  * list and its tfs (GPX_PART_FREQS or GPX_PART_TFS), in the terms' order.
+ * ndocs: the segment's docs; postings: its terms' postings (the request's
+ * share of gpuidx.gpu_rank_backlog).
  * Returns true with the best *count (min(k, matched)) docs and their scores,
  * best first, and *matched; false when the caller must rank on the CPU.
  */
 extern bool gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *params, uint32 ndocs,
-							uint32 *docs, double *scores, uint32 *count, uint32 *matched);
+							uint64 postings, uint32 *docs, double *scores, uint32 *count, uint32 *matched);
 
 /*
- * gpuidx.gpu_rank_backlog: the documents of ranked work (each ranked
- * request's segment) the worker may hold at once, and what it holds now
+ * gpuidx.gpu_rank_backlog: the postings of ranked work (each ranked
+ * request's terms' postings in its segment) the worker may hold at once,
+ * and what it holds now
  */
 extern int	gpx_gpu_rank_backlog;
 extern uint64 gpx_worker_rank_backlog(void);
