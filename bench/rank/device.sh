@@ -3,6 +3,9 @@
 # the bundled PostgreSQL and all of debian-paths and GCIDE, made here by
 #   bash bench/rank/device.sh pack     (bench/worker/pack.sh bench, queries xz'd:
 #                                      with the tree it must stay under 64 MiB)
+# or PACK=bench/build/tsquery, the tsquery benchmark's pack (debian-paths as
+# bare paths, numbered on the machine).  METHODS, BUILD_WORKERS, GPU_NOLIMIT,
+# CLIENTS and CORPORA pass to bench/rank/run.sh.
 # The run goes on in its own session so that it outlives one call's ten
 # minutes; each call follows it for a while:
 #
@@ -36,7 +39,8 @@ elif [ "$1" = run ]; then
 	trap 'echo "== END (exit $?) $(date +%T)"' EXIT
 	log() { echo "== $* ($(date +%T))"; }
 	export PGB=/opt/pgb
-	mkdir -p $PGB && tar xJf bench/build/rankdev/pg.tar.xz -C $PGB && . $PGB/env.sh || exit 1
+	pack=${PACK:-bench/build/rankdev}
+	mkdir -p $PGB && tar xJf $pack/pg.tar.xz -C $PGB && . $PGB/env.sh || exit 1
 	export PATH=/usr/local/cuda/bin:$PATH
 	log "machine"
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -46,6 +50,8 @@ elif [ "$1" = run ]; then
 	ls "$(pg_config --pkglibdir)"/gpuidx_cuda.so || exit 1
 	ec=test/gpu/build/engine_check
 	so=cuda/build/gpuidx_cuda.so
+	log "the kernels' host logic (test_host)"
+	make -s cuda-host-test 2>&1 | tail -2
 	log "engine_check: ranked queries, CUDA engine against the CPU engine"
 	timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED:-20000}" --max-len 200000 2>&1 | tail -6
 	log "engine_check: ranked queries over segments and lists of up to 2M"
@@ -60,11 +66,15 @@ elif [ "$1" = run ]; then
 	data=/tmp/gpuidx-rank-data
 	# the corpora carried (debian-paths as dpaths); run.sh skips a missing one
 	for c in dpaths gcide; do
-		[ -f bench/build/rankdev/$c-docs.tsv.xz ] || continue
 		d=$data/$c; [ $c = dpaths ] && d=$data/debian-paths
-		mkdir -p $d
-		xz -T0 -dc bench/build/rankdev/$c-docs.tsv.xz > $d/docs.tsv
-		xz -dc bench/build/rankdev/$c-queries.tsv.xz > $d/queries.tsv
+		if [ -f $pack/$c-docs.tsv.xz ]; then
+			mkdir -p $d && xz -T0 -dc $pack/$c-docs.tsv.xz > $d/docs.tsv
+		elif [ -f $pack/$c-paths.xz ]; then
+			mkdir -p $d && xz -T0 -dc $pack/$c-paths.xz | awk '{ print NR "\t" $0 }' > $d/docs.tsv
+		else
+			continue
+		fi
+		if [ -f $pack/$c-queries.tsv.xz ]; then xz -dc $pack/$c-queries.tsv.xz > $d/queries.tsv; else cp $pack/$c-queries.tsv $d/queries.tsv; fi
 	done
 	id gpuidx > /dev/null 2>&1 || useradd -m gpuidx
 	chmod -R a+rX $data

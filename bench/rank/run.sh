@@ -35,6 +35,9 @@ fi
 export NQ=${NQ:-1000} SECONDS_PER_CELL=${SECONDS_PER_CELL:-10} CLIENTS=${CLIENTS:-1 8 32 64}
 export LIMIT_DOCS=${LIMIT_DOCS:-0} SHARED_BUFFERS=${SHARED_BUFFERS:-4GB} GPU=${GPU:-off}
 export BASELINE_ONLY=$baseline_only
+# METHODS: which of GIN + ts_rank, RUM and gpuidx run (all three by default);
+# BUILD_WORKERS: max_parallel_maintenance_workers for the gpuidx build (0: serial)
+export METHODS=${METHODS:-gin_rank rum gpuidx} BUILD_WORKERS=${BUILD_WORKERS:-0}
 OUT=${OUT:-$top/bench/results/rank.md}
 [ ${#corpora[@]} -eq 0 ] && corpora=(debian-paths gcide)
 case $GPU in on|off) ;; *) echo "run.sh: GPU is on or off, not '$GPU'" >&2; exit 2 ;; esac
@@ -62,7 +65,7 @@ export CORPORA="${present[*]}"
 cp "$here/session.sh" "$work/"
 {
 	echo "command: $cmdline"
-	echo "settings: NQ=$NQ SECONDS_PER_CELL=$SECONDS_PER_CELL CLIENTS=\"$CLIENTS\" LIMIT_DOCS=$LIMIT_DOCS GPU=$GPU GPU_NOLIMIT=${GPU_NOLIMIT:-0} BASELINE_ONLY=$baseline_only"
+	echo "settings: NQ=$NQ SECONDS_PER_CELL=$SECONDS_PER_CELL CLIENTS=\"$CLIENTS\" LIMIT_DOCS=$LIMIT_DOCS GPU=$GPU GPU_NOLIMIT=${GPU_NOLIMIT:-0} BASELINE_ONLY=$baseline_only METHODS=\"$METHODS\" BUILD_WORKERS=$BUILD_WORKERS"
 	echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "commit: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "machine: $(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p' | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM"
@@ -77,7 +80,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	chown -R "$owner" "$work"
 	su "$owner" -s /bin/bash -c "cd '$work' && PATH='$PATH' LD_LIBRARY_PATH='${LD_LIBRARY_PATH:-}' NQ=$NQ \
 		SECONDS_PER_CELL=$SECONDS_PER_CELL CLIENTS='$CLIENTS' SHARED_BUFFERS=$SHARED_BUFFERS GPU=$GPU GPU_NOLIMIT=${GPU_NOLIMIT:-0} \
-		BASELINE_ONLY=$BASELINE_ONLY CORPORA='$CORPORA' bash session.sh '$work'"
+		BASELINE_ONLY=$BASELINE_ONLY METHODS='$METHODS' BUILD_WORKERS=$BUILD_WORKERS CORPORA='$CORPORA' bash session.sh '$work'"
 else
 	bash "$work/session.sh" "$work"
 fi

@@ -38,9 +38,13 @@ pg_ctl -D "$w/data" -l "$w/data/log" -w start > /dev/null || { cat "$w/data/log"
 trap 'pg_ctl -D "$w/data" -m fast stop > /dev/null' EXIT
 P="psql -h $w -d postgres -X -q -v ON_ERROR_STOP=1"
 
+# RUM and gpuidx both define <=> (tsvector, tsquery): gpuidx in a schema of
+# its own (docs/MIGRATING.md), after public in the search_path, so that
+# RUM's query means RUM's <=> and gpuidx's (text, text) is found
 $P -c 'CREATE EXTENSION rum'
 if [ "$BASELINE_ONLY" = 0 ]; then
-	$P -c 'CREATE EXTENSION gpuidx'
+	$P -c 'CREATE SCHEMA gpuidx' -c 'CREATE EXTENSION gpuidx SCHEMA gpuidx' \
+		-c 'ALTER DATABASE postgres SET search_path = "$user", public, gpuidx'
 	$P -Atc "SELECT '<=>(text,text)'::regoperator" > /dev/null ||
 		{ echo "session.sh: this gpuidx has no <=> operator (ranking): --baseline-only runs without it" >&2; exit 1; }
 fi
@@ -125,17 +129,19 @@ for corpus in $CORPORA; do
 	log "$corpus: $ndocs documents, $nq queries ($($P -Atc "SELECT string_agg(nwords || ' words: ' || c, ', ' ORDER BY nwords)
 		FROM (SELECT nwords, count(*) c FROM bench_q GROUP BY nwords) x"))"
 
-	build "$corpus" docs_gin "CREATE INDEX docs_gin ON docs USING gin (to_tsvector('english', body)) WITH (fastupdate = off)"
-	build "$corpus" docs_rum "CREATE INDEX docs_rum ON docs USING rum (tsv rum_tsvector_ops)"
-	if [ "$BASELINE_ONLY" = 0 ]; then
-		build "$corpus" docs_gpx "CREATE INDEX docs_gpx ON docs USING gpuidx (body)"
+	has() { [[ " $METHODS " == *" $1 "* ]]; }
+	has gin_rank && build "$corpus" docs_gin "CREATE INDEX docs_gin ON docs USING gin (to_tsvector('english', body)) WITH (fastupdate = off)"
+	has rum && build "$corpus" docs_rum "CREATE INDEX docs_rum ON docs USING rum (tsv rum_tsvector_ops)"
+	if [ "$BASELINE_ONLY" = 0 ] && has gpuidx; then
+		build "$corpus" docs_gpx "SET max_parallel_maintenance_workers = $BUILD_WORKERS; CREATE INDEX docs_gpx ON docs USING gpuidx (body)"
 	fi
 	$P -c "VACUUM ANALYZE docs"
 
 	# the scripts: the query read by its number, the same prepared statement every time
 	pick() { echo "(SELECT $1 FROM bench_q WHERE n = :i)"; }
-	methods=(gin_rank rum)
-	[ "$BASELINE_ONLY" = 0 ] && methods+=(gpuidx)
+	methods=()
+	for m in gin_rank rum; do has $m && methods+=($m); done
+	[ "$BASELINE_ONLY" = 0 ] && has gpuidx && methods+=(gpuidx)
 	for shape in any every; do
 		qt=$(pick qo)
 		[ $shape = every ] && qt=$(pick qa)
@@ -153,7 +159,7 @@ for corpus in $CORPORA; do
 
 	# with the GPU: every query's top 10 (any term, every term) and top 100
 	# through the worker, rows and scores, against the backend's own CPU ranking
-	if [ "$GPU" = on ] && [ "$BASELINE_ONLY" = 0 ]; then
+	if [ "$GPU" = on ] && [ "$BASELINE_ONLY" = 0 ] && has gpuidx; then
 		log "$corpus: GPU worker against the CPU, $nq queries"
 		$P -c "CREATE OR REPLACE FUNCTION top_text(q text, every bool, k int) RETURNS text LANGUAGE plpgsql AS \$\$
 			DECLARE r text;
