@@ -115,5 +115,4 @@ const device_ops engine_device_ops = {
 	launch_rank_hist,
 	launch_rank_pick,
 	launch_rank_collect,
-	launch_rank_small,
 };

@@ -64,7 +64,6 @@ struct device_ops
 	cudaError_t (*rank_hist) (const rank_launch *l, uint32_t pass, unsigned max_ctas, cudaStream_t stream);
 	cudaError_t (*rank_pick) (const rank_launch *l, uint32_t pass, cudaStream_t stream);
 	cudaError_t (*rank_collect) (const rank_launch *l, unsigned max_ctas, cudaStream_t stream);
-	cudaError_t (*rank_small) (const rank_launch *l, const uint32_t *jobs, uint32_t njobs, cudaStream_t stream);
 };
 
 /* the implementation the engine object was linked with */

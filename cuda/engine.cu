@@ -1524,7 +1524,6 @@ struct rank_plan
 	uint32_t	nchunks;
 	uint32_t	nslots;			/* its accumulator table (rank_table_size) */
 	uint32_t	hash_shift;		/* 0: the table is dense, a slot per doc */
-	bool		small;			/* ranked whole by one block (RANK_SMALL_POSTINGS) */
 	uint64_t	footprint;		/* device bytes it needs in a chunk */
 	/* places in the chunk's arrays, set by run_rank_chunk */
 	uint64_t	out_base;		/* its k places among the chunk's outputs */
@@ -1544,7 +1543,6 @@ struct rank_space
 	std::vector<uint64_t> pass_prefix;
 	std::vector<rank_pass> passes;
 	std::vector<uint64_t> slot_prefix;
-	std::vector<uint32_t> small_jobs;
 	std::vector<copy_piece> pieces;
 	std::vector<uint32_t> order;
 };
@@ -1732,7 +1730,6 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 		for (uint32_t t = 0; t < q->nterms; t++)
 			postings += rs->terms[p->first_term + t].rel.count;
 		rank_table_size(postings, p->ndocs, &p->nslots, &p->hash_shift);
-		p->small = postings <= RANK_SMALL_POSTINGS && p->nslots <= RANK_SMALL_SLOTS;
 	}
 	p->footprint = rank_scratch_bytes(p->nslots, p->hash_shift != 0, q->k, q->nterms);
 	if (p->doclens.src != NULL)
@@ -1782,7 +1779,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 				at_pass_jobs,
 				at_pass_prefix,
 				at_slot_prefix,
-				at_small_jobs,
 				at_stage,
 				upload_end,
 				at_bad,
@@ -1813,11 +1809,10 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		p.out_base = outs;
 		outs += queries[p.qi].k;
 		max_terms = std::max(max_terms, p.nterms);
-		if (!p.small)
-			slot_items += (p.nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK;
+		slot_items += (p.nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK;
 	}
 
-	/* the term passes: pass j takes term j of every query that has one (small ones: their own launch) */
+	/* the term passes: pass j takes term j of every query that has one */
 	rs->pass_jobs.clear();
 	rs->pass_prefix.clear();
 	rs->passes.assign(max_terms, rank_pass());
@@ -1831,7 +1826,7 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		pass.prefix = (const uint64_t *) (uintptr_t) rs->pass_prefix.size();
 		rs->pass_prefix.push_back(0);
 		for (uint32_t i = 0; i < np; i++)
-			if (plans[i].nterms > j && !plans[i].small)
+			if (plans[i].nterms > j)
 			{
 				rs->pass_jobs.push_back(i);
 				items += rs->terms[plans[i].first_term + j].rel.nblocks;
@@ -1841,17 +1836,11 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		pass.items = items;
 	}
 	rs->slot_prefix.assign(1, 0);
-	rs->small_jobs.clear();
 	for (uint32_t i = 0; i < np; i++)
-	{
-		rs->slot_prefix.push_back(rs->slot_prefix.back() +
-								  (plans[i].small ? 0 : (plans[i].nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK));
-		if (plans[i].small)
-			rs->small_jobs.push_back(i);
-	}
+		rs->slot_prefix.push_back(rs->slot_prefix.back() + (plans[i].nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK);
 
 	/*
-	 * device: [jobs | descs | pass jobs | pass prefixes | slot prefix | small jobs | staged] (uploaded)
+	 * device: [jobs | descs | pass jobs | pass prefixes | slot prefix | staged] (uploaded)
 	 *         [bad | selections | out docs | out scores] (zeroed, copied back)
 	 *         [histograms | each query's table: sums, counts, keys] (zeroed)
 	 * pinned: the uploaded part, then the part copied back
@@ -1861,7 +1850,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	at_pass_jobs = dev.take(rs->pass_jobs.size() * sizeof(uint32_t));
 	at_pass_prefix = dev.take(rs->pass_prefix.size() * sizeof(uint64_t));
 	at_slot_prefix = dev.take(rs->slot_prefix.size() * sizeof(uint64_t));
-	at_small_jobs = dev.take(rs->small_jobs.size() * sizeof(uint32_t));
 	at_stage = dev.take(stage);
 	upload_end = dev.used;
 	at_bad = dev.take(sizeof(int32_t));
@@ -1942,7 +1930,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	memcpy(e->pinned + at_pass_jobs, rs->pass_jobs.data(), rs->pass_jobs.size() * sizeof(uint32_t));
 	memcpy(e->pinned + at_pass_prefix, rs->pass_prefix.data(), rs->pass_prefix.size() * sizeof(uint64_t));
 	memcpy(e->pinned + at_slot_prefix, rs->slot_prefix.data(), rs->slot_prefix.size() * sizeof(uint64_t));
-	memcpy(e->pinned + at_small_jobs, rs->small_jobs.data(), rs->small_jobs.size() * sizeof(uint32_t));
 	for (rank_pass &pass : rs->passes)
 	{
 		pass.jobs = (const uint32_t *) (e->scratch + at_pass_jobs) + (uintptr_t) pass.jobs;
@@ -1961,20 +1948,14 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		stats->host_seconds += device_start - *clock;
 	CUDA_TRY(e, error, OPS->copy_async(e->scratch, e->pinned, upload_end, e->stream));
 	CUDA_TRY(e, error, OPS->zero_async(e->scratch + at_bad, dev.used - at_bad, e->stream));
-	if (!rs->small_jobs.empty())
-		LAUNCH_TRY(e, error, stats, OPS->rank_small(&l, (const uint32_t *) (e->scratch + at_small_jobs),
-													  (uint32_t) rs->small_jobs.size(), e->stream));
-	if (rs->small_jobs.size() < np)
+	for (uint32_t j = 0; j < max_terms; j++)
+		LAUNCH_TRY(e, error, stats, OPS->rank_term(&l, &rs->passes[j], max_ctas, e->stream));
+	for (uint32_t pass = 0; pass < RANK_PASSES; pass++)
 	{
-		for (uint32_t j = 0; j < max_terms; j++)
-			LAUNCH_TRY(e, error, stats, OPS->rank_term(&l, &rs->passes[j], max_ctas, e->stream));
-		for (uint32_t pass = 0; pass < RANK_PASSES; pass++)
-		{
-			LAUNCH_TRY(e, error, stats, OPS->rank_hist(&l, pass, max_ctas, e->stream));
-			LAUNCH_TRY(e, error, stats, OPS->rank_pick(&l, pass, e->stream));
-		}
-		LAUNCH_TRY(e, error, stats, OPS->rank_collect(&l, max_ctas, e->stream));
+		LAUNCH_TRY(e, error, stats, OPS->rank_hist(&l, pass, max_ctas, e->stream));
+		LAUNCH_TRY(e, error, stats, OPS->rank_pick(&l, pass, e->stream));
 	}
+	LAUNCH_TRY(e, error, stats, OPS->rank_collect(&l, max_ctas, e->stream));
 	CUDA_TRY(e, error, OPS->copy_async(e->pinned + host_return, e->scratch + at_bad, return_end - at_bad,
 									   e->stream));
 	CUDA_TRY(e, error, OPS->sync(e->stream));

@@ -371,66 +371,6 @@ host_rank_collect(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
 	return cudaSuccess;
 }
 
-/*
- * launch_rank_small: each query whole, as its block does it: the terms in
- * turn, the selection's passes until the threshold is fixed, the collection
- */
-static cudaError_t
-host_rank_small(const rank_launch *l, const uint32_t *jobs, uint32_t njobs, cudaStream_t stream)
-{
-	(void) stream;
-	for (uint32_t i = 0; i < njobs; i++)
-	{
-		const rank_job &q = l->jobs[jobs[i]];
-
-		for (uint32_t t = 0; t < q.nterms; t++)
-		{
-			const rank_term_desc &td = l->terms[q.first_term + t];
-
-			for (uint32_t b = 0; b < td.list.nblocks; b++)
-			{
-				uint32_t	n = dev_block_len(td.list, b);
-				uint32_t	base = b * dev_block_capacity(td.list);
-				uint32_t	vals[ITEM_MAX];
-
-				if (!host_warp_decode_block(td.list, b, vals))
-				{
-					*l->bad = 1;
-					continue;
-				}
-				for (uint32_t j = 0; j < n; j++)
-					if (!rank_add_posting(q, td, base + j, vals[j]))
-						*l->bad = 1;
-			}
-		}
-		for (uint32_t pass = 0; pass < RANK_PASSES && !q.sel->done; pass++)
-		{
-			rank_select s = *q.sel;
-
-			for (uint32_t slot = 0; slot < q.nslots; slot++)
-			{
-				uint32_t	digit;
-
-				if (rank_slot_digit(q, s, pass, slot, &digit))
-					q.hist[digit]++;
-			}
-			host_rank_pick(q, pass);
-		}
-		for (uint32_t slot = 0; slot < q.nslots; slot++)
-			if (rank_slot_selected(q, *q.sel, slot))
-			{
-				uint32_t	out = q.sel->taken++;
-
-				if (out < q.k)
-				{
-					q.out_docs[out] = rank_slot_doc(q, slot);
-					q.out_scores[out] = q.acc[slot];
-				}
-			}
-	}
-	return cudaSuccess;
-}
-
 const device_ops engine_device_ops = {
 	"cuda-emulated",
 	host_open,
@@ -454,5 +394,4 @@ const device_ops engine_device_ops = {
 	host_rank_hist,
 	host_rank_pick_all,
 	host_rank_collect,
-	host_rank_small,
 };

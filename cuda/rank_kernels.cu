@@ -13,102 +13,7 @@
 
 #define RANK_TERM_WARPS 8
 #define RANK_SELECT_THREADS 256
-#define RANK_SMALL_THREADS 512
-
-/*
- * Pass 'pass' of the selection's pick over one query's histogram, by a
- * block of THREADS: thread t sums the bins it holds counted from the top, a
- * block scan tells each thread the keys above its bins, and the one thread
- * whose bins reach the wanted count fixes the digit (rank_select_step).
- * The histogram is left zeroed.  What the step writes is read by every
- * thread after the caller's next barrier.
- */
-template <int THREADS>
-static __device__ void
-rank_block_pick(const rank_job &q, uint32_t *hist, uint32_t pass,
-				typename cub::BlockScan<uint32_t, THREADS>::TempStorage &scan_space)
-{
-	const int	per_thread = RANK_BINS / THREADS;
-	rank_select *s = q.sel;
-	uint32_t	h[per_thread];
-	uint32_t	sum = 0;
-	uint32_t	before;
-	uint32_t	total;
-	uint32_t	wanted = rank_select_wanted(*s, q.k, pass);
-	uint32_t	top = RANK_BINS - 1 - threadIdx.x * per_thread;
-
-#pragma unroll
-	for (int i = 0; i < per_thread; i++)
-	{
-		h[i] = hist[top - i];
-		sum += h[i];
-	}
-	cub::BlockScan<uint32_t, THREADS>(scan_space).ExclusiveSum(sum, before, total);
-	if (pass == 0 && total <= q.k)
-	{
-		if (threadIdx.x == 0)
-			rank_select_step(s, q.k, pass, total, 0, 0, 0);
-	}
-	else if (before < wanted && wanted <= before + sum)
-	{
-		uint32_t	above = before;
-
-		for (int i = 0; i < per_thread; i++)
-		{
-			if (above + h[i] >= wanted)
-			{
-				rank_select_step(s, q.k, pass, total, top - i, above, h[i]);
-				break;
-			}
-			above += h[i];
-		}
-	}
-#pragma unroll
-	for (int i = 0; i < per_thread; i++)
-		hist[top - i] = 0;
-}
-
-/*
- * Slots [s0, s1) of q counted into hist by a block's threads, lanes with the
- * same digit adding once (a match): with ties, and in the first passes (the
- * exponent bits), most docs share a bin, and atomics on one address
- * serialize.  The loop runs whole warps, lanes past s1 taking part without
- * a digit.
- */
-template <int THREADS>
-static __device__ void
-rank_block_count(const rank_job &q, const rank_select &s, uint32_t pass, uint32_t s0, uint32_t s1,
-				 uint32_t *hist)
-{
-	for (uint32_t base = s0; base < s1; base += THREADS)
-	{
-		uint32_t	slot = base + threadIdx.x;
-		uint32_t	digit = 0;
-		bool		counted = slot < s1 && rank_slot_digit(q, s, pass, slot, &digit);
-		unsigned	peers = __match_any_sync(0xffffffffu, counted ? digit : 0xFFFFFFFFu);
-
-		if (counted && (unsigned) (__ffs(peers) - 1) == (threadIdx.x & 31))
-			atomicAdd(&hist[digit], (uint32_t) __popc(peers));
-	}
-}
-
-/* slots [s0, s1) of q at or above the threshold, each to a place in the query's output */
-template <int THREADS>
-static __device__ void
-rank_block_collect(const rank_job &q, const rank_select &s, uint32_t s0, uint32_t s1)
-{
-	for (uint32_t slot = s0 + threadIdx.x; slot < s1; slot += THREADS)
-		if (rank_slot_selected(q, s, slot))
-		{
-			uint32_t	out = atomicAdd(&q.sel->taken, 1u);
-
-			if (out < q.k)
-			{
-				q.out_docs[out] = rank_slot_doc(q, slot);
-				q.out_scores[out] = q.acc[slot];
-			}
-		}
-}
+#define RANK_PICK_PER_THREAD (RANK_BINS / RANK_SELECT_THREADS)
 
 /*
  * A warp per work item: block b of the pass's term of one query, decoded
@@ -174,7 +79,22 @@ rank_hist_kernel(rank_launch l, uint32_t pass)
 		for (uint32_t i = threadIdx.x; i < RANK_BINS; i += RANK_SELECT_THREADS)
 			hist[i] = 0;
 		__syncthreads();
-		rank_block_count<RANK_SELECT_THREADS>(q, s, pass, s0, s1, hist);
+		/*
+		 * Lanes with the same digit add once (a match): with ties, and in
+		 * the first passes (the exponent bits), most docs share a bin, and
+		 * shared atomics on one address serialize.  The loop runs whole
+		 * warps, lanes past s1 taking part without a digit.
+		 */
+		for (uint32_t base = s0; base < s1; base += RANK_SELECT_THREADS)
+		{
+			uint32_t	slot = base + threadIdx.x;
+			uint32_t	digit = 0;
+			bool		counted = slot < s1 && rank_slot_digit(q, s, pass, slot, &digit);
+			unsigned	peers = __match_any_sync(0xffffffffu, counted ? digit : 0xFFFFFFFFu);
+
+			if (counted && (unsigned) (__ffs(peers) - 1) == (threadIdx.x & 31))
+				atomicAdd(&hist[digit], (uint32_t) __popc(peers));
+		}
 		__syncthreads();
 		for (uint32_t i = threadIdx.x; i < RANK_BINS; i += RANK_SELECT_THREADS)
 			if (hist[i] != 0)
@@ -183,77 +103,58 @@ rank_hist_kernel(rank_launch l, uint32_t pass)
 	}
 }
 
-/* a block per query: its pick from the histogram the hist kernel added up */
+/*
+ * A block per query: thread t sums RANK_PICK_PER_THREAD bins counted from
+ * the top, a block scan tells each thread the keys above its bins, and the
+ * one thread whose bins reach the wanted count fixes the digit.  What the
+ * step writes is read by every thread before the scan's barriers.
+ */
 __global__ void __launch_bounds__(RANK_SELECT_THREADS)
 rank_pick_kernel(rank_launch l, uint32_t pass)
 {
-	__shared__ typename cub::BlockScan<uint32_t, RANK_SELECT_THREADS>::TempStorage scan_space;
+	typedef cub::BlockScan<uint32_t, RANK_SELECT_THREADS> block_scan;
+	__shared__ typename block_scan::TempStorage scan_space;
 	const rank_job &q = l.jobs[blockIdx.x];
+	rank_select *s = q.sel;
+	uint32_t	h[RANK_PICK_PER_THREAD];
+	uint32_t	sum = 0;
+	uint32_t	before;
+	uint32_t	total;
+	uint32_t	wanted;
+	uint32_t	top = RANK_BINS - 1 - threadIdx.x * RANK_PICK_PER_THREAD;
 
-	if (q.sel->done)
+	if (s->done)
 		return;
-	rank_block_pick<RANK_SELECT_THREADS>(q, q.hist, pass, scan_space);
-}
-
-/*
- * A block per small query (RANK_SMALL_POSTINGS), the whole of it in one
- * launch: each term in turn (a barrier between terms keeps the sums in the
- * query's term order), a warp per list block; then the selection's passes
- * over a histogram in shared memory until the threshold is fixed; then the
- * collection.  A batch of small queries costs one launch, not the term
- * passes and the twenty launches of the select over the whole device.
- */
-__global__ void __launch_bounds__(RANK_SMALL_THREADS)
-rank_small_kernel(rank_launch l, const uint32_t *jobs)
-{
-	const int	warps = RANK_SMALL_THREADS / 32;
-	__shared__ uint32_t vals[warps][ITEM_MAX];
-	__shared__ uint16_t hp[warps][GPUIDX_EF_BLOCK + 32];
-	__shared__ uint32_t hist[RANK_BINS];
-	__shared__ typename cub::BlockScan<uint32_t, RANK_SMALL_THREADS>::TempStorage scan_space;
-	const rank_job &q = l.jobs[jobs[blockIdx.x]];
-	unsigned	lane = threadIdx.x & 31;
-	unsigned	warp = threadIdx.x / 32;
-
-	for (uint32_t t = 0; t < q.nterms; t++)
+	wanted = rank_select_wanted(*s, q.k, pass);
+#pragma unroll
+	for (int i = 0; i < RANK_PICK_PER_THREAD; i++)
 	{
-		const rank_term_desc &td = l.terms[q.first_term + t];
+		h[i] = q.hist[top - i];
+		sum += h[i];
+	}
+	block_scan(scan_space).ExclusiveSum(sum, before, total);
+	if (pass == 0 && total <= q.k)
+	{
+		if (threadIdx.x == 0)
+			rank_select_step(s, q.k, pass, total, 0, 0, 0);
+	}
+	else if (before < wanted && wanted <= before + sum)
+	{
+		uint32_t	above = before;
 
-		for (uint32_t b = warp; b < td.list.nblocks; b += warps)
+		for (int i = 0; i < RANK_PICK_PER_THREAD; i++)
 		{
-			uint32_t	n = dev_block_len(td.list, b);
-			uint32_t	base = b * dev_block_capacity(td.list);
-			bool		ok = true;
-
-			if (!warp_decode_block(td.list, b, vals[warp], hp[warp], lane))
+			if (above + h[i] >= wanted)
 			{
-				if (lane == 0)
-					*l.bad = 1;
-				continue;
+				rank_select_step(s, q.k, pass, total, top - i, above, h[i]);
+				break;
 			}
-			for (uint32_t j = lane; j < n; j += WARP_LANES)
-				ok &= rank_add_posting(q, td, base + j, vals[warp][j]);
-			if (!ok)
-				*l.bad = 1;
-			__syncwarp();
+			above += h[i];
 		}
-		__syncthreads();
 	}
-	for (uint32_t i = threadIdx.x; i < RANK_BINS; i += RANK_SMALL_THREADS)
-		hist[i] = 0;
-	__syncthreads();
-	for (uint32_t pass = 0; pass < RANK_PASSES; pass++)
-	{
-		rank_select s = *q.sel;
-
-		if (s.done)
-			break;
-		rank_block_count<RANK_SMALL_THREADS>(q, s, pass, 0, q.nslots, hist);
-		__syncthreads();
-		rank_block_pick<RANK_SMALL_THREADS>(q, hist, pass, scan_space);
-		__syncthreads();
-	}
-	rank_block_collect<RANK_SMALL_THREADS>(q, *q.sel, 0, q.nslots);
+#pragma unroll
+	for (int i = 0; i < RANK_PICK_PER_THREAD; i++)
+		q.hist[top - i] = 0;
 }
 
 /* a block per selection item: the docs at or above the threshold, each to a place in its query's output */
@@ -270,7 +171,17 @@ rank_collect_kernel(rank_launch l)
 		const rank_job &q = l.jobs[j];
 		rank_select s = *q.sel;
 
-		rank_block_collect<RANK_SELECT_THREADS>(q, s, s0, s1);
+		for (uint32_t slot = s0 + threadIdx.x; slot < s1; slot += RANK_SELECT_THREADS)
+			if (rank_slot_selected(q, s, slot))
+			{
+				uint32_t	out = atomicAdd(&q.sel->taken, 1u);
+
+				if (out < q.k)
+				{
+					q.out_docs[out] = rank_slot_doc(q, slot);
+					q.out_scores[out] = q.acc[slot];
+				}
+			}
 	}
 }
 
@@ -306,15 +217,6 @@ launch_rank_pick(const rank_launch *l, uint32_t pass, cudaStream_t stream)
 	if (l->njobs == 0)
 		return cudaSuccess;
 	rank_pick_kernel<<<l->njobs, RANK_SELECT_THREADS, 0, stream>>>(*l, pass);
-	return cudaGetLastError();
-}
-
-cudaError_t
-launch_rank_small(const rank_launch *l, const uint32_t *jobs, uint32_t njobs, cudaStream_t stream)
-{
-	if (njobs == 0)
-		return cudaSuccess;
-	rank_small_kernel<<<njobs, RANK_SMALL_THREADS, 0, stream>>>(*l, jobs);
 	return cudaGetLastError();
 }
 

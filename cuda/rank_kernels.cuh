@@ -26,15 +26,6 @@ extern cudaError_t launch_rank_hist(const rank_launch *l, uint32_t pass, unsigne
 /* the digit each unfinished query keeps from its histogram (a block per query); zeroes it */
 extern cudaError_t launch_rank_pick(const rank_launch *l, uint32_t pass, cudaStream_t stream);
 
-/*
- * Small queries whole, a block each (jobs: njobs of them, in device
- * memory): their term passes, selection and collection in one launch.  The
- * other kernels skip them (no pass names them, they have no selection
- * items, and their selection is done when the pick runs).
- */
-extern cudaError_t launch_rank_small(const rank_launch *l, const uint32_t *jobs, uint32_t njobs,
-									 cudaStream_t stream);
-
 /* every doc at or above its query's threshold to the query's output, in no order */
 extern cudaError_t launch_rank_collect(const rank_launch *l, unsigned max_ctas, cudaStream_t stream);
 

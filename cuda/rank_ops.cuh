@@ -100,16 +100,6 @@ struct rank_pass
 	uint32_t	term;
 };
 
-/*
- * A small query, ranked whole by one block (launch_rank_small): at most
- * this many postings and table slots.  A block decodes and adds 64K
- * postings and sweeps 256K slots a pass in tens of microseconds, on one
- * multiprocessor of many, where the device-wide kernels would cost the
- * batch a score of launches.
- */
-#define RANK_SMALL_POSTINGS	65536
-#define RANK_SMALL_SLOTS	262144
-
 /* table slots per work item of the selection kernels */
 #define RANK_SLOT_CHUNK		4096
 
