@@ -87,6 +87,6 @@ fi
 mkdir -p "$(dirname "$OUT")"
 python3 "$here/report.py" "$work" > "$OUT"
 mkdir -p "$top/bench/build/rank"
-cp "$work/results.csv" "$work/builds.csv" "$work/explain.txt" "$top/bench/build/rank/"
+cp "$work/results.csv" "$work/builds.csv" "$work/worker.csv" "$work/explain.txt" "$top/bench/build/rank/"
 [ -f "$work/checks.txt" ] && cp "$work/checks.txt" "$top/bench/build/rank/"
 echo "wrote $OUT (raw: bench/build/rank/results.csv, builds.csv, explain.txt)"

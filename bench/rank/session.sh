@@ -61,6 +61,7 @@ fi
 } >> info.txt
 echo "corpus,method,shape,clients,tps,p50_ms,p99_ms,avg_ms,transactions,failed" > results.csv
 echo "corpus,documents,queries,index,build_s,size_bytes" > builds.csv
+echo "corpus,method,shape,clients,requests,batches,requests_per_batch,device_ms,host_ms,wait_p50_us,wait_p99_us,fallbacks" > worker.csv
 : > explain.txt
 
 # one pgbench cell, as a line of results.csv: corpus method shape clients script [PGOPTIONS];
@@ -215,7 +216,16 @@ for corpus in $CORPORA; do
 			# warm-up: the index and the table into shared buffers (and the GPU's list cache)
 			cell "$corpus" "$name" "$shape" "$(( nproc < 8 ? nproc : 8 ))" "${m}_$shape.pgb" "$opts" > /dev/null
 			for c in $CLIENTS; do
+				[ "$GPU" = on ] && $P -Atc 'SELECT gpuidx_worker_stats_reset()' > /dev/null
 				cell "$corpus" "$name" "$shape" "$c" "${m}_$shape.pgb" "$opts" | tee -a results.csv >&2
+				# what the worker did in the cell: its batches, their size and device time
+				[ "$GPU" = on ] && $P -Atc "SELECT '$corpus,$name,$shape,$c,' || requests || ',' || batches || ',' ||
+						round(requests::numeric / greatest(batches, 1), 1) || ',' || batch_device_ms || ',' ||
+						batch_host_ms || ',' || wait_p50_us || ',' || wait_p99_us || ',' ||
+						(fallback_absent + fallback_queue_full + fallback_arena_full + fallback_timeout +
+						 fallback_engine_error + fallback_worker_lost + fallback_cancelled + fallback_cache_lost +
+						 fallback_bad_answer)
+					FROM gpuidx_worker_stats" >> worker.csv
 			done
 		done
 	done

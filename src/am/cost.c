@@ -556,16 +556,15 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		 * if the query takes them all.  Without a key, block-max WAND reads
 		 * a part of the ranked lists, taken as a tenth of the postings of
 		 * all the documents.  With one ("WHERE doc @@& q ORDER BY doc <=> q
-		 * LIMIT k", the usual filtered ranking) only the key's matches are
-		 * scored: at most its lists are read once more, for their
-		 * frequencies.  Priced as a tenth of the documents, a filtered
-		 * ranking cost more than fetching every match, scoring each row and
-		 * sorting them for the few matches of a typical query, and a generic
-		 * plan chose that: seconds for a query that matches millions.
+		 * LIMIT k", the usual filtered ranking) the ranking is the key's
+		 * own work (its lists, priced above, and their frequencies) and
+		 * never leaves its matches: nothing more is added.  Priced as the
+		 * key plus a tenth of the documents, a filtered ranking cost more
+		 * than fetching every match, scoring each row and sorting them
+		 * when the typical query has few matches, and a generic plan chose
+		 * that: seconds for a query that matches millions.
 		 */
-		if (path->indexclauses != NIL)
-			*startup += Min(est.postings, 0.1 * est.docs) * POSTING_COST * cpu_operator_cost;
-		else
+		if (path->indexclauses == NIL)
 			*startup += 0.1 * est.docs * POSTING_COST * cpu_operator_cost;
 		*total = *startup + est.selectivity * est.docs * cpu_index_tuple_cost;
 		/* without a key, the rows without a document come last, from a read of the table */
