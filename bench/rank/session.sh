@@ -195,6 +195,10 @@ for corpus in $CORPORA; do
 			runs+=("gpuidx_gpu:gpuidx:-c gpuidx.device=auto" "gpuidx_cpu:gpuidx:-c gpuidx.device=cpu")
 			# GPU_NOLIMIT=1: also every large segment to the worker, however busy
 			[ "${GPU_NOLIMIT:-0}" = 1 ] && runs+=("gpuidx_gpu_nolimit:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_rank_backlog=0")
+			# GPU_BACKLOGS="N ...": also with gpuidx.gpu_rank_backlog = N postings
+			for b in ${GPU_BACKLOGS:-}; do
+				runs+=("gpuidx_gpu_backlog_$b:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_rank_backlog=$b")
+			done
 		else
 			runs+=("$m:$m:")
 		fi
