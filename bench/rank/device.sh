@@ -52,6 +52,7 @@ elif [ "$1" = run ]; then
 	so=cuda/build/gpuidx_cuda.so
 	log "the kernels' host logic (test_host)"
 	make -s cuda-host-test 2>&1 | tail -2
+	if [ "${CHECKS:-1}" = 1 ]; then
 	log "engine_check: ranked queries, CUDA engine against the CPU engine"
 	timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED:-20000}" --max-len 200000 2>&1 | tail -6
 	log "engine_check: ranked queries over segments and lists of up to 2M"
@@ -61,6 +62,7 @@ elif [ "$1" = run ]; then
 	log "compute-sanitizer memcheck, ranked (small)"
 	timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine $so --queries 0 --ranked 300 \
 		--max-len 5000 > "$dir/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -3 "$dir/memcheck.log"
+	fi
 	[ "${BENCH:-1}" = 1 ] || exit 0
 	log "benchmark"
 	data=/tmp/gpuidx-rank-data

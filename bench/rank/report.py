@@ -22,6 +22,14 @@ SHAPES = {
 NAMES = {'gin_rank': 'GIN + ts_rank', 'rum': 'RUM <=>', 'gpuidx': 'gpuidx BM25',
          'gpuidx_gpu': 'gpuidx BM25, GPU worker', 'gpuidx_cpu': 'gpuidx BM25, CPU',
          'gpuidx_gpu_nolimit': 'gpuidx BM25, GPU worker, no backlog limit'}
+
+
+def label(method):
+    if method.startswith('gpuidx_gpu_backlog_'):
+        return f'gpuidx BM25, GPU worker, backlog {int(method.rsplit("_", 1)[1]):,} postings'
+    return NAMES.get(method, method)
+
+
 INDEXES = {'docs_gin': 'GIN (to_tsvector(\'english\', body))', 'docs_rum': 'RUM (tsv rum_tsvector_ops)',
            'docs_gpx': 'gpuidx (body)'}
 
@@ -78,7 +86,7 @@ def main():
             for m in dict.fromkeys(r['method'] for r in rows):
                 one = cell.get((m, 1), {})
                 gin1 = cell.get(('gin_rank', 1), {})
-                line = f'| {NAMES.get(m, m)} | {num(one.get("p50_ms"), ".3f")} | {num(one.get("p99_ms"), ".2f")} '
+                line = f'| {label(m)} | {num(one.get("p50_ms"), ".3f")} | {num(one.get("p99_ms"), ".2f")} '
                 line += f'| {ratio(one.get("p50_ms"), gin1.get("p50_ms"))} |'
                 for c in clients:
                     r = cell.get((m, c), {})
