@@ -37,7 +37,7 @@ int			gpx_batch_window_us = 100;
 int			gpx_batch_max_work = 8 * 1024 * 1024;
 int			gpx_batch_max_requests = 1024;
 int			gpx_engine_stall_ms = 10000;
-int			gpx_gpu_rank_backlog = 16 * 1024 * 1024;
+int			gpx_gpu_rank_backlog = 256 * 1024;
 char	   *gpuidx_engine_library = NULL;
 
 static int	cpu_ratio_threshold_setting = 128;
@@ -136,7 +136,7 @@ gpx_worker_define_settings(void)
 							"Postings of ranked work the GPU worker may hold at once; past it, segments are ranked in the backend (0: no limit).",
 							"A ranked request costs the device work in proportion to its terms' postings: a busy worker "
 							"would make every backend wait while their cores idle.",
-							&gpx_gpu_rank_backlog, 16 * 1024 * 1024, 0, INT_MAX,
+							&gpx_gpu_rank_backlog, 256 * 1024, 0, INT_MAX,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpuidx.batch_window",
