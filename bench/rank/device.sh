@@ -58,7 +58,7 @@ elif [ "$1" = run ]; then
 	log "engine_check: ranked queries over segments and lists of up to 2M"
 	timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED_LONG:-1000}" --max-len 2000000 --seed 7 2>&1 | tail -6
 	log "engine_check: intersections still equal"
-	timeout 200 $ec --engine $so --reference cpu --queries 200000 --max-len 200000 2>&1 | tail -4
+	timeout 200 $ec --engine $so --reference cpu --queries "${INTERSECTIONS:-200000}" --max-len 200000 2>&1 | tail -4
 	log "compute-sanitizer memcheck, ranked (small)"
 	timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine $so --queries 0 --ranked 300 \
 		--max-len 5000 > "$dir/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -3 "$dir/memcheck.log"
