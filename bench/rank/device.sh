@@ -5,7 +5,8 @@
 #                                      with the tree it must stay under 64 MiB)
 # or PACK=bench/build/tsquery, the tsquery benchmark's pack (debian-paths as
 # bare paths, numbered on the machine).  METHODS, BUILD_WORKERS, GPU_NOLIMIT,
-# CLIENTS and CORPORA pass to bench/rank/run.sh.
+# GPU_BACKLOGS, CLIENTS and CORPORA pass to bench/rank/run.sh; CHECKS=0
+# skips the engine checks, RANKED, RANKED_LONG and INTERSECTIONS size them.
 # The run goes on in its own session so that it outlives one call's ten
 # minutes; each call follows it for a while:
 #
@@ -53,15 +54,15 @@ elif [ "$1" = run ]; then
 	log "the kernels' host logic (test_host)"
 	make -s cuda-host-test 2>&1 | tail -2
 	if [ "${CHECKS:-1}" = 1 ]; then
-	log "engine_check: ranked queries, CUDA engine against the CPU engine"
-	timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED:-20000}" --max-len 200000 2>&1 | tail -6
-	log "engine_check: ranked queries over segments and lists of up to 2M"
-	timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED_LONG:-1000}" --max-len 2000000 --seed 7 2>&1 | tail -6
-	log "engine_check: intersections still equal"
-	timeout 200 $ec --engine $so --reference cpu --queries "${INTERSECTIONS:-200000}" --max-len 200000 2>&1 | tail -4
-	log "compute-sanitizer memcheck, ranked (small)"
-	timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine $so --queries 0 --ranked 300 \
-		--max-len 5000 > "$dir/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -3 "$dir/memcheck.log"
+		log "engine_check: ranked queries, CUDA engine against the CPU engine"
+		timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED:-20000}" --max-len 200000 2>&1 | tail -6
+		log "engine_check: ranked queries over segments and lists of up to 2M"
+		timeout 300 $ec --engine $so --reference cpu --queries 0 --ranked "${RANKED_LONG:-1000}" --max-len 2000000 --seed 7 2>&1 | tail -6
+		log "engine_check: intersections still equal"
+		timeout 200 $ec --engine $so --reference cpu --queries "${INTERSECTIONS:-200000}" --max-len 200000 2>&1 | tail -4
+		log "compute-sanitizer memcheck, ranked (small)"
+		timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine $so --queries 0 --ranked 300 \
+			--max-len 5000 > "$dir/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -3 "$dir/memcheck.log"
 	fi
 	[ "${BENCH:-1}" = 1 ] || exit 0
 	log "benchmark"
