@@ -134,6 +134,27 @@ if ($real)
 	like($rplan, qr/Custom Scan \(gpuidx rank\) on docs.*Index: docs_idx.*Segments Ranked on Worker: [1-9].*Segments Ranked in Backend: 0.*Worker Requests: [1-9]\n\s*Worker Engine: $engine\n/s,
 		"EXPLAIN ANALYZE of ranked '$pair' shows its segments ranked on the worker");
 
+	# every term, one list a thousand times the other's length: the backend's
+	# WAND costs about the shorter list, the device both, so the backend
+	# ranks it, unless the length-ratio threshold lets the worker have it
+	my $skewed = $node->safe_psql('postgres', q{
+		SELECT long.word || ' ' || short.word
+		FROM (SELECT word, pl_length(l) AS n FROM terms ORDER BY pl_length(l) DESC, word LIMIT 1) long,
+		LATERAL (SELECT word FROM terms WHERE pl_length(l) BETWEEN 20 AND long.n / 1000
+				 ORDER BY pl_length(l) DESC, word LIMIT 1) short});
+	isnt($skewed, '', "a skewed pair of real terms: '$skewed'");
+	my $every = "SELECT id FROM docs WHERE body @@& '$skewed' ORDER BY body <=> '$skewed' LIMIT 10";
+	my $explain = 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ';
+	like($node->safe_psql('postgres', "SET enable_seqscan = off; $explain $every"),
+		qr/Custom Scan \(gpuidx rank\).*Segments Ranked on Worker: 0\n\s*Segments Ranked in Backend: [1-9]/s,
+		'every term of a skewed pair: ranked in the backend');
+	like($node->safe_psql('postgres', "SET enable_seqscan = off; SET gpuidx.cpu_ratio_threshold = 1000000000; $explain $every"),
+		qr/Custom Scan \(gpuidx rank\).*Segments Ranked on Worker: [1-9]\n\s*Segments Ranked in Backend: 0/s,
+		'on the worker once the ratio threshold is raised');
+	is($node->safe_psql('postgres', "SET enable_seqscan = off; SET gpuidx.cpu_ratio_threshold = 1000000000; $every"),
+		$node->safe_psql('postgres', "SET enable_seqscan = off; $every"),
+		'the same rows either way');
+
 	# rows deleted: first ids that are not visible make the scan ask for more;
 	# counts fetch what is not all-visible, then (VACUUMed) skip the dead docs
 	$node->safe_psql('postgres', 'DELETE FROM docs WHERE id % 7 = 0');

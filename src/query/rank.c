@@ -644,7 +644,8 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
  * Does the worker rank this segment?  It must be serving; the ranking
  * exact there (no filter other than every term, doc ids in TID order, k
  * within the engine's bound); the lists long enough to repay the round
- * trip (gpuidx.gpu_min_postings, of all the terms' postings together);
+ * trip, and for every term none so much longer than the shortest that the
+ * backend's WAND would skip most of it (gpx_place_ranking);
  * the segment's doc lengths small enough for the queue's arena; and the
  * worker not already holding gpuidx.gpu_rank_backlog postings of ranked
  * work.  *postings: the found terms' postings in the segment.
@@ -654,6 +655,8 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 				   const gpx_topk *h, uint64 *postings_out)
 {
 	uint64		postings = 0;
+	uint64		dfs[GPUIDX_ENGINE_MAX_TERMS];
+	int			nfound = 0;
 
 	if ((r->filter.n > 0 && !r->conjunctive) || !(seg->hdr->flags & GPX_SEG_TID_ORDER) ||
 		h->k == 0 || (uint64) h->k + seg->ref.ndead > GPUIDX_RANK_MAX_K ||
@@ -661,9 +664,12 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 		return false;
 	for (int i = 0; i < r->terms.n; i++)
 		if (found[i])
+		{
 			postings += refs[i].df;
+			dfs[nfound++] = refs[i].df;
+		}
 	*postings_out = postings;
-	if (postings < gpx_placement.gpu_min_postings || !gpx_worker_wanted())
+	if (!gpx_place_ranking(dfs, nfound, r->conjunctive, &gpx_placement) || !gpx_worker_wanted())
 		return false;
 
 	/*

@@ -16,6 +16,7 @@
 #ifndef GPX_PLACEMENT_H
 #define GPX_PLACEMENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct GpxPlacementConfig
@@ -32,5 +33,17 @@ typedef struct GpxPlacementConfig
  * ratio can only be larger, never pulling a CPU round onto the device.
  */
 extern int	gpx_place_rounds(const uint32_t *lens, int n, const GpxPlacementConfig *cfg);
+
+/*
+ * Does a segment's ranking go to the device?  dfs: the found terms' list
+ * lengths in the segment, n of them, in any order.  The device scores every
+ * posting of every list, so a ranking of any term goes once its postings
+ * together reach gpu_min_postings.  A ranking of every term costs the
+ * backend's WAND about its shortest list (the others are searched, block by
+ * block), so it goes only as an intersection would go whole: the shortest
+ * list at least gpu_min_postings and every list under cpu_ratio_threshold
+ * times it.  A ranking of one term is both.
+ */
+extern bool gpx_place_ranking(const uint64_t *dfs, int n, bool every_term, const GpxPlacementConfig *cfg);
 
 #endif							/* GPX_PLACEMENT_H */

@@ -99,5 +99,46 @@ main(void)
 		want = reference_place(lens, n, &c);
 		CHECK(got == want, "random query %d: placed %d, the rule says %d", t, got, want);
 	}
+
+	/* rankings: any term by the postings together, every term as its rounds */
+	{
+		uint64_t	l[] = {600, 500};
+
+		CHECK(gpx_place_ranking(l, 2, false, &cfg), "any term: 1,100 postings together reach 1,000");
+		CHECK(!gpx_place_ranking(l, 2, true, &cfg), "every term: the shortest, 500, does not");
+		CHECK(!gpx_place_ranking(l, 0, false, &cfg), "no list found: nothing to rank");
+	}
+	{
+		uint64_t	l[] = {127999, 1000};
+		uint64_t	far[] = {1000, 128000};
+
+		CHECK(gpx_place_ranking(l, 2, true, &cfg), "every term, ratio 127.999: the device");
+		CHECK(!gpx_place_ranking(far, 2, true, &cfg), "every term, ratio 128: WAND in the backend");
+		CHECK(gpx_place_ranking(far, 2, false, &cfg), "any term, ratio 128: the device scores both");
+	}
+	for (int t = 0; t < 200000; t++)
+	{
+		uint64_t	dfs[8];
+		uint32_t	sorted[8];
+		int			n = 1 + (int) (unit_rand64() % 8);
+		GpxPlacementConfig c;
+		uint64_t	sum = 0;
+
+		c.cpu_ratio_threshold = 1 + (uint32_t) (unit_rand64() % 512);
+		c.gpu_min_postings = (uint32_t) (unit_rand64() % 5000);
+		for (int i = 0; i < n; i++)
+		{
+			sorted[i] = (uint32_t) (unit_rand64() >> (40 + unit_rand64() % 24));
+			dfs[i] = sorted[i];
+			sum += dfs[i];
+		}
+		qsort(sorted, n, sizeof(uint32_t), cmp_u32);
+		CHECK(gpx_place_ranking(dfs, n, false, &c) == (sum > 0 && sum >= c.gpu_min_postings),
+			  "random any-term ranking %d", t);
+		/* every term: whole on the device exactly when every round would be */
+		CHECK(gpx_place_ranking(dfs, n, true, &c) ==
+			  (n == 1 ? sorted[0] > 0 && sorted[0] >= c.gpu_min_postings : reference_place(sorted, n, &c) == n),
+			  "random every-term ranking %d", t);
+	}
 	return unit_report("test_placement");
 }
