@@ -17,6 +17,14 @@
 #   count   gpuidx: SELECT count(*) WHERE body @@& $1
 #           GIN:    SELECT count(*) WHERE to_tsvector('english', body) @@ plainto_tsquery('english', $1)
 #   ranked  gpuidx: ORDER BY body <=> $1 LIMIT 10
+# DEVICES ("worker cpu", say): gpuidx's cells once for each gpuidx.device,
+# a row each (empty: the server's setting, one row); with the GPU worker
+# loaded, its counters after each row go to stderr.  WRITES=1: at the
+# largest size (when GIN is not built there), after its cells, the index lives on:
+# a hundredth more rows inserted (copies of the first ones under new ids),
+# the pending area merged, a tenth of the rows deleted, VACUUM, and
+# gpuidx_verify (unless VERIFY=0), each timed, then the cells at the largest
+# of CLIENTS again.
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +38,10 @@ secs=${TIME:-10}
 clients=${CLIENTS:-1 32}
 nq=${NQ:-200}
 mwm=${MWM:-1GB}
+devices=${DEVICES:-}
+writes=${WRITES:-0}
+# shellcheck disable=SC2086
+largest=$(printf '%s\n' $sizes | sort -n | tail -n 1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 P=(psql -X -q -v ON_ERROR_STOP=1 -h "$host" -p "$port" -d "$db")
@@ -49,9 +61,42 @@ echo
 "${P[@]}" -c "DROP TABLE IF EXISTS curve_q; CREATE TABLE curve_q (n int PRIMARY KEY, q text)"
 head -n "$nq" "$data/queries.tsv" | "${P[@]}" -c "\\copy curve_q FROM pstdin WITH (FORMAT csv, DELIMITER E'\\t', QUOTE E'\\x01')"
 
-cell() {	# statement clients -> "tps p50 p99 transactions failed"
+cell() {	# statement clients [device] -> "tps p50 p99 transactions failed"
 	printf '\\set n random(1, %s)\nSELECT q FROM curve_q WHERE n = :n \\gset\n%s;\n' "$nq" "$1" > "$work/s.sql"
-	pgbench_cell "$work" "$work/s.sql" "$2" "$secs" -h "$host" -p "$port" "$db"
+	PGOPTIONS="${3:+-c gpuidx.device=$3}" pgbench_cell "$work" "$work/s.sql" "$2" "$secs" -h "$host" -p "$port" "$db"
+}
+cells() {	# count ranked device clients... -> " tps (p50 / p99) |" per cell
+	local count=$1 ranked=$2 device=$3 c tps p50 p99 out=""
+	shift 3
+	for c in "$@"; do
+		read -r tps p50 p99 _ < <(cell "$count" "$c" "$device")
+		log "$n $kind${device:+ ($device)} count $c clients: $tps tps, p50 $p50, p99 $p99"
+		out="$out $tps ($p50 / $p99) |"
+	done
+	for c in "$@"; do
+		if [ -n "$ranked" ]; then
+			read -r tps p50 p99 _ < <(cell "$ranked" "$c" "$device")
+			log "$n $kind${device:+ ($device)} ranked $c clients: $tps tps, p50 $p50, p99 $p99"
+			out="$out $tps ($p50 / $p99) |"
+		else
+			out="$out |"
+		fi
+	done
+	echo "$out"
+}
+worker_counters() {	# the GPU worker's counters so far, when it is loaded
+	"${P[@]}" -Atc "SELECT 'worker: ' || row_to_json(s)::text FROM (SELECT engine, device, batches, requests,
+		worker_rounds, backend_rounds, cache_hits, cache_misses, cache_evictions, cache_bytes, fallback_arena_full,
+		fallback_timeout, fallback_engine_error, batch_device_ms FROM gpuidx_worker_stats) s" 2> /dev/null |
+		while read -r l; do log "$l"; done
+}
+timed() {	# label SQL: runs it, logs and appends "| label | seconds |" to $work/writes.md
+	local t0 t1 out
+	t0=$(now)
+	out=$(PGOPTIONS="-c maintenance_work_mem=$mwm" "${P[@]}" -Atc "$2")
+	t1=$(now)
+	log "$1: $(echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }') s ${out:+($out)}"
+	echo "| $1 | $(echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }') | ${out} |" >> "$work/writes.md"
 }
 
 header="| documents | index | build s | workers | size MB |"
@@ -84,22 +129,43 @@ for n in $sizes; do
 		t1=$(now)
 		build=$(echo "$t0 $t1" | awk '{ printf "%.0f", $2 - $1 }')
 		mb=$("${P[@]}" -Atc "SELECT round(pg_relation_size('curve_idx') / 1048576.0)")
-		line="| $n | $kind | $build | ${workers:-0} | $mb |"
-		for c in $clients; do
-			read -r tps p50 p99 _ < <(cell "$count" "$c")
-			log "$n $kind count $c clients: $tps tps, p50 $p50, p99 $p99"
-			line="$line $tps ($p50 / $p99) |"
+		for device in ${devices:-""}; do
+			[ $kind = gin ] && [ "$device" != "${devices%% *}" ] && continue
+			label=$kind
+			[ $kind = gpuidx ] && [ -n "$device" ] && label="$kind ($device)"
+			[ $kind = gin ] && device=""
+			# shellcheck disable=SC2086
+			echo "| $n | $label | $build | ${workers:-0} | $mb |$(cells "$count" "$ranked" "$device" $clients)"
+			[ $kind = gpuidx ] && worker_counters
 		done
-		for c in $clients; do
-			if [ -n "$ranked" ]; then
-				read -r tps p50 p99 _ < <(cell "$ranked" "$c")
-				log "$n $kind ranked $c clients: $tps tps, p50 $p50, p99 $p99"
-				line="$line $tps ($p50 / $p99) |"
-			else
-				line="$line |"
-			fi
-		done
-		echo "$line"
+		if [ $kind = gpuidx ] && [ "$writes" = 1 ] && [ "$n" = "$largest" ]; then
+			case " $gin_sizes " in
+			*" $n "*) log "WRITES: skipped, GIN is built on this table after gpuidx" ;;
+			*)
+				: > "$work/writes.md"
+				timed "INSERT of $((n / 100)) rows" "INSERT INTO curve_docs SELECT id + $n, body FROM curve_docs WHERE id <= $((n / 100))"
+				timed "gpuidx_merge_pending" "SELECT gpuidx_merge_pending('curve_idx')"
+				timed "DELETE of a tenth of the rows" "DELETE FROM curve_docs WHERE id % 10 = 0"
+				timed "VACUUM" "VACUUM curve_docs"
+				[ "${VERIFY:-1}" = 0 ] || timed "gpuidx_verify" "SELECT gpuidx_verify('curve_idx')"
+				echo
+				echo "Writes at $n documents (maintenance_work_mem = $mwm):"
+				echo
+				echo "| step | seconds | result |"
+				echo "|---|---:|---|"
+				cat "$work/writes.md"
+				echo
+				echo "Then, index $("${P[@]}" -Atc "SELECT round(pg_relation_size('curve_idx') / 1048576.0)") MB:"
+				echo
+				echo "| index | count ${clients##* } cl. | ranked ${clients##* } cl. |"
+				echo "|---|---:|---:|"
+				for device in ${devices:-""}; do
+					echo "| $kind${device:+ ($device)} |$(cells "$count" "$ranked" "$device" "${clients##* }")"
+					worker_counters
+				done
+				;;
+			esac
+		fi
 		"${P[@]}" -c "DROP INDEX curve_idx"
 	done
 done

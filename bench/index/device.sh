@@ -14,6 +14,16 @@
 # call: dpaths-ROWS.md (the report), dpaths-ROWS.log, machine.txt, run.log,
 # server.log.  Every call's last line is "== FINISHED" or "== STILL RUNNING";
 # the run's log ends with "== END (exit N)".
+#
+# RUN=curve: bench/index/curve.sh instead, on debian-paths scaled to SIZES
+# ("7316650 100000000 25000000 50000000": the largest early, so that a run
+# cut short by the machine's 30 minutes still has it), GIN at GIN_SIZES (the first),
+# gpuidx through the GPU worker and in the backend (DEVICES "worker cpu"),
+# CLIENTS ("1 16 32"), TIME (5) s a cell, the writes at the last size
+# (WRITES, 1, at the largest size; VERIFY 0 leaves gpuidx_verify out: one
+# core reads the whole table).  The worker's arena (1GB) holds a 100M-document segment's doc
+# lengths, its cache (GPU_CACHE, 16GB) the lists.  Results: curve.md,
+# curve.log.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 dir=/tmp/gpuidx-index-device
@@ -35,6 +45,24 @@ CONF
 	# packed without ids: a path's id is its line number
 	xz -T0 -dc "$pack/dpaths-paths.xz" | awk '{ print NR "\t" $0 }' > "$w/data/debian-paths/docs.tsv" || exit 1
 	chown -R gpuidx "$w"
+	if [ "${RUN:-build}" = curve ]; then
+		cat >> "$w/pg/postgresql.conf" <<CONF
+gpuidx.worker_arena_size = 1GB
+gpuidx.gpu_cache_size = ${GPU_CACHE:-16GB}
+CONF
+		as_user pg_ctl -D "$w/pg" -l "$w/pg/log" restart > /dev/null || exit 1
+		for i in $(seq 30); do [ "$(as_user $P -Atc 'SELECT serving FROM gpuidx_worker_stats')" = t ] && break; sleep 1; done
+		cp "$pack/dpaths-queries.tsv" "$w/data/debian-paths/queries.tsv" && chown -R gpuidx "$w/data"
+		log "cost curve: ${SIZES:-7316650 100000000 25000000 50000000}"
+		as_user env PGHOST="$w" PGPORT=5432 SIZES="${SIZES:-7316650 100000000 25000000 50000000}" \
+			GIN_SIZES="${GIN_SIZES:-7316650}" DEVICES="${DEVICES:-worker cpu}" CLIENTS="${CLIENTS:-1 16 32}" \
+			TIME="${TIME:-5}" WRITES="${WRITES:-1}" VERIFY="${VERIFY:-0}" MWM="${MWM:-1GB}" \
+			bash "$w/bench/index/curve.sh" "$w/data/debian-paths" > "$dir/curve.md" 2> "$dir/curve.log"
+		log "curve.sh exit $?"
+		cat "$dir/curve.md"
+		grep -E "ERROR|FATAL|PANIC" "$w/pg/log" | sort | uniq -c | sort -rn | head -20
+		exit 0
+	fi
 	for rows in 0 ${SCALED-14633300}; do
 		workers=${WORKERS:-0 1 3 7 15} gin=1
 		[ "$rows" = 0 ] || { workers=${WORKERS_SCALED:-0 15}; gin=0; }
