@@ -66,6 +66,42 @@ VACUUM rk;
 SELECT (SELECT gpuidx_bm25(body, 'gpu') FROM rk WHERE id = 7) < s AS lower_after_vacuum FROM before_delete;
 SELECT gpuidx_verify('rk_body') LIKE '%is sound%' AS sound;
 
+-- live document frequencies once VACUUM marked docs dead: a short list's
+-- dead docs found by testing its docs in the bitmap ('rare', 'w5'), a long
+-- one's by reading every dead doc ('common', 'half'), both then remembered
+-- by the backend for that count of dead docs; every score is the one an
+-- index built on the live rows gives, on the first query, the second (what
+-- was remembered), and after more deletes and VACUUM
+CREATE TABLE rd (id int, body text) WITH (autovacuum_enabled = off);
+INSERT INTO rd SELECT g, 'common ' || CASE WHEN g % 2 = 0 THEN 'half ' ELSE '' END ||
+	CASE WHEN g % 100 = 0 THEN 'rare ' ELSE '' END || 'w' || (g % 997) FROM generate_series(1, 20000) g;
+CREATE INDEX rd_body ON rd USING gpuidx (body);
+CREATE FUNCTION rd_top(tab regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	top text;
+BEGIN
+	SET LOCAL enable_seqscan = off;
+	EXECUTE format('SELECT string_agg(id || '':'' || s, '','' ORDER BY s DESC, id) FROM
+		(SELECT id, -(body <=> ''common half rare w5'') AS s FROM %s ORDER BY body <=> ''common half rare w5'' LIMIT 300) x', tab)
+		INTO top;
+	RETURN top;
+END $$;
+DELETE FROM rd WHERE id % 101 = 0;
+VACUUM rd;
+CREATE TABLE rd_live AS SELECT * FROM rd ORDER BY id;
+CREATE INDEX rd_live_body ON rd_live USING gpuidx (body);
+SELECT rd_top('rd') = rd_top('rd_live') AS first_query_live_scores,
+	rd_top('rd') = rd_top('rd_live') AS remembered_live_scores;
+DELETE FROM rd WHERE id % 7 = 0 OR id % 1000 = 0;
+VACUUM rd;
+DROP TABLE rd_live;
+CREATE TABLE rd_live AS SELECT * FROM rd ORDER BY id;
+CREATE INDEX rd_live_body ON rd_live USING gpuidx (body);
+SELECT rd_top('rd') = rd_top('rd_live') AS after_more_dead_live_scores,
+	(SELECT dead_docs FROM gpuidx_index_stats('rd_body')) AS dead_docs;
+DROP TABLE rd, rd_live;
+DROP FUNCTION rd_top(regclass);
+
 -- k1 and b are index options, taken at the next query
 SELECT round(gpuidx_bm25(body, 'gpu')::numeric, 6) FROM rk WHERE id = 2;
 ALTER INDEX rk_body SET (k1 = 2.0, b = 0.0);

@@ -158,6 +158,122 @@ dead_postings(GpxSegment *seg, GpxTermRef *ref, const uint32 *dead)
 	return n;
 }
 
+/*
+ * The same for a short list, without reading every dead doc: each of its
+ * docs tested in the dead-doc bitmap.  The bitmap is read as it is now; the
+ * caller holds the count to seg->ref.ndead (gpx_seg_dead_unchanged).
+ * False if a block does not decode (dead_postings then reports it).
+ */
+static bool
+dead_postings_tested(GpxSegment *seg, GpxTermRef *ref, uint64 *postings)
+{
+	GpxTermRef	copy = *ref;
+	GpxList		list;
+	uint32		buf[GPUIDX_LRC_SEGMENT];
+	uint64		n = 0;
+	bool		ok = true;
+
+	if (!ref->external)
+	{
+		copy.payload = palloc(ref->len);
+		memcpy(copy.payload, ref->payload, ref->len);
+	}
+	gpx_seg_list(seg, &copy, &list);
+	for (uint32 b = 0; ok && b < list.view.nblocks; b++)
+	{
+		int			len = pl_decode_block(&list.view, b, buf);
+
+		ok = len >= 0;
+		for (int i = 0; i < len; i++)
+			n += gpx_seg_is_dead(seg, buf[i]);
+	}
+	gpx_list_free(&list);
+	*postings = n;
+	return ok;
+}
+
+/*
+ * Adds each term's live postings in the segment to df[].  Live is the list
+ * less the docs VACUUM marked dead, which with many dead docs is the costly
+ * part of a ranked query: what a list holds of them is remembered by the
+ * backend with the term (gpx_seg_dead_postings_known), a short list's is
+ * counted by testing its docs in the bitmap, and only for the rest are the
+ * segment's dead docs all read, once.  If VACUUM marked more meanwhile,
+ * every term is counted against what that read found, as one set.
+ */
+static void
+add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
+{
+	int			n = terms->n;
+	GpxTermRef *refs = palloc0(Max(n, 1) * sizeof(GpxTermRef));
+	bool	   *found = palloc0(Max(n, 1) * sizeof(bool));
+	uint64	   *dead = palloc0(Max(n, 1) * sizeof(uint64));
+	bool	   *known = palloc0(Max(n, 1) * sizeof(bool));
+	bool	   *tested = palloc0(Max(n, 1) * sizeof(bool));
+	bool		any_tested = false,
+				all_known = true;
+	uint32		ndead = seg->ref.ndead;
+
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		found[i] = gpx_seg_find(seg, terms->lex[i], terms->len[i], &refs[i]);
+	}
+	for (int i = 0; ndead > 0 && i < n; i++)
+	{
+		if (!found[i])
+			continue;
+		known[i] = gpx_seg_dead_postings_known(seg, terms->lex[i], terms->len[i], &dead[i]);
+		/* a list shorter than the dead docs or than an eighth of the bitmap's bytes */
+		if (!known[i] && (refs[i].df <= ndead || refs[i].df <= seg->hdr->ndocs / 64))
+		{
+			CHECK_FOR_INTERRUPTS();
+			tested[i] = known[i] = dead_postings_tested(seg, &refs[i], &dead[i]);
+			any_tested |= tested[i];
+		}
+		all_known &= known[i];
+	}
+	if (any_tested && !gpx_seg_dead_unchanged(seg))
+	{
+		/* the bitmap changed while it was tested: count those again */
+		for (int i = 0; i < n; i++)
+			if (tested[i])
+				known[i] = all_known = false;
+	}
+	if (!all_known)
+	{
+		uint32	   *all_dead = dead_docs(seg);
+
+		/* more dead than the remembered counts were for: count every list */
+		for (int i = 0; i < n; i++)
+		{
+			if (!found[i] || (known[i] && seg->ref.ndead == ndead))
+				continue;
+			CHECK_FOR_INTERRUPTS();
+			dead[i] = dead_postings(seg, &refs[i], all_dead);
+			known[i] = true;
+			tested[i] = true;
+		}
+		if (all_dead)
+			pfree(all_dead);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		if (!found[i])
+			continue;
+		if (tested[i])
+			gpx_seg_dead_postings_remember(seg, terms->lex[i], terms->len[i], dead[i]);
+		df[i] += refs[i].df - dead[i];
+		if (refs[i].payload)
+			pfree(refs[i].payload);
+	}
+	pfree(refs);
+	pfree(found);
+	pfree(dead);
+	pfree(known);
+	pfree(tested);
+}
+
 GqRank *
 gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, double k1, double b,
 			  const GqRankStats *given)
@@ -185,30 +301,7 @@ gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, do
 
 	/* document frequencies: each segment's live postings */
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
-	{
-		GpxSegment *seg = gq_segment(gq, s);
-		uint32	   *dead = NULL;
-		bool		dead_read = false;
-
-		for (int i = 0; i < terms->n; i++)
-		{
-			GpxTermRef ref;
-
-			CHECK_FOR_INTERRUPTS();
-			if (!gpx_seg_find(seg, terms->lex[i], terms->len[i], &ref))
-				continue;
-			if (!dead_read)
-			{
-				dead = dead_docs(seg);
-				dead_read = true;
-			}
-			r->df[i] += ref.df - dead_postings(seg, &ref, dead);
-			if (ref.payload)
-				pfree(ref.payload);
-		}
-		if (dead)
-			pfree(dead);
-	}
+		add_live_dfs(gq_segment(gq, s), terms, r->df);
 
 	/* and the pending area's entries, kept to be scored once idf is known */
 	tf = palloc(Max(terms->n, 1) * sizeof(uint32));

@@ -102,6 +102,15 @@ typedef struct GpxTermRef
  */
 extern bool gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref);
 extern void gpx_seg_forget_cached(void);
+
+/*
+ * A found term's postings among the segment's dead docs, remembered with
+ * its entry for the count of dead docs (seg->ref.ndead) they were counted
+ * against; and whether the metapage still counts seg->ref.ndead.
+ */
+extern bool gpx_seg_dead_postings_known(GpxSegment *seg, const char *term, int len, uint64 *postings);
+extern void gpx_seg_dead_postings_remember(GpxSegment *seg, const char *term, int len, uint64 postings);
+extern bool gpx_seg_dead_unchanged(GpxSegment *seg);
 /* the leaf the inner nodes lead term to (for verification) */
 extern bool gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf);
 /* open the list of a found term (the ref's payload is freed) */

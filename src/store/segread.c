@@ -579,6 +579,9 @@ typedef struct TermCacheEntry
 	bool		found;
 	GpxTermRef ref;				/* payload: its bytes (payload_len), kept here */
 	uint32		payload_len;
+	bool		dead_known;		/* dead_postings counted against dead_count dead docs */
+	uint32		dead_count;
+	uint64		dead_postings;
 } TermCacheEntry;
 
 static TermCacheEntry *term_cache;
@@ -643,6 +646,7 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 	c->term = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
 	memcpy(c->term, term, len);
 	c->found = found;
+	c->dead_known = false;
 	if (found)
 		c->ref = *ref;
 	c->ref.payload = NULL;
@@ -689,6 +693,56 @@ gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
 	if (c != NULL)
 		term_cache_put(c, seg, term, len, found, ref);
 	return found;
+}
+
+/*
+ * A found term's postings among the segment's dead docs, as remembered
+ * with its entry for the count of dead docs the segment's reader holds now.
+ * Docs are only ever marked dead, never cleared, and a segment's id is
+ * never reused: a count names one set.
+ */
+bool
+gpx_seg_dead_postings_known(GpxSegment *seg, const char *term, int len, uint64 *postings)
+{
+	TermCacheEntry *c = term_cache_slot(seg, term, len);
+
+	if (c == NULL || !term_cache_holds(c, seg, term, len) || !c->found || !c->dead_known ||
+		c->dead_count != seg->ref.ndead)
+		return false;
+	*postings = c->dead_postings;
+	return true;
+}
+
+/* remembers postings for seg->ref.ndead, when the term's entry is cached */
+void
+gpx_seg_dead_postings_remember(GpxSegment *seg, const char *term, int len, uint64 postings)
+{
+	TermCacheEntry *c = term_cache_slot(seg, term, len);
+
+	if (c == NULL || !term_cache_holds(c, seg, term, len) || !c->found)
+		return;
+	c->dead_known = true;
+	c->dead_count = seg->ref.ndead;
+	c->dead_postings = postings;
+}
+
+/*
+ * Has VACUUM marked no doc of the segment dead since its reader's count
+ * (seg->ref.ndead)?  The metapage's count is written with each bitmap page,
+ * under its lock: equal now, the bitmap read meanwhile held that many.
+ */
+bool
+gpx_seg_dead_unchanged(GpxSegment *seg)
+{
+	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
+	int			k;
+	bool		same;
+
+	gpx_meta_read(seg->index, meta);
+	k = gpx_meta_find_segment(meta, seg->ref.id);
+	same = k >= 0 && meta->segments[k].ndead == seg->ref.ndead;
+	pfree(meta);
+	return same;
 }
 
 void
