@@ -171,6 +171,15 @@ SELECT i.name, s.docs, s.dead_docs, s.postings
 FROM (VALUES ('wl_ef'), ('wl_lrc'), ('wl_raw')) i(name), gpuidx_segments(i.name::regclass) s;
 SELECT name, gpuidx_verify(name::regclass) LIKE '%is sound%' AS sound
 FROM (VALUES ('wl_ef'), ('wl_lrc'), ('wl_raw')) i(name);
+-- gpuidx_verify within maintenance_work_mem: 36 bytes a row, so past 29,127
+-- rows at 1MB the table is matched a range of its blocks at a time, each
+-- codec's lists decoded again for each range
+SET maintenance_work_mem = '1MB';
+SELECT name, regexp_replace(gpuidx_verify(name::regclass),
+		'^index "\w+" is sound: .*; (\d+) rows of "wl" found, in (\d+) passes within maintenance_work_mem$',
+		'sound, \1 rows in \2 passes') AS verified
+FROM (VALUES ('wl_ef'), ('wl_lrc'), ('wl_raw')) i(name);
+RESET maintenance_work_mem;
 SET enable_seqscan = off;
 SELECT count(*), sum(id) FROM wl WHERE body @@& 'scattered even';
 DROP INDEX wl_ef;
@@ -182,3 +191,27 @@ SET enable_bitmapscan = off;
 SELECT count(*), sum(id) FROM wl WHERE body @@& 'scattered even';
 RESET enable_bitmapscan;
 DROP TABLE wl;
+
+-- and with segments merged from the pending area after VACUUM freed space
+-- in the table's pages (rows of a merge in other TID order), dead docs,
+-- pending entries, and an index without frequencies
+CREATE TABLE wv (id int, body text) WITH (autovacuum_enabled = off);
+INSERT INTO wv SELECT g, 'first row' || g || ' word' || (g % 300) FROM generate_series(1, 60000) g;
+CREATE INDEX wv_idx ON wv USING gpuidx (body) WITH (pending_list_limit = 256);
+CREATE INDEX wv_nofreq ON wv USING gpuidx (body) WITH (freqs = off, pending_list_limit = 256);
+DELETE FROM wv WHERE id % 2 = 0;
+VACUUM wv;
+UPDATE wv SET body = body || ' updated' WHERE id % 7 = 0;
+INSERT INTO wv SELECT g, 'second row' || g || ' word' || (g % 300) FROM generate_series(60001, 90000) g;
+DELETE FROM wv WHERE id % 11 = 0;
+VACUUM wv;
+INSERT INTO wv SELECT g, 'pending row' || g FROM generate_series(90001, 90040) g;
+SET maintenance_work_mem = '1MB';
+SELECT name, s.segments > 1 AS segments, s.dead_docs > 0 AS dead, s.pending_entries AS pending,
+	regexp_replace(gpuidx_verify(name::regclass),
+		'^index "\w+" is sound: .*; (\d+) rows of "wv" found, in (\d+) passes within maintenance_work_mem$',
+		'sound, \1 rows in \2 passes') AS verified
+FROM (VALUES ('wv_idx'), ('wv_nofreq')) i(name), gpuidx_index_stats(name::regclass) s;
+RESET maintenance_work_mem;
+SELECT gpuidx_verify('wv_idx') ~ 'found$' AS one_pass_at_the_default;
+DROP TABLE wv;

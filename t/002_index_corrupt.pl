@@ -26,6 +26,8 @@ $node->safe_psql('postgres', q{
 	CHECKPOINT;
 });
 like($node->safe_psql('postgres', "SELECT gpuidx_verify('docs_idx')"), qr/is sound/, 'sound before damage');
+like($node->safe_psql('postgres', "SET maintenance_work_mem = '1MB'; SELECT gpuidx_verify('docs_idx')"),
+	qr/is sound.*in 2 passes within maintenance_work_mem$/, 'and in two passes within 1MB');
 my $expected = $node->safe_psql('postgres',
 	"SET enable_seqscan = off; SELECT count(*) FROM docs WHERE body @@& 'common red'");
 is($expected, '10000', 'index answers before damage');
@@ -126,6 +128,10 @@ for my $case (@cases)
 	($ret, $out, $err) = $node->psql('postgres', "SELECT gpuidx_verify('docs_idx')",
 		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 	like($err, qr/XX002: index "docs_idx" is corrupted/, "$what: gpuidx_verify reports it");
+	($ret, $out, $err) = $node->psql('postgres',
+		"SET maintenance_work_mem = '1MB'; SELECT gpuidx_verify('docs_idx')",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err, qr/XX002: index "docs_idx" is corrupted/, "$what: and in two passes within maintenance_work_mem");
 	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$what: the server is still up");
 	$node->stop;
 }

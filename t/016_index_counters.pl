@@ -5,11 +5,11 @@
 # each rewritten on disk with the page's CRC recomputed, so only the value
 # itself is wrong.  Every query shape (@@& count, ids, LIMIT, the pending
 # area, through the custom scan and a bitmap scan; ranked through the rank
-# scan and the index scan; EXPLAIN; gpuidx_verify; INSERT; VACUUM) gives
-# XX002, or where the damaged value is not used, the undamaged answer:
-# never another error (no huge allocation, no "could not open file" from a
-# block past the end), never a sequential scan planned because of it, and
-# the server stays up.
+# scan and the index scan; EXPLAIN; gpuidx_verify, in one pass and in two;
+# INSERT; VACUUM) gives XX002, or where the damaged value is not used, the
+# undamaged answer: never another error (no huge allocation, no "could not
+# open file" from a block past the end), never a sequential scan planned
+# because of it, and the server stays up.
 use strict;
 use warnings;
 
@@ -50,6 +50,8 @@ my @statements = (
 	[ ranked_index => q{SET gpuidx.enable_customscan = off;
 		SELECT string_agg(id::text, ',') FROM (SELECT id FROM docs ORDER BY body <=> 'red word7' LIMIT 10) t} ],
 	[ verify => q{SELECT gpuidx_verify('docs_idx') ~ 'is sound'} ],
+	# the same within 1MB: the table's blocks in two ranges, the lists read for each
+	[ verify_in_passes => q{SET maintenance_work_mem = '1MB'; SELECT gpuidx_verify('docs_idx') ~ 'is sound.*in 2 passes'} ],
 	[ insert => q{BEGIN; INSERT INTO docs VALUES (100000, 'inserted common red row'); ROLLBACK; SELECT 'inserted'} ],
 	[ vacuum => q{VACUUM docs; SELECT 'vacuumed'} ],
 );
@@ -84,6 +86,7 @@ $node->start;
 my %sound = map { $_->[0] => run($_->[1]) } @statements;
 like($sound{plan}, qr/Custom Scan \(gpuidx\)/, 'the sound index counts through the custom scan');
 is($sound{verify}, '=t', 'and is sound');
+is($sound{verify_in_passes}, '=t', 'and is sound checked in two passes within maintenance_work_mem');
 $node->stop;
 my $BLCKSZ = 8192;
 my $CONTENTS = 24;				# MAXALIGN(SizeOfPageHeaderData)
@@ -152,7 +155,7 @@ isnt(u32($pend_head, $SPECIAL + 16), 0xFFFFFFFF, "the pending area's first page 
 my $FAR = 2516583188;			# a block far past the end
 my $all = join(' ', @names);
 # VACUUM with nothing to remove reads the pending area, not the segments
-my $segment_readers = 'plan count bitmap ids limit pending ranked ranked_index verify';
+my $segment_readers = 'plan count bitmap ids limit pending ranked ranked_index verify verify_in_passes';
 my $pending_readers = "$segment_readers vacuum";
 my @cases = (
 	# [ what, [ [ block, offset, bytes (pack template), value ], ... ], statements that must fail ]
@@ -169,8 +172,8 @@ my @cases = (
 	[ 'pending tail block past the end', [ [ 0, meta_at('pend_tail'), 'V', $FAR ] ], $all ],
 	[ 'segment docs past what its pages hold', [ [ 0, seg_at('ndocs'), 'V', 4000000000 ] ], $all ],
 	[ 'segment docs one more', [ [ 0, seg_at('ndocs'), 'V', u32(0, seg_at('ndocs')) + 1 ] ], $segment_readers ],
-	[ 'segment dead docs one more', [ [ 0, seg_at('ndead'), 'V', $dead + 1 ] ], 'ranked ranked_index verify' ],
-	[ 'segment dead docs one fewer', [ [ 0, seg_at('ndead'), 'V', $dead - 1 ] ], 'ranked ranked_index verify' ],
+	[ 'segment dead docs one more', [ [ 0, seg_at('ndead'), 'V', $dead + 1 ] ], 'ranked ranked_index verify verify_in_passes' ],
+	[ 'segment dead docs one fewer', [ [ 0, seg_at('ndead'), 'V', $dead - 1 ] ], 'ranked ranked_index verify verify_in_passes' ],
 	[ 'segment postings past its docs times its terms', [ [ 0, seg_at('npostings'), 'Q<', 1 << 40 ] ], $all ],
 	[ 'segment doc lengths past their tfs', [ [ 0, seg_at('sum_dl'), 'Q<', 1 << 60 ] ], $all ],
 	[ 'segment dead docs\' lengths past its docs\'', [ [ 0, seg_at('dead_dl'), 'Q<', u64(0, seg_at('sum_dl')) + 1 ] ],

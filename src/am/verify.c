@@ -9,16 +9,20 @@
  *	  a sound index gives a one-line summary.
  *
  * Terms are compared per row as a count and a sum of 64-bit term hashes,
- * computed from the index's lists and from the table's values: 16 bytes per
- * indexed row.  The table and the index are share-locked meanwhile, so no
- * write or merge runs.  A hot standby cannot take share locks, and replays
- * the primary's writes meanwhile: there the check holds access-share locks,
- * holds the index's counters to what writes may have made of them since
- * the metapage was read (dead docs marked, entries appended), and checks
- * the rows its snapshot sees.
+ * computed from the index's lists and from the table's values.  A row takes
+ * 36 bytes; past maintenance_work_mem the table is matched a range of its
+ * blocks at a time, each pass reading the index's lists again for the rows
+ * whose TIDs lie there (the structure is checked in the first).  The table
+ * and the index are share-locked meanwhile, so no write or merge runs.  A
+ * hot standby cannot take share locks, and replays the primary's writes
+ * meanwhile: there the check holds access-share locks, holds the index's
+ * counters to what writes may have made of them since the metapage was
+ * read (dead docs marked, entries appended), and checks the rows its
+ * snapshot sees.
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
@@ -60,7 +64,16 @@ typedef struct VerifyState
 	GpxMetaPageData meta;
 	uint8	   *claimed;		/* a bit per block: used by a structure */
 	BlockNumber nblocks;
-	RowSig	   *rows;			/* every segment's docs, then pending entries */
+	RowSig	   *rows;			/* this pass's docs of every segment, then
+								 * pending entries */
+	uint64		capacity;		/* rows allocated */
+	uint32	   *pass_docs;		/* a segment's docs in this pass, ascending */
+	uint64		lo;				/* this pass's TIDs: tid_key in [lo, hi) */
+	uint64		hi;
+	bool		first_pass;		/* structure checked, pages claimed */
+	uint8	  **min_seen;		/* in several passes, per segment a bit per
+								 * frequency block: its shortest doc's length
+								 * code met (one pass: checked at once) */
 	bool		freqs;			/* the index stores tfs and doc lengths */
 	uint64		nrows;
 	uint64		pages_checked;
@@ -131,94 +144,166 @@ dead_dl_sound(const GpxSegRef *ref, const GpxSegRef *now, uint32 ndead, uint64 d
 	return ndead == now->ndead ? dead_dl == now->dead_dl : dead_dl <= now->dead_dl;
 }
 
-static void
-check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
+static bool
+in_pass(const VerifyState *vs, uint64 tid)
+{
+	return tid >= vs->lo && tid < vs->hi;
+}
+
+/*
+ * The row of doc in this pass, or NULL: pass_docs holds the pass's n docs
+ * in order, a range of doc ids where the segment's docs follow its TIDs.
+ */
+static RowSig *
+pass_row(VerifyState *vs, RowSig *rows, uint32 n, bool contiguous, uint32 doc)
+{
+	uint32		lo = 0,
+				hi = n;
+
+	if (n == 0 || doc < vs->pass_docs[0] || doc > vs->pass_docs[n - 1])
+		return NULL;
+	if (contiguous)
+		return &rows[doc - vs->pass_docs[0]];
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo) / 2;
+
+		if (vs->pass_docs[mid] < doc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && vs->pass_docs[lo] == doc ? &rows[lo] : NULL;
+}
+
+/*
+ * One segment: in the first pass its structure (pages, doc map, lengths,
+ * dead docs, dictionary, lists and their block maxima), in every pass the
+ * rows of the docs whose TIDs the pass holds, from its doc map and lists.
+ * Returns how many rows it filled.
+ */
+static uint64
+check_segment(VerifyState *vs, uint32 segno, const GpxSegRef *ref, RowSig *rows)
 {
 	GpxSegment *seg = gpx_seg_open(vs->index, ref);
 	GpxSegHeaderData *h = seg->hdr;
 	GpxDictIter it;
 	uint64		postings = 0;
+	uint64		nterms = 0;
 	uint32		ndead;
 	uint32	   *dead;
+	uint32		next_dead = 0;
 	GpxSegRef	now;
 	uint64		seg_dl = 0;
 	uint64		dead_dl = 0;
+	uint64		prev_tid = 0;
+	uint32		n = 0;
+	bool		contiguous;
+	uint64		freq_block = 0;
 	ItemPointerData tids[GPX_DOCMAP_CHUNK];
-	char	  **first_keys;
-	int		   *first_lens;
+	char	  **first_keys = NULL;
+	int		   *first_lens = NULL;
 	uint32		nleaves = h->streams[GPX_STREAM_LEAF].npages;
 
 	/* the header, the table pages and every page of every stream */
-	claim(vs, ref->head, "a segment header");
-	for (uint32 t = 0; t < h->ntables; t++)
-		claim(vs, h->table[t], "a page table");
-	for (int s = 0; s < GPX_NSTREAMS; s++)
+	if (vs->first_pass)
 	{
-		for (uint32 p = 0; p < h->streams[s].npages; p++)
+		claim(vs, ref->head, "a segment header");
+		for (uint32 t = 0; t < h->ntables; t++)
+			claim(vs, h->table[t], "a page table");
+		for (int s = 0; s < GPX_NSTREAMS; s++)
 		{
-			Buffer		buf = gpx_seg_read(seg, s, p);
+			for (uint32 p = 0; p < h->streams[s].npages; p++)
+			{
+				Buffer		buf = gpx_seg_read(seg, s, p);
 
-			claim(vs, BufferGetBlockNumber(buf), "a segment page");
-			UnlockReleaseBuffer(buf);
+				claim(vs, BufferGetBlockNumber(buf), "a segment page");
+				UnlockReleaseBuffer(buf);
+			}
 		}
+		if (ref->npages != h->npages + h->ntables + 1)
+			gpx_seg_corrupt(seg, -1, 0, "page count differs from the metapage's");
 	}
-	if (ref->npages != h->npages + h->ntables + 1)
-		gpx_seg_corrupt(seg, -1, 0, "page count differs from the metapage's");
 
-	/* the doc map */
+	/* the dead-doc bitmap: bits past the end, their number */
+	dead = gpx_seg_dead_docs(seg, &ndead, &now);
+
+	/* the doc map, with the dead docs' lengths; this pass's rows */
 	for (uint32 c = 0; c < h->docmap_chunks; c++)
 	{
-		uint32		n = gpx_seg_chunk(seg, c, tids);
+		uint32		nc = gpx_seg_chunk(seg, c, tids);
 		uint32		dls[GPX_DOCMAP_CHUNK];
-		uint64		sum_dl = 0;
 
-		if (vs->freqs && gpx_seg_chunk_lengths(seg, c, dls) != n)
+		CHECK_FOR_INTERRUPTS();
+		if (vs->freqs && gpx_seg_chunk_lengths(seg, c, dls) != nc)
 			gpx_seg_corrupt(seg, GPX_STREAM_LENS, PG_UINT32_MAX, "doc lengths do not match the doc map");
-		for (uint32 j = 0; j < n; j++)
+		for (uint32 j = 0; j < nc; j++)
 		{
-			RowSig	   *r = &rows[(uint64) c * GPX_DOCMAP_CHUNK + j];
+			uint32		doc = c * GPX_DOCMAP_CHUNK + j;
+			uint64		tid = tid_key(&tids[j]);
+			uint32		dl = vs->freqs ? dls[j] : 0;
+			bool		is_dead;
 
-			r->tid = tid_key(&tids[j]);
-			if ((h->flags & GPX_SEG_TID_ORDER) && (c > 0 || j > 0) && r->tid <= r[-1].tid)
+			while (next_dead < ndead && dead[next_dead] < doc)
+				next_dead++;
+			is_dead = next_dead < ndead && dead[next_dead] == doc;
+
+			if ((h->flags & GPX_SEG_TID_ORDER) && doc > 0 && tid <= prev_tid)
 				gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc map is out of TID order though its header says otherwise");
-			r->hash = 0;
-			r->nterms = 0;
-			r->matched = 0;
-			r->dl = vs->freqs ? dls[j] : 0;
-			sum_dl += r->dl;
+			prev_tid = tid;
+			seg_dl += dl;
+			if (is_dead)
+			{
+				dead_dl += dl;
+				next_dead++;
+			}
+			if (doc >= h->ndocs)
+				gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc map holds more docs than the header says");
+			if (in_pass(vs, tid))
+			{
+				RowSig	   *r = &rows[n];
+
+				if ((uint64) (rows - vs->rows) + n >= vs->capacity)
+					gpx_seg_corrupt(seg, GPX_STREAM_DOCMAP, PG_UINT32_MAX, "doc map changed while it was checked");
+
+				r->tid = tid;
+				r->hash = 0;
+				r->nterms = 0;
+				r->matched = is_dead ? 2 : 0;	/* dead: not expected in the table */
+				r->dl = dl;
+				vs->pass_docs[n++] = doc;
+			}
 		}
-		seg_dl += sum_dl;
 	}
 	if (seg_dl != ref->sum_dl)
 		gpx_seg_corrupt(seg, GPX_STREAM_LENS, 0, "doc lengths sum to another total than the metapage's");
 	if (((h->flags & GPX_SEG_FREQS) != 0) != vs->freqs)
 		gpx_seg_corrupt(seg, -1, 0, "stores frequencies where the index does not, or the reverse");
-
-	/* the dead-doc bitmap: their number, bits past the end, their lengths */
-	dead = gpx_seg_dead_docs(seg, &ndead, &now);
-	for (uint32 i = 0; i < ndead; i++)
-	{
-		dead_dl += rows[dead[i]].dl;
-		rows[dead[i]].matched = 2;	/* not expected in the table */
-	}
 	if (!dead_dl_sound(ref, &now, ndead, dead_dl))
 		gpx_seg_corrupt(seg, GPX_STREAM_DEAD, 0, "dead docs' lengths sum to another total than the metapage's");
 	if (dead)
 		pfree(dead);
+	contiguous = n > 0 && vs->pass_docs[n - 1] - vs->pass_docs[0] == n - 1;
 
 	/* the dictionary: terms in order, every list whole and sound */
-	first_keys = palloc(Max(nleaves, 1) * sizeof(char *));
-	first_lens = palloc(Max(nleaves, 1) * sizeof(int));
+	if (vs->first_pass)
+	{
+		first_keys = palloc(Max(nleaves, 1) * sizeof(char *));
+		first_lens = palloc(Max(nleaves, 1) * sizeof(int));
+	}
 	gpx_dict_iter_init(&it, seg);
 	while (gpx_dict_iter_next(&it))
 	{
 		GpxList		list;
-		uint32		buf[GPUIDX_LRC_SEGMENT];
+		uint32		buf[GPUIDX_LRC_SEGMENT + GPX_RANK_BLOCK];
 		uint64		hash = term_hash(it.term, it.term_len);
 		pl_status	st;
 
 		CHECK_FOR_INTERRUPTS();
-		if (it.left + 1 == ((GpxLeafHeader *) it.page)->nentries)
+		/* within the header's counts, which size the bits of min_seen */
+		if (++nterms > h->nterms || postings + it.df > h->npostings)
+			gpx_seg_corrupt(seg, -1, 0, "lists hold another number of postings than the header says");
+		if (vs->first_pass && it.left + 1 == ((GpxLeafHeader *) it.page)->nentries)
 		{
 			first_keys[it.leaf_no] = pnstrdup(it.term, it.term_len);
 			first_lens[it.leaf_no] = it.term_len;
@@ -227,54 +312,87 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 		st = pl_validate(&list.view);
 		if (st != PL_OK)
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, pl_status_message(st));
+		if (list.df > 0 && pl_get(&list.view, list.df - 1) >= h->ndocs)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, "list holds a doc past the segment's end");
 		if (vs->freqs)
 		{
-			/* every tf, and each block's maxima against its docs */
+			/*
+			 * every tf, and each block's maxima against its docs; the docs
+			 * decoded a list block at a time into buf, taken 128 at a time
+			 */
 			GpxFreqs	f;
-			uint32	   *ids = palloc_extended((Size) list.df * sizeof(uint32), MCXT_ALLOC_HUGE);
+			uint32		held = 0;
+			uint32		next_block = 0;
 
 			gpx_dict_iter_freqs(&it, &f);
-			if (pl_decode(&list.view, ids) != PL_OK)
-				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, "list does not decode");
-			for (uint32 b = 0; b < gpx_freq_nblocks(list.df); b++)
+			for (uint32 b = 0; b < gpx_freq_nblocks(list.df); b++, freq_block++)
 			{
 				uint8		tfs[GPX_RANK_BLOCK];
 				uint32		from = b * GPX_RANK_BLOCK;
-				uint32		n = Min(GPX_RANK_BLOCK, list.df - from);
+				uint32		nb = Min(GPX_RANK_BLOCK, list.df - from);
 				uint32		max_tf = 0;
 				uint32		min_code = 255;
 
-				gpx_freqs_tfs(&f, b, tfs);
-				for (uint32 j = 0; j < n; j++)
+				while (held < nb)
 				{
-					rows[ids[from + j]].hash += hash * tfs[j];
-					rows[ids[from + j]].nterms++;
+					int			got = next_block < list.view.nblocks ?
+						pl_decode_block(&list.view, next_block++, buf + held) : -1;
+
+					if (got < 0)
+						gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, "list does not decode");
+					held += got;
+				}
+				gpx_freqs_tfs(&f, b, tfs);
+				for (uint32 j = 0; j < nb; j++)
+				{
+					RowSig	   *r = pass_row(vs, rows, n, contiguous, buf[j]);
+
 					max_tf = Max(max_tf, tfs[j]);
-					min_code = Min(min_code, gpx_dl_code(rows[ids[from + j]].dl));
+					if (r == NULL)
+						continue;
+					r->hash += hash * tfs[j];
+					r->nterms++;
+					min_code = Min(min_code, gpx_dl_code(r->dl));
 				}
 				if (f.record)
 				{
 					GpxFreqBlock fb;
 
+					/*
+					 * the shortest doc's code: none of this pass's docs
+					 * shorter, and one of them as short in some pass
+					 */
 					memcpy(&fb, f.record + sizeof(GpxFreqHeader) + b * sizeof(fb), sizeof(fb));
-					if (fb.max_tf != max_tf || fb.min_dlcode != min_code || fb.last_doc != ids[from + n - 1])
+					if (fb.max_tf != max_tf || fb.last_doc != buf[nb - 1] ||
+						(vs->min_seen ? fb.min_dlcode > min_code : fb.min_dlcode != min_code))
 						gpx_seg_corrupt(seg, GPX_STREAM_FREQS, it.freq_page, "a block's maxima do not match its postings");
+					if (vs->min_seen && fb.min_dlcode == min_code)
+						vs->min_seen[segno][freq_block / 8] |= 1 << (freq_block % 8);
 				}
+				else if (vs->min_seen)
+					vs->min_seen[segno][freq_block / 8] |= 1 << (freq_block % 8);
+				held -= nb;
+				memmove(buf, buf + nb, held * sizeof(uint32));
 			}
+			if (held > 0 || next_block < list.view.nblocks)
+				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, "list does not decode");
 			gpx_freqs_free(&f);
-			pfree(ids);
 		}
 		else
 			for (uint32 b = 0; b < list.view.nblocks; b++)
 			{
-				int			n = pl_decode_block(&list.view, b, buf);
+				int			nb = pl_decode_block(&list.view, b, buf);
 
-				if (n < 0)
+				if (nb < 0)
 					gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, "list does not decode");
-				for (int j = 0; j < n; j++)
+				for (int j = 0; j < nb; j++)
 				{
-					rows[buf[j]].hash += hash;
-					rows[buf[j]].nterms++;
+					RowSig	   *r = pass_row(vs, rows, n, contiguous, buf[j]);
+
+					if (r == NULL)
+						continue;
+					r->hash += hash;
+					r->nterms++;
 				}
 			}
 		postings += list.df;
@@ -285,7 +403,7 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 		gpx_seg_corrupt(seg, -1, 0, "lists hold another number of postings than the header says");
 
 	/* the inner nodes lead each leaf's first term to that leaf */
-	for (uint32 l = 0; l < nleaves; l++)
+	for (uint32 l = 0; vs->first_pass && l < nleaves; l++)
 	{
 		uint32		leaf;
 
@@ -293,19 +411,45 @@ check_segment(VerifyState *vs, const GpxSegRef *ref, RowSig *rows)
 			gpx_seg_corrupt(seg, GPX_STREAM_INNER, h->dict_root, "inner nodes lead a term to the wrong leaf");
 	}
 	gpx_seg_close(seg);
+	return n;
 }
 
+/* after the last pass: every block's shortest doc was met in one */
 static void
+check_min_seen(VerifyState *vs, uint32 segno, const GpxSegRef *ref)
+{
+	uint64		nblocks = 0;
+
+	if (!vs->freqs || vs->min_seen == NULL)
+		return;
+	{
+		GpxSegment *seg = gpx_seg_open(vs->index, ref);
+		GpxDictIter it;
+
+		gpx_dict_iter_init(&it, seg);
+		while (gpx_dict_iter_next(&it))
+			nblocks += gpx_freq_nblocks(it.df);
+		gpx_dict_iter_end(&it);
+		for (uint64 b = 0; b < nblocks; b++)
+			if (!(vs->min_seen[segno][b / 8] & (1 << (b % 8))))
+				gpx_seg_corrupt(seg, GPX_STREAM_FREQS, PG_UINT32_MAX, "a block's maxima do not match its postings");
+		gpx_seg_close(seg);
+	}
+}
+
+/* the pending area's entries, checked; this pass's rows of them; returns how many */
+static uint64
 check_pending(VerifyState *vs, RowSig *rows)
 {
 	GpxPendingReader r;
-	uint64		entries = 0;
+	uint64		filled = 0;
 	BlockNumber last = InvalidBlockNumber;
 
 	gpx_pending_begin(&r, vs->index, &vs->meta, InvalidBlockNumber, 0);
 	if (r.blk != InvalidBlockNumber)
 	{
-		claim(vs, r.blk, "the pending area");
+		if (vs->first_pass)
+			claim(vs, r.blk, "the pending area");
 		last = r.blk;
 	}
 	while (gpx_pending_next(&r))
@@ -316,29 +460,35 @@ check_pending(VerifyState *vs, RowSig *rows)
 		uint32		tf;
 		const char *prev = NULL;
 		int			prev_len = 0;
-		RowSig	   *row = &rows[entries];
+		RowSig		entry;
 
 		CHECK_FOR_INTERRUPTS();
-		row->tid = tid_key(&r.tid);
-		row->hash = 0;
-		row->nterms = 0;
-		row->matched = 0;
-		row->dl = r.dl;
+		entry.tid = tid_key(&r.tid);
+		entry.hash = 0;
+		entry.nterms = 0;
+		entry.matched = 0;
+		entry.dl = r.dl;
 		while (gpx_pending_lexeme(&p, r.end, r.freqs, &lex, &len, &tf))
 		{
 			if (prev && gpx_lexeme_cmp(prev, prev_len, lex, len) >= 0)
 				gpx_report_corrupt(vs->index, r.blk, "A pending entry's lexemes are out of order");
-			row->hash += term_hash(lex, len) * tf;
-			row->nterms++;
+			entry.hash += term_hash(lex, len) * tf;
+			entry.nterms++;
 			prev = lex;
 			prev_len = len;
 		}
-		if (row->nterms != r.nlex)
+		if (entry.nterms != r.nlex)
 			gpx_report_corrupt(vs->index, r.blk, "A pending entry has another number of lexemes than it says");
-		entries++;
+		if (in_pass(vs, entry.tid))
+		{
+			if ((uint64) (rows - vs->rows) + filled >= vs->capacity)
+				gpx_report_corrupt(vs->index, r.blk, "The pending area changed while it was checked");
+			rows[filled++] = entry;
+		}
 		if (r.blk != last)
 		{
-			claim(vs, r.blk, "the pending area");
+			if (vs->first_pass)
+				claim(vs, r.blk, "the pending area");
 			last = r.blk;
 		}
 	}
@@ -347,6 +497,7 @@ check_pending(VerifyState *vs, RowSig *rows)
 		gpx_report_corrupt(vs->index, GPX_META_BLKNO, "The pending area has %u pages, the metapage says %u",
 						   r.pages_read, vs->meta.pend_pages);
 	gpx_pending_end(&r);
+	return filled;
 }
 
 static int
@@ -429,6 +580,71 @@ heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	row->matched = 1;
 }
 
+/*
+ * More rows than a pass holds: the heap's blocks in runs whose rows (the
+ * docs and pending entries whose TIDs lie there) fit cap, counted in up to
+ * 65,536 groups of blocks (a group with more rows is a pass of its own).
+ * Returns the number of passes; pass p holds blocks [bounds[p],
+ * bounds[p + 1]), the last to the end, and pass_rows[p] rows.
+ */
+static int
+plan_passes(VerifyState *vs, uint64 cap, BlockNumber **bounds_out, uint64 **rows_out)
+{
+	BlockNumber heap_blocks = RelationGetNumberOfBlocks(vs->heap);
+	int			shift = 0;
+	uint32		ngroups;
+	uint64	   *counts;
+	BlockNumber *bounds;
+	uint64	   *rows;
+	uint64		acc = 0;
+	int			n = 0;
+	ItemPointerData tids[GPX_DOCMAP_CHUNK];
+	GpxPendingReader r;
+
+	while (((uint64) heap_blocks >> shift) >= 65536)
+		shift++;
+	ngroups = (heap_blocks >> shift) + 1;
+	counts = palloc0(ngroups * sizeof(uint64));
+	for (uint32 sg = 0; sg < vs->meta.nsegments; sg++)
+	{
+		GpxSegment *seg = gpx_seg_open(vs->index, &vs->meta.segments[sg]);
+
+		for (uint32 c = 0; c < seg->hdr->docmap_chunks; c++)
+		{
+			uint32		nc = gpx_seg_chunk(seg, c, tids);
+
+			CHECK_FOR_INTERRUPTS();
+			for (uint32 j = 0; j < nc; j++)
+				counts[Min(ItemPointerGetBlockNumberNoCheck(&tids[j]) >> shift, ngroups - 1)]++;
+		}
+		gpx_seg_close(seg);
+	}
+	gpx_pending_begin(&r, vs->index, &vs->meta, InvalidBlockNumber, 0);
+	while (gpx_pending_next(&r))
+		counts[Min(ItemPointerGetBlockNumberNoCheck(&r.tid) >> shift, ngroups - 1)]++;
+	gpx_pending_end(&r);
+
+	bounds = palloc((ngroups + 1) * sizeof(BlockNumber));
+	rows = palloc(ngroups * sizeof(uint64));
+	bounds[0] = 0;
+	for (uint32 g = 0; g < ngroups; g++)
+	{
+		if (acc > 0 && acc + counts[g] > cap)
+		{
+			rows[n] = acc;
+			bounds[++n] = g << shift;
+			acc = 0;
+		}
+		acc += counts[g];
+	}
+	rows[n] = acc;
+	bounds[++n] = InvalidBlockNumber;
+	pfree(counts);
+	*bounds_out = bounds;
+	*rows_out = rows;
+	return n;
+}
+
 Datum
 gpuidx_verify(PG_FUNCTION_ARGS)
 {
@@ -443,7 +659,11 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	uint64		dead = 0;
 	uint64		terms = 0;
 	uint64		postings = 0;
-	uint64		base = 0;
+	uint64		cap;
+	uint64		most;
+	uint64	   *pass_rows;
+	BlockNumber *bounds;
+	int			npasses;
 	IndexInfo  *ii;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx verify", ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -491,41 +711,97 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	if (live + vs.meta.pend_entries > (uint64) RelationGetNumberOfBlocks(vs.heap) * MaxHeapTuplesPerPage)
 		gpx_report_corrupt(vs.index, GPX_META_BLKNO, "Metapage counts %llu live docs, more rows than table \"%s\" holds",
 						   (unsigned long long) (live + vs.meta.pend_entries), RelationGetRelationName(vs.heap));
-	vs.nrows = total + vs.meta.pend_entries;
-	vs.rows = palloc_extended(Max(vs.nrows, 1) * sizeof(RowSig), MCXT_ALLOC_HUGE);
-	for (uint32 s = 0; s < vs.meta.nsegments; s++)
+	for (uint32 sg = 0; sg < vs.meta.nsegments; sg++)
 	{
-		const GpxSegRef *ref = &vs.meta.segments[s];
-
-		check_segment(&vs, ref, vs.rows + base);
-		base += ref->ndocs;
-		dead += ref->ndead;
-		terms += ref->nterms;
-		postings += ref->npostings;
+		dead += vs.meta.segments[sg].ndead;
+		terms += vs.meta.segments[sg].nterms;
+		postings += vs.meta.segments[sg].npostings;
 	}
-	check_pending(&vs, vs.rows + base);
 
-	/* every row of the table, once, with its terms */
-	qsort(vs.rows, vs.nrows, sizeof(RowSig), rowsig_sort_cmp);
-	for (uint64 i = 1; i < vs.nrows; i++)
-		if (vs.rows[i].tid == vs.rows[i - 1].tid && vs.rows[i].matched != 2 && vs.rows[i - 1].matched != 2)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" holds row (%u,%u) twice",
-							RelationGetRelationName(vs.index),
-							(uint32) (vs.rows[i].tid >> 16), (uint32) (vs.rows[i].tid & 0xFFFF)),
-					 errhint("Rebuild the index with REINDEX.")));
-	ii = BuildIndexInfo(vs.index);
-	vs.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx verify row", ALLOCSET_DEFAULT_SIZES);
-	if (snapshot)
+	/*
+	 * Rows are matched a range of heap blocks at a time, as many as
+	 * maintenance_work_mem holds (a row and its doc id: 36 bytes), the
+	 * index's structure checked in the first pass.
+	 */
+	cap = Max((uint64) maintenance_work_mem * 1024 / (sizeof(RowSig) + sizeof(uint32)), 1024);
+	if (total + vs.meta.pend_entries <= cap)
 	{
-		TableScanDesc scan = table_beginscan_strat(vs.heap, snapshot, 0, NULL, true, false);
-
-		table_index_build_scan(vs.heap, vs.index, ii, true, false, heap_callback, &vs, scan);
-		UnregisterSnapshot(snapshot);
+		bounds = palloc(2 * sizeof(BlockNumber));
+		pass_rows = palloc(sizeof(uint64));
+		bounds[0] = 0;
+		bounds[1] = InvalidBlockNumber;
+		pass_rows[0] = total + vs.meta.pend_entries;
+		npasses = 1;
 	}
 	else
-		table_index_build_scan(vs.heap, vs.index, ii, false, false, heap_callback, &vs, NULL);
+		npasses = plan_passes(&vs, cap, &bounds, &pass_rows);
+	most = 0;
+	for (int p = 0; p < npasses; p++)
+		most = Max(most, pass_rows[p]);
+	vs.rows = palloc_extended(Max(most, 1) * sizeof(RowSig), MCXT_ALLOC_HUGE);
+	vs.pass_docs = palloc_extended(Max(most, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	vs.capacity = most;
+	if (npasses > 1 && vs.freqs)
+	{
+		vs.min_seen = palloc(Max(vs.meta.nsegments, 1) * sizeof(uint8 *));
+		for (uint32 sg = 0; sg < vs.meta.nsegments; sg++)
+			vs.min_seen[sg] = palloc_extended((vs.meta.segments[sg].npostings / GPX_RANK_BLOCK +
+											   vs.meta.segments[sg].nterms) / 8 + 1,
+											  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	}
+	ii = BuildIndexInfo(vs.index);
+	vs.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx verify row", ALLOCSET_DEFAULT_SIZES);
+	for (int p = 0; p < npasses; p++)
+	{
+		uint64		base = 0;
+
+		vs.first_pass = p == 0;
+		vs.lo = (uint64) bounds[p] << 16;
+		vs.hi = bounds[p + 1] == InvalidBlockNumber ? PG_UINT64_MAX : (uint64) bounds[p + 1] << 16;
+		for (uint32 sg = 0; sg < vs.meta.nsegments; sg++)
+			base += check_segment(&vs, sg, &vs.meta.segments[sg], vs.rows + base);
+		base += check_pending(&vs, vs.rows + base);
+		if (base != pass_rows[p])
+			gpx_report_corrupt(vs.index, GPX_META_BLKNO, "The doc maps and the pending area hold %llu rows where %llu were counted",
+							   (unsigned long long) base, (unsigned long long) pass_rows[p]);
+		vs.nrows = base;
+
+		/* every row of the table, once, with its terms */
+		qsort(vs.rows, vs.nrows, sizeof(RowSig), rowsig_sort_cmp);
+		for (uint64 i = 1; i < vs.nrows; i++)
+			if (vs.rows[i].tid == vs.rows[i - 1].tid && vs.rows[i].matched != 2 && vs.rows[i - 1].matched != 2)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" holds row (%u,%u) twice",
+								RelationGetRelationName(vs.index),
+								(uint32) (vs.rows[i].tid >> 16), (uint32) (vs.rows[i].tid & 0xFFFF)),
+						 errhint("Rebuild the index with REINDEX.")));
+		{
+			/* a scan limited to the blocks after from wraps around: given their number */
+			BlockNumber heap_blocks = RelationGetNumberOfBlocks(vs.heap);
+			BlockNumber from = bounds[p];
+			BlockNumber nblocks = Min(bounds[p + 1], heap_blocks) - Min(from, heap_blocks);
+
+			if (nblocks == 0)
+				continue;
+			if (snapshot)
+			{
+				/* the standby's snapshot: its scan, held to the pass's blocks */
+				TableScanDesc scan = table_beginscan_strat(vs.heap, snapshot, 0, NULL, true, false);
+
+				heap_setscanlimits(scan, from, nblocks);
+				table_index_build_range_scan(vs.heap, vs.index, ii, true, false, false, 0, InvalidBlockNumber,
+											 heap_callback, &vs, scan);
+			}
+			else
+				table_index_build_range_scan(vs.heap, vs.index, ii, false, false, false, from, nblocks,
+											 heap_callback, &vs, NULL);
+		}
+	}
+	for (uint32 sg = 0; sg < vs.meta.nsegments; sg++)
+		check_min_seen(&vs, sg, &vs.meta.segments[sg]);
+	if (snapshot)
+		UnregisterSnapshot(snapshot);
 
 	report = psprintf("index \"%s\" is sound: %u segments, %llu docs (%llu dead), %llu terms, "
 					  "%llu postings, %llu pending entries; %llu pages checked; %llu rows of \"%s\" found",
@@ -535,6 +811,8 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 					  (unsigned long long) vs.meta.pend_entries,
 					  (unsigned long long) vs.pages_checked,
 					  (unsigned long long) vs.heap_rows, RelationGetRelationName(vs.heap));
+	if (npasses > 1)
+		report = psprintf("%s, in %d passes within maintenance_work_mem", report, npasses);
 	index_close(vs.index, lockmode);
 	table_close(vs.heap, lockmode);
 	MemoryContextSwitchTo(old);
