@@ -12,7 +12,7 @@
  * computed from the index's lists and from the table's values.  A row takes
  * 36 bytes; past maintenance_work_mem the table is matched a range of its
  * blocks at a time, each pass reading the index's lists again for the rows
- * whose TIDs lie there (the structure is checked in the first).  The table
+ * whose TIDs lie there (pages are claimed in the first).  The table
  * and the index are share-locked meanwhile, so no write or merge runs.  A
  * hot standby cannot take share locks, and replays the primary's writes
  * meanwhile: there the check holds access-share locks, holds the index's
@@ -70,7 +70,7 @@ typedef struct VerifyState
 	uint32	   *pass_docs;		/* a segment's docs in this pass, ascending */
 	uint64		lo;				/* this pass's TIDs: tid_key in [lo, hi) */
 	uint64		hi;
-	bool		first_pass;		/* structure checked, pages claimed */
+	bool		first_pass;		/* pages are claimed, inner nodes checked */
 	uint8	  **min_seen;		/* in several passes, per segment a bit per
 								 * frequency block: its shortest doc's length
 								 * code met (one pass: checked at once) */
@@ -177,10 +177,10 @@ pass_row(VerifyState *vs, RowSig *rows, uint32 n, bool contiguous, uint32 doc)
 }
 
 /*
- * One segment: in the first pass its structure (pages, doc map, lengths,
- * dead docs, dictionary, lists and their block maxima), in every pass the
- * rows of the docs whose TIDs the pass holds, from its doc map and lists.
- * Returns how many rows it filled.
+ * One segment: in the first pass its pages claimed and its inner nodes
+ * checked; in every pass its doc map, lengths, dead docs, dictionary order
+ * and lists checked as they are read, and the rows of the docs whose TIDs
+ * the pass holds filled from them.  Returns how many rows it filled.
  */
 static uint64
 check_segment(VerifyState *vs, uint32 segno, const GpxSegRef *ref, RowSig *rows)
@@ -721,7 +721,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	/*
 	 * Rows are matched a range of heap blocks at a time, as many as
 	 * maintenance_work_mem holds (a row and its doc id: 36 bytes), the
-	 * index's structure checked in the first pass.
+	 * index's pages claimed in the first pass.
 	 */
 	cap = Max((uint64) maintenance_work_mem * 1024 / (sizeof(RowSig) + sizeof(uint32)), 1024);
 	if (total + vs.meta.pend_entries <= cap)
