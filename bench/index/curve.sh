@@ -20,11 +20,11 @@
 # DEVICES ("worker cpu", say): gpuidx's cells once for each gpuidx.device,
 # a row each (empty: the server's setting, one row); with the GPU worker
 # loaded, its counters after each row go to stderr.  WRITES=1: at the
-# largest size (when GIN is not built there), after its cells, the index lives on:
-# a hundredth more rows inserted (copies of the first ones under new ids),
-# the pending area merged, a tenth of the rows deleted, VACUUM, and
-# gpuidx_verify (unless VERIFY=0), each timed, then the cells at the largest
-# of CLIENTS again.
+# largest size (when GIN is not built there), after its cells, the index
+# lives on: a hundredth more rows inserted (copies of the first ones under
+# new ids), the pending area merged, a tenth of the rows deleted, VACUUM,
+# and gpuidx_verify (unless VERIFY=0), each timed, then the cells at the
+# largest of CLIENTS again.
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -90,7 +90,7 @@ worker_counters() {	# the GPU worker's counters so far, when it is loaded
 		fallback_timeout, fallback_engine_error, batch_device_ms FROM gpuidx_worker_stats) s" 2> /dev/null |
 		while read -r l; do log "$l"; done
 }
-timed() {	# label SQL: runs it, logs and appends "| label | seconds |" to $work/writes.md
+timed() {	# label SQL: runs it, logs and appends "| label | seconds | output |" to $work/writes.md
 	local t0 t1 out
 	t0=$(now)
 	out=$(PGOPTIONS="-c maintenance_work_mem=$mwm" "${P[@]}" -Atc "$2")
