@@ -17,13 +17,13 @@
 #
 # RUN=curve: bench/index/curve.sh instead, on debian-paths scaled to SIZES
 # ("7316650 100000000 25000000 50000000": the largest early, so that a run
-# cut short by the machine's 30 minutes still has it), GIN at GIN_SIZES (the first),
-# gpuidx through the GPU worker and in the backend (DEVICES "worker cpu"),
-# CLIENTS ("1 16 32"), TIME (5) s a cell, the writes at the last size
-# (WRITES, 1, at the largest size; VERIFY 0 leaves gpuidx_verify out: one
-# core reads the whole table).  The worker's arena (1GB) holds a 100M-document segment's doc
-# lengths, its cache (GPU_CACHE, 16GB) the lists.  Results: curve.md,
-# curve.log.
+# cut short by the machine's 30 minutes still has it), GIN at GIN_SIZES
+# (the first), gpuidx through the GPU worker and in the backend (DEVICES,
+# "worker cpu"), CLIENTS ("1 16 32"), TIME (5) s a cell, and the writes at
+# the largest size (WRITES, 1; VERIFY, 0, leaves gpuidx_verify out: one
+# core reads the whole table).  The worker's arena (1GB) holds a
+# 100M-document segment's doc lengths, its cache (GPU_CACHE, 16GB) the
+# lists.  Results: curve.md, curve.log.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 dir=/tmp/gpuidx-index-device
