@@ -306,17 +306,24 @@ is(cache_lists_after('DROP INDEX cached_idx'), '0', 'DROP INDEX: its lists are f
 $node->append_conf('postgresql.conf', "gpuidx.worker_arena_size = '1MB'\n");
 $node->restart;
 wait_serving('with a 1 MB arena');
-my @full;
+# (the share of requests that found no room: a pass may run more queries
+# than the one before it as caches warm)
+my (@full, @share);
 for my $pass (1 .. 3)
 {
 	my $before = stat_of('fallback_arena_full');
+	my $answered = stat_of('requests');
 	finish_load(start_load($node, $script, 16, 3), "1 MB arena, pass $pass");
-	push @full, stat_of('fallback_arena_full') - $before;
+	my $full = stat_of('fallback_arena_full') - $before;
+	my $tried = $full + stat_of('requests') - $answered;
+	push @full, "$full of $tried";
+	push @share, $full / ($tried || 1);
 	ok($node->poll_query_until('postgres', 'SELECT slots_in_use = 0 AND arena_bytes_in_use = 0 FROM gpuidx_worker_stats'),
 		"pass $pass: the arena is all free once idle");
 }
-diag("arena-full fallbacks by pass: @full");
-cmp_ok($full[2], '<=', 2 * $full[0] + 20, "the third pass falls back no more than the first (@full)");
+diag('arena-full fallbacks by pass: ' . join(', ', @full));
+cmp_ok($share[2], '<=', 2 * $share[0] + 0.05,
+	'the third pass falls back no more often than the first (' . join(', ', @full) . ')');
 
 $engine = stat_of('engine_pid');
 $node->stop('fast');
