@@ -74,6 +74,7 @@ typedef struct VerifyState
 	uint8	  **min_seen;		/* in several passes, per segment a bit per
 								 * frequency block: its shortest doc's length
 								 * code met (one pass: checked at once) */
+	uint64	   *freq_blocks;	/* with min_seen: each segment's blocks */
 	bool		freqs;			/* the index stores tfs and doc lengths */
 	uint64		nrows;
 	uint64		pages_checked;
@@ -410,6 +411,8 @@ check_segment(VerifyState *vs, uint32 segno, const GpxSegRef *ref, RowSig *rows)
 		if (!gpx_seg_leaf_for(seg, first_keys[l], first_lens[l], &leaf) || leaf != l)
 			gpx_seg_corrupt(seg, GPX_STREAM_INNER, h->dict_root, "inner nodes lead a term to the wrong leaf");
 	}
+	if (vs->min_seen)
+		vs->freq_blocks[segno] = freq_block;
 	gpx_seg_close(seg);
 	return n;
 }
@@ -418,23 +421,12 @@ check_segment(VerifyState *vs, uint32 segno, const GpxSegRef *ref, RowSig *rows)
 static void
 check_min_seen(VerifyState *vs, uint32 segno, const GpxSegRef *ref)
 {
-	uint64		nblocks = 0;
-
-	if (!vs->freqs || vs->min_seen == NULL)
+	if (vs->min_seen == NULL)
 		return;
-	{
-		GpxSegment *seg = gpx_seg_open(vs->index, ref);
-		GpxDictIter it;
-
-		gpx_dict_iter_init(&it, seg);
-		while (gpx_dict_iter_next(&it))
-			nblocks += gpx_freq_nblocks(it.df);
-		gpx_dict_iter_end(&it);
-		for (uint64 b = 0; b < nblocks; b++)
-			if (!(vs->min_seen[segno][b / 8] & (1 << (b % 8))))
-				gpx_seg_corrupt(seg, GPX_STREAM_FREQS, PG_UINT32_MAX, "a block's maxima do not match its postings");
-		gpx_seg_close(seg);
-	}
+	for (uint64 b = 0; b < vs->freq_blocks[segno]; b++)
+		if (!(vs->min_seen[segno][b / 8] & (1 << (b % 8))))
+			gpx_seg_corrupt(gpx_seg_open(vs->index, ref), GPX_STREAM_FREQS, PG_UINT32_MAX,
+							"a block's maxima do not match its postings");
 }
 
 /* the pending area's entries, checked; this pass's rows of them; returns how many */
@@ -744,6 +736,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	if (npasses > 1 && vs.freqs)
 	{
 		vs.min_seen = palloc(Max(vs.meta.nsegments, 1) * sizeof(uint8 *));
+		vs.freq_blocks = palloc0(Max(vs.meta.nsegments, 1) * sizeof(uint64));
 		for (uint32 sg = 0; sg < vs.meta.nsegments; sg++)
 			vs.min_seen[sg] = palloc_extended((vs.meta.segments[sg].npostings / GPX_RANK_BLOCK +
 											   vs.meta.segments[sg].nterms) / 8 + 1,
