@@ -129,6 +129,20 @@ dead_docs(GpxSegment *seg)
 	return gpx_seg_dead_docs(seg, &n, NULL);
 }
 
+/* a found term's list, its ref kept whole (gpx_seg_list frees an inline payload) */
+static void
+open_list_keeping_ref(GpxSegment *seg, const GpxTermRef *ref, GpxList *list)
+{
+	GpxTermRef	copy = *ref;
+
+	if (!ref->external)
+	{
+		copy.payload = palloc(ref->len);
+		memcpy(copy.payload, ref->payload, ref->len);
+	}
+	gpx_seg_list(seg, &copy, list);
+}
+
 /*
  * postings of a list whose docs VACUUM marked dead: the dead docs (at most
  * a fifth of the segment's, since VACUUM rewrites a segment past that)
@@ -137,20 +151,13 @@ dead_docs(GpxSegment *seg)
 static uint64
 dead_postings(GpxSegment *seg, GpxTermRef *ref, const uint32 *dead)
 {
-	GpxTermRef	copy = *ref;
 	GpxList		list;
 	uint32	   *out;
 	uint32		n;
 
 	if (dead == NULL)
 		return 0;
-	if (!ref->external)
-	{
-		/* gpx_seg_list frees an inline payload: work on a copy */
-		copy.payload = palloc(ref->len);
-		memcpy(copy.payload, ref->payload, ref->len);
-	}
-	gpx_seg_list(seg, &copy, &list);
+	open_list_keeping_ref(seg, ref, &list);
 	out = palloc_extended((Size) Max(Min(seg->ref.ndead, list.df), 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 	n = cpu_intersect_array_list(dead, seg->ref.ndead, &list.view, out, CPU_METHOD_AUTO, 0, NULL);
 	pfree(out);
@@ -167,18 +174,12 @@ dead_postings(GpxSegment *seg, GpxTermRef *ref, const uint32 *dead)
 static bool
 dead_postings_tested(GpxSegment *seg, GpxTermRef *ref, uint64 *postings)
 {
-	GpxTermRef	copy = *ref;
 	GpxList		list;
 	uint32		buf[GPUIDX_LRC_SEGMENT];
 	uint64		n = 0;
 	bool		ok = true;
 
-	if (!ref->external)
-	{
-		copy.payload = palloc(ref->len);
-		memcpy(copy.payload, ref->payload, ref->len);
-	}
-	gpx_seg_list(seg, &copy, &list);
+	open_list_keeping_ref(seg, ref, &list);
 	for (uint32 b = 0; ok && b < list.view.nblocks; b++)
 	{
 		int			len = pl_decode_block(&list.view, b, buf);
@@ -209,7 +210,7 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 	bool	   *found = palloc0(Max(n, 1) * sizeof(bool));
 	uint64	   *dead = palloc0(Max(n, 1) * sizeof(uint64));
 	bool	   *known = palloc0(Max(n, 1) * sizeof(bool));
-	bool	   *tested = palloc0(Max(n, 1) * sizeof(bool));
+	bool	   *counted = palloc0(Max(n, 1) * sizeof(bool));	/* here: to remember */
 	bool		any_tested = false,
 				all_known = true;
 	uint32		ndead = seg->ref.ndead;
@@ -228,8 +229,8 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 		if (!known[i] && (refs[i].df <= ndead || refs[i].df <= seg->hdr->ndocs / 64))
 		{
 			CHECK_FOR_INTERRUPTS();
-			tested[i] = known[i] = dead_postings_tested(seg, &refs[i], &dead[i]);
-			any_tested |= tested[i];
+			counted[i] = known[i] = dead_postings_tested(seg, &refs[i], &dead[i]);
+			any_tested |= counted[i];
 		}
 		all_known &= known[i];
 	}
@@ -237,7 +238,7 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 	{
 		/* the bitmap changed while it was tested: count those again */
 		for (int i = 0; i < n; i++)
-			if (tested[i])
+			if (counted[i])
 				known[i] = all_known = false;
 	}
 	if (!all_known)
@@ -252,7 +253,7 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 			CHECK_FOR_INTERRUPTS();
 			dead[i] = dead_postings(seg, &refs[i], all_dead);
 			known[i] = true;
-			tested[i] = true;
+			counted[i] = true;
 		}
 		if (all_dead)
 			pfree(all_dead);
@@ -261,7 +262,7 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 	{
 		if (!found[i])
 			continue;
-		if (tested[i])
+		if (counted[i])
 			gpx_seg_dead_postings_remember(seg, terms->lex[i], terms->len[i], dead[i]);
 		df[i] += refs[i].df - dead[i];
 		if (refs[i].payload)
@@ -271,7 +272,7 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 	pfree(found);
 	pfree(dead);
 	pfree(known);
-	pfree(tested);
+	pfree(counted);
 }
 
 GqRank *
