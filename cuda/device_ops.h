@@ -61,6 +61,10 @@ struct device_ops
 	/* ranked queries (rank_kernels.cuh) */
 	cudaError_t (*rank_term) (const rank_launch *l, const rank_pass *p, unsigned max_ctas,
 							  cudaStream_t stream);
+	cudaError_t (*rank_best) (const rank_launch *l, unsigned max_ctas, cudaStream_t stream);
+	cudaError_t (*rank_bound) (const rank_launch *l, cudaStream_t stream);
+	cudaError_t (*rank_gather) (const rank_launch *l, unsigned max_ctas, cudaStream_t stream);
+	cudaError_t (*rank_final) (const rank_launch *l, cudaStream_t stream);
 	cudaError_t (*rank_hist) (const rank_launch *l, uint32_t pass, unsigned max_ctas, cudaStream_t stream);
 	cudaError_t (*rank_pick) (const rank_launch *l, uint32_t pass, cudaStream_t stream);
 	cudaError_t (*rank_collect) (const rank_launch *l, unsigned max_ctas, cudaStream_t stream);

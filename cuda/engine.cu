@@ -1530,6 +1530,9 @@ struct rank_plan
 	uint64_t	acc_offset;
 	uint64_t	count_offset;
 	uint64_t	keys_offset;
+	uint64_t	best_offset;	/* its parts' best keys */
+	uint64_t	surv_docs_offset;	/* its survivors */
+	uint64_t	surv_scores_offset;
 };
 
 /* the ranked path's planning arrays, kept between batches as plan_space's are */
@@ -1620,8 +1623,12 @@ rank_table_size(uint64_t postings, uint32_t ndocs, uint32_t *nslots, uint32_t *h
 static uint64_t
 rank_scratch_bytes(uint32_t nslots, bool hashed, uint32_t k, uint32_t nterms)
 {
+	uint64_t	nparts = ((uint64_t) nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK * RANK_PARTS_PER_ITEM;
+
 	return ALIGN_UP((uint64_t) nslots * sizeof(double)) + ALIGN_UP(nslots) +
 		(hashed ? ALIGN_UP((uint64_t) nslots * sizeof(uint32_t)) : 0) + RANK_BINS * sizeof(uint32_t) +
+		ALIGN_UP(nparts * 2 * sizeof(uint64_t)) +
+		ALIGN_UP(RANK_SURVIVORS * sizeof(uint32_t)) + ALIGN_UP(RANK_SURVIVORS * sizeof(double)) +
 		sizeof(rank_select) + (uint64_t) k * (sizeof(uint32_t) + sizeof(double)) + sizeof(rank_job) +
 		(uint64_t) nterms * (sizeof(rank_term_desc) + sizeof(uint32_t) + sizeof(uint64_t)) +
 		sizeof(uint64_t);
@@ -1842,7 +1849,7 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	/*
 	 * device: [jobs | descs | pass jobs | pass prefixes | slot prefix | staged] (uploaded)
 	 *         [bad | selections | out docs | out scores] (zeroed, copied back)
-	 *         [histograms | each query's table: sums, counts, keys] (zeroed)
+	 *         [histograms | each query's table: sums, counts, keys; parts' bests; survivors] (zeroed)
 	 * pinned: the uploaded part, then the part copied back
 	 */
 	at_jobs = dev.take((uint64_t) np * sizeof(rank_job));
@@ -1863,6 +1870,10 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		plans[i].acc_offset = dev.take((uint64_t) plans[i].nslots * sizeof(double));
 		plans[i].count_offset = dev.take(plans[i].nslots);
 		plans[i].keys_offset = plans[i].hash_shift != 0 ? dev.take((uint64_t) plans[i].nslots * sizeof(uint32_t)) : 0;
+		plans[i].best_offset = dev.take((rs->slot_prefix[i + 1] - rs->slot_prefix[i]) * RANK_PARTS_PER_ITEM *
+										2 * sizeof(uint64_t));
+		plans[i].surv_docs_offset = dev.take(RANK_SURVIVORS * sizeof(uint32_t));
+		plans[i].surv_scores_offset = dev.take(RANK_SURVIVORS * sizeof(double));
 	}
 	host.used = upload_end;
 	host_return = host.take(return_end - at_bad);
@@ -1904,6 +1915,9 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 			job.nslots = p.nslots;
 			job.hash_shift = p.hash_shift;
 			job.hist = (uint32_t *) (e->scratch + at_hist) + (uint64_t) i * RANK_BINS;
+			job.best = (uint64_t *) (e->scratch + p.best_offset);
+			job.surv_docs = (uint32_t *) (e->scratch + p.surv_docs_offset);
+			job.surv_scores = (double *) (e->scratch + p.surv_scores_offset);
 			job.sel = (rank_select *) (e->scratch + at_sel) + i;
 			job.out_docs = (uint32_t *) (e->scratch + at_out_docs) + p.out_base;
 			job.out_scores = (double *) (e->scratch + at_out_scores) + p.out_base;
@@ -1950,15 +1964,36 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	CUDA_TRY(e, error, OPS->zero_async(e->scratch + at_bad, dev.used - at_bad, e->stream));
 	for (uint32_t j = 0; j < max_terms; j++)
 		LAUNCH_TRY(e, error, stats, OPS->rank_term(&l, &rs->passes[j], max_ctas, e->stream));
-	for (uint32_t pass = 0; pass < RANK_PASSES; pass++)
-	{
-		LAUNCH_TRY(e, error, stats, OPS->rank_hist(&l, pass, max_ctas, e->stream));
-		LAUNCH_TRY(e, error, stats, OPS->rank_pick(&l, pass, e->stream));
-	}
-	LAUNCH_TRY(e, error, stats, OPS->rank_collect(&l, max_ctas, e->stream));
+	LAUNCH_TRY(e, error, stats, OPS->rank_best(&l, max_ctas, e->stream));
+	LAUNCH_TRY(e, error, stats, OPS->rank_bound(&l, e->stream));
+	LAUNCH_TRY(e, error, stats, OPS->rank_gather(&l, max_ctas, e->stream));
+	LAUNCH_TRY(e, error, stats, OPS->rank_final(&l, e->stream));
 	CUDA_TRY(e, error, OPS->copy_async(e->pinned + host_return, e->scratch + at_bad, return_end - at_bad,
 									   e->stream));
 	CUDA_TRY(e, error, OPS->sync(e->stream));
+
+	/*
+	 * A query whose survivors overflowed selects from its whole table: the
+	 * radix passes (the others are done and skip them), a second copy back.
+	 */
+	for (uint32_t i = 0; i < np; i++)
+	{
+		rank_select s;
+
+		memcpy(&s, e->pinned + host_return + (at_sel - at_bad) + (uint64_t) i * sizeof(rank_select), sizeof(s));
+		if (!s.overflow)
+			continue;
+		for (uint32_t pass = 0; pass < RANK_PASSES; pass++)
+		{
+			LAUNCH_TRY(e, error, stats, OPS->rank_hist(&l, pass, max_ctas, e->stream));
+			LAUNCH_TRY(e, error, stats, OPS->rank_pick(&l, pass, e->stream));
+		}
+		LAUNCH_TRY(e, error, stats, OPS->rank_collect(&l, max_ctas, e->stream));
+		CUDA_TRY(e, error, OPS->copy_async(e->pinned + host_return, e->scratch + at_bad, return_end - at_bad,
+										   e->stream));
+		CUDA_TRY(e, error, OPS->sync(e->stream));
+		break;
+	}
 	return_start = now_seconds();
 	if (stats)
 	{

@@ -303,6 +303,59 @@ host_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cuda
 	return cudaSuccess;
 }
 
+/* launch_rank_best: each item's slots in turn */
+static cudaError_t
+host_rank_best_all(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
+{
+	(void) max_ctas;
+	(void) stream;
+	for (uint64_t item = 0; item < l->slot_items; item++)
+	{
+		uint32_t	j,
+					s0,
+					s1;
+
+		rank_slot_item(*l, item, &j, &s0, &s1);
+		host_rank_best(l->jobs[j], s0, s1);
+	}
+	return cudaSuccess;
+}
+
+static cudaError_t
+host_rank_bound_all(const rank_launch *l, cudaStream_t stream)
+{
+	(void) stream;
+	for (uint32_t j = 0; j < l->njobs; j++)
+		host_rank_bound(l->jobs[j]);
+	return cudaSuccess;
+}
+
+static cudaError_t
+host_rank_gather_all(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
+{
+	(void) max_ctas;
+	(void) stream;
+	for (uint64_t item = 0; item < l->slot_items; item++)
+	{
+		uint32_t	j,
+					s0,
+					s1;
+
+		rank_slot_item(*l, item, &j, &s0, &s1);
+		host_rank_gather(l->jobs[j], s0, s1);
+	}
+	return cudaSuccess;
+}
+
+static cudaError_t
+host_rank_final_all(const rank_launch *l, cudaStream_t stream)
+{
+	(void) stream;
+	for (uint32_t j = 0; j < l->njobs; j++)
+		host_rank_final(l->jobs[j]);
+	return cudaSuccess;
+}
+
 /* launch_rank_hist: each item's slots counted straight into its query's histogram */
 static cudaError_t
 host_rank_hist(const rank_launch *l, uint32_t pass, unsigned max_ctas, cudaStream_t stream)
@@ -356,6 +409,8 @@ host_rank_collect(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
 		const rank_job &q = l->jobs[j];
 		rank_select s = *q.sel;
 
+		if (!s.overflow)
+			continue;
 		for (uint32_t slot = s0; slot < s1; slot++)
 			if (rank_slot_selected(q, s, slot))
 			{
@@ -391,6 +446,10 @@ const device_ops engine_device_ops = {
 	host_pack,
 	host_small,
 	host_rank_term,
+	host_rank_best_all,
+	host_rank_bound_all,
+	host_rank_gather_all,
+	host_rank_final_all,
 	host_rank_hist,
 	host_rank_pick_all,
 	host_rank_collect,

@@ -2,9 +2,10 @@
  * rank_ops.cuh
  *	  The steps of ranked queries on the device (docs/RANKING.md, after Ding
  *	  et al.): a term pass adds one term's BM25 contributions into each
- *	  query's accumulator table, then a radix select over 96-bit keys (score
- *	  bits, then the doc id reversed) finds the k-th best doc and every doc at
- *	  or above it is collected.  The table has a slot per candidate, not per
+ *	  query's accumulator table, then the k-th best of 96-bit keys (score
+ *	  bits, then the doc id reversed) is found by a radix select over the
+ *	  candidates at or above a bound (or over the whole table when too many
+ *	  are), and every doc at or above it is collected.  The table has a slot per candidate, not per
  *	  document: open addressing over twice the query's postings, or the
  *	  segment's docs themselves when that is no larger, so a query's memory
  *	  and sweeps follow its postings and not the segment.  The kernels (rank_kernels.cu) glue these
@@ -47,6 +48,10 @@ struct rank_select
 	uint32_t	done;			/* the threshold is final */
 	uint32_t	matched;		/* candidates: docs with a term (every term) */
 	uint32_t	taken;			/* docs collected */
+	uint64_t	bound_lo;		/* the bound key (0: none, every candidate survives): */
+	uint64_t	bound_hi;		/* at or below the k-th best's */
+	uint32_t	survivors;		/* candidates at or above the bound, counted as gathered */
+	uint32_t	overflow;		/* more than RANK_SURVIVORS: the radix passes select from the table */
 };
 
 /* one ranked query of a chunk, device pointers */
@@ -74,6 +79,9 @@ struct rank_job
 	uint32_t	nslots;
 	uint32_t	hash_shift;
 	uint32_t   *hist;			/* RANK_BINS, zeroed; each pick leaves it zeroed */
+	uint64_t   *best;			/* each part's best key (low word, high word; 0: none), zeroed */
+	uint32_t   *surv_docs;		/* RANK_SURVIVORS each: the candidates at or above the bound */
+	double	   *surv_scores;
 	rank_select *sel;
 	uint32_t   *out_docs;		/* k each: the docs at or above the threshold, */
 	double	   *out_scores;		/* in no order */
@@ -102,6 +110,19 @@ struct rank_pass
 
 /* table slots per work item of the selection kernels */
 #define RANK_SLOT_CHUNK		4096
+
+/*
+ * The bound (docs/ENGINE.md "Selection"): a part is the slots a warp of a
+ * selection item sweeps (every eighth run of 32); the k-th best of the
+ * parts' best keys is the key of k distinct docs, so it is at or below the
+ * k-th best key of the query.  A thread of the bound's block takes the best
+ * of every RANK_BOUND_THREADS-th part, so k above that has no bound.
+ */
+#define RANK_PARTS_PER_ITEM	8
+#define RANK_PART_RUN		32
+#define RANK_BOUND_THREADS	1024
+/* the candidates at or above the bound selected within one block; more: the radix passes */
+#define RANK_SURVIVORS		4096
 
 /* keys: 64 bits of score, 32 of 0xFFFFFFFF - doc; digits of 11 bits from the top */
 #define RANK_KEY_BITS		96
@@ -295,22 +316,27 @@ rank_digit_shift(uint32_t pass)
 }
 
 /*
- * Pass p's histogram step for one slot: a candidate whose key agrees with
- * the threshold's digits fixed so far counts in the bin of its next digit.
+ * Pass p's histogram step for one key: a key whose bits agree with the
+ * threshold's digits fixed so far counts in the bin of its next digit.
  */
 GPUIDX_DEV bool
-rank_slot_digit(const rank_job &q, const rank_select &s, uint32_t pass, uint32_t slot, uint32_t *digit)
+rank_key_digit(rank_key key, rank_key thr, uint32_t pass, uint32_t *digit)
 {
 	uint32_t	fixed_from = RANK_KEY_BITS - pass * RANK_DIGIT_BITS;	/* keys' bits above it are fixed */
-	rank_key	key;
 
-	if (!rank_candidate(q, slot))
-		return false;
-	key = rank_key_of(q.acc[slot], rank_slot_doc(q, slot));
-	if ((key >> fixed_from) != (rank_threshold(s) >> fixed_from))
+	if ((key >> fixed_from) != (thr >> fixed_from))
 		return false;
 	*digit = (uint32_t) (key >> rank_digit_shift(pass)) & ((1u << (fixed_from - rank_digit_shift(pass))) - 1);
 	return true;
+}
+
+/* the histogram step for slot 'slot' of q's table: only a candidate counts */
+GPUIDX_DEV bool
+rank_slot_digit(const rank_job &q, const rank_select &s, uint32_t pass, uint32_t slot, uint32_t *digit)
+{
+	if (!rank_candidate(q, slot))
+		return false;
+	return rank_key_digit(rank_key_of(q.acc[slot], rank_slot_doc(q, slot)), rank_threshold(s), pass, digit);
 }
 
 /*
@@ -371,6 +397,75 @@ rank_slot_item(const rank_launch &l, uint64_t item, uint32_t *job, uint32_t *s0,
 	*s1 = nslots - first < RANK_SLOT_CHUNK ? nslots : (uint32_t) (first + RANK_SLOT_CHUNK);
 }
 
+/* ------------------------------------------------------------ the bound and the survivors */
+
+/*
+ * Slot s's key if it holds a candidate, else 0: no candidate's key is 0, its
+ * doc being below 0xFFFFFFFF (ndocs is a uint32).
+ */
+GPUIDX_DEV rank_key
+rank_slot_key(const rank_job &q, uint32_t s)
+{
+	return rank_candidate(q, s) ? rank_key_of(q.acc[s], rank_slot_doc(q, s)) : 0;
+}
+
+/* the part of q's table slot s is in (selection items start at multiples of RANK_SLOT_CHUNK) */
+GPUIDX_DEV uint32_t
+rank_slot_part(uint32_t s)
+{
+	return s / RANK_SLOT_CHUNK * RANK_PARTS_PER_ITEM + s / RANK_PART_RUN % RANK_PARTS_PER_ITEM;
+}
+
+GPUIDX_DEV uint32_t
+rank_nparts(const rank_job &q)
+{
+	return (q.nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK * RANK_PARTS_PER_ITEM;
+}
+
+GPUIDX_DEV rank_key
+rank_part_best(const rank_job &q, uint32_t part)
+{
+	return (rank_key) q.best[2 * (size_t) part + 1] << 64 | q.best[2 * (size_t) part];
+}
+
+GPUIDX_DEV void
+rank_set_part_best(const rank_job &q, uint32_t part, rank_key key)
+{
+	q.best[2 * (size_t) part] = (uint64_t) key;
+	q.best[2 * (size_t) part + 1] = (uint64_t) (key >> 64);
+}
+
+GPUIDX_DEV rank_key
+rank_bound(const rank_select &s)
+{
+	return (rank_key) s.bound_hi << 64 | s.bound_lo;
+}
+
+GPUIDX_DEV void
+rank_set_bound(rank_select *s, rank_key key)
+{
+	s->bound_lo = (uint64_t) key;
+	s->bound_hi = (uint64_t) (key >> 64);
+}
+
+/* survivor i's key */
+GPUIDX_DEV rank_key
+rank_survivor_key(const rank_job &q, uint32_t i)
+{
+	return rank_key_of(q.surv_scores[i], q.surv_docs[i]);
+}
+
+/* survivor number 'at' (counted by the caller): kept while there is room */
+GPUIDX_DEV void
+rank_keep_survivor(const rank_job &q, uint32_t at, uint32_t slot)
+{
+	if (at < RANK_SURVIVORS)
+	{
+		q.surv_docs[at] = rank_slot_doc(q, slot);
+		q.surv_scores[at] = q.acc[slot];
+	}
+}
+
 /* Host only: pass p's pick for one query from its histogram, as the pick kernel does it */
 static inline void
 host_rank_pick(const rank_job &q, uint32_t pass)
@@ -397,6 +492,114 @@ host_rank_pick(const rank_job &q, uint32_t pass)
 	}
 	rank_select_step(s, q.k, pass, total, digit, above, q.hist[digit]);
 	memset(q.hist, 0, RANK_BINS * sizeof(uint32_t));
+}
+
+/*
+ * Host only, the bound's steps for one query as the kernels do them:
+ * slots [s0, s1) of a selection item into their parts' bests and the
+ * candidate count (rank_best_kernel)
+ */
+static inline void
+host_rank_best(const rank_job &q, uint32_t s0, uint32_t s1)
+{
+	for (uint32_t s = s0; s < s1; s++)
+	{
+		rank_key	key = rank_slot_key(q, s);
+
+		if (key != 0)
+		{
+			q.sel->matched++;
+			if (key > rank_part_best(q, rank_slot_part(s)))
+				rank_set_part_best(q, rank_slot_part(s), key);
+		}
+	}
+}
+
+/* the k-th best of the strides' bests, if there are k (rank_bound_kernel) */
+static inline void
+host_rank_bound(const rank_job &q)
+{
+	rank_key	bests[RANK_BOUND_THREADS] = {0};
+	uint32_t	nparts = rank_nparts(q);
+
+	for (uint32_t p = 0; p < nparts; p++)
+		if (rank_part_best(q, p) > bests[p % RANK_BOUND_THREADS])
+			bests[p % RANK_BOUND_THREADS] = rank_part_best(q, p);
+	for (uint32_t t = 0; t < RANK_BOUND_THREADS && q.k <= RANK_BOUND_THREADS; t++)
+	{
+		uint32_t	above = 0;
+
+		if (bests[t] == 0)
+			continue;
+		for (uint32_t i = 0; i < RANK_BOUND_THREADS; i++)
+			above += bests[i] > bests[t];
+		if (above == q.k - 1)
+			rank_set_bound(q.sel, bests[t]);
+	}
+}
+
+/* slots [s0, s1)'s candidates at or above the bound (rank_gather_kernel) */
+static inline void
+host_rank_gather(const rank_job &q, uint32_t s0, uint32_t s1)
+{
+	rank_select s = *q.sel;
+
+	if (s.bound_lo == 0 && s.bound_hi == 0 && s.matched > RANK_SURVIVORS)
+	{
+		q.sel->overflow = 1;
+		return;
+	}
+	for (uint32_t slot = s0; slot < s1; slot++)
+	{
+		rank_key	key = rank_slot_key(q, slot);
+
+		if (key != 0 && key >= rank_bound(s))
+			rank_keep_survivor(q, q.sel->survivors++, slot);
+	}
+}
+
+/* the best k of the survivors by a radix select of their keys, or overflow (rank_final_kernel) */
+static inline void
+host_rank_final(const rank_job &q)
+{
+	uint32_t	n = q.sel->survivors;
+	rank_select st;
+	uint32_t	hist[RANK_BINS] = {0};
+	rank_job	local = q;
+	rank_key	thr;
+
+	if (q.sel->overflow || n > RANK_SURVIVORS)
+	{
+		q.sel->overflow = 1;
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	local.sel = &st;
+	local.hist = hist;
+	for (uint32_t pass = 0; pass < RANK_PASSES && n > q.k && !st.done; pass++)
+	{
+		for (uint32_t i = 0; i < n; i++)
+		{
+			uint32_t	digit;
+
+			if (rank_key_digit(rank_survivor_key(q, i), rank_threshold(st), pass, &digit))
+				hist[digit]++;
+		}
+		host_rank_pick(local, pass);
+	}
+	thr = rank_threshold(st);
+	for (uint32_t i = 0; i < n; i++)
+		if (rank_survivor_key(q, i) >= thr)
+		{
+			uint32_t	out = q.sel->taken++;
+
+			if (out < q.k)
+			{
+				q.out_docs[out] = q.surv_docs[i];
+				q.out_scores[out] = q.surv_scores[i];
+			}
+		}
+	q.sel->done = 1;
 }
 
 #endif							/* GPUIDX_RANK_OPS_CUH */

@@ -264,6 +264,8 @@ rank_better(double sa, uint32_t da, double sb, uint32_t db)
 static void
 check_rank_select(void)
 {
+	uint32_t	bound_selections = 0;
+	uint32_t	bound_overflows = 0;
 	static const double specials[] = {0.0, 4.9e-324, 2.2e-308, 1e-300, 0.5, 1.0, 1.0000000000000002, 3.0, 1e300,
 		INFINITY};
 
@@ -384,7 +386,56 @@ check_rank_select(void)
 				  hashed ? "hashed" : "dense", ndocs, k);
 		}
 		CHECK(std::count(hist.begin(), hist.end(), 0u) == (long) RANK_BINS, "histogram left nonzero");
+
+		/* the same table through the bound: the same docs, or an overflow the radix passes take */
+		{
+			std::vector<uint64_t> best(2 * (size_t) rank_nparts(q), 0);
+			std::vector<uint32_t> surv_docs(RANK_SURVIVORS);
+			std::vector<double> surv_scores(RANK_SURVIVORS);
+			std::vector<uint32_t> got;
+			std::vector<uint32_t> want_docs;
+
+			memset(&sel, 0, sizeof(sel));
+			q.best = best.data();
+			q.surv_docs = surv_docs.data();
+			q.surv_scores = surv_scores.data();
+			for (uint32_t s0 = 0; s0 < nslots; s0 += RANK_SLOT_CHUNK)
+				host_rank_best(q, s0, std::min(nslots, s0 + RANK_SLOT_CHUNK));
+			CHECK(sel.matched == want.size(), "bound: matched %u of %zu", sel.matched, want.size());
+			host_rank_bound(q);
+			if (rank_bound(sel) != 0)
+			{
+				size_t		at_or_above = 0;
+
+				for (const std::pair<double, uint32_t> &w : want)
+					at_or_above += rank_key_of(w.first, w.second) >= rank_bound(sel);
+				CHECK(at_or_above >= k, "bound above the k-th best: %zu candidates at or above it, k %u",
+					  at_or_above, k);
+			}
+			for (uint32_t s0 = 0; s0 < nslots; s0 += RANK_SLOT_CHUNK)
+				host_rank_gather(q, s0, std::min(nslots, s0 + RANK_SLOT_CHUNK));
+			host_rank_final(q);
+			if (sel.overflow)
+			{
+				CHECK(sel.survivors > RANK_SURVIVORS || (rank_bound(sel) == 0 && sel.matched > RANK_SURVIVORS),
+					  "overflow with %u survivors", sel.survivors);
+				bound_overflows++;
+				continue;
+			}
+			bound_selections++;
+			CHECK(sel.done && sel.taken == std::min<size_t>(k, want.size()), "bound: selected %u, want %zu",
+				  sel.taken, std::min<size_t>(k, want.size()));
+			got.assign(out_docs.begin(), out_docs.begin() + std::min(sel.taken, k));
+			std::sort(got.begin(), got.end());
+			for (size_t i = 0; i < std::min<size_t>(k, want.size()); i++)
+				want_docs.push_back(want[i].second);
+			std::sort(want_docs.begin(), want_docs.end());
+			CHECK(got == want_docs, "bound: selected docs differ (%s, ndocs %u, k %u, %u survivors)",
+				  hashed ? "hashed" : "dense", ndocs, k, sel.survivors);
+		}
 	}
+	CHECK(bound_selections > 0 && bound_overflows > 0, "bound: %u selections, %u overflows: both paths taken",
+		  bound_selections, bound_overflows);
 }
 
 int
