@@ -18,7 +18,8 @@
 #           GIN:    SELECT count(*) WHERE to_tsvector('english', body) @@ plainto_tsquery('english', $1)
 #   ranked  gpuidx: ORDER BY body <=> $1 LIMIT 10
 # DEVICES ("worker cpu", say): gpuidx's cells once for each gpuidx.device,
-# a row each (empty: the server's setting, one row); with the GPU worker
+# a row each (empty: the server's setting, one row); a device may carry
+# settings of its own, comma-separated ("worker,gpu_rank_backlog=0"); with the GPU worker
 # loaded, its counters after each row go to stderr.  WRITES=1: at the
 # largest size (when GIN is not built there), after its cells, the index
 # lives on: a hundredth more rows inserted (copies of the first ones under
@@ -63,7 +64,13 @@ head -n "$nq" "$data/queries.tsv" | "${P[@]}" -c "\\copy curve_q FROM pstdin WIT
 
 cell() {	# statement clients [device] -> "tps p50 p99 transactions failed"
 	printf '\\set n random(1, %s)\nSELECT q FROM curve_q WHERE n = :n \\gset\n%s;\n' "$nq" "$1" > "$work/s.sql"
-	PGOPTIONS="${3:+-c gpuidx.device=$3}" pgbench_cell "$work" "$work/s.sql" "$2" "$secs" -h "$host" -p "$port" "$db"
+	local opts="" o
+	# a device with settings: worker,gpu_rank_backlog=0 is gpuidx.device=worker, gpuidx.gpu_rank_backlog=0
+	if [ -n "${3:-}" ]; then
+		opts="-c gpuidx.device=${3%%,*}"
+		[ "${3#*,}" = "$3" ] || for o in $(echo "${3#*,}" | tr , ' '); do opts="$opts -c gpuidx.$o"; done
+	fi
+	PGOPTIONS="$opts" pgbench_cell "$work" "$work/s.sql" "$2" "$secs" -h "$host" -p "$port" "$db"
 }
 cells() {	# count ranked device clients... -> " tps (p50 / p99) |" per cell
 	local count=$1 ranked=$2 device=$3 c tps p50 p99 out=""
