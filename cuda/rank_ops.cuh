@@ -252,20 +252,25 @@ rank_slot_doc(const rank_job &q, uint32_t s)
  * sum, the doc's count of terms raised.  The caller runs one term of a query
  * per launch and each doc is once in a list, so nothing else touches the
  * doc's slot meanwhile (other docs only race for free slots, through the
- * compare-and-swap).  False for a doc past the segment (a list damaged
- * behind a valid checksum), which is not added.
+ * compare-and-swap).  A doc of length 0 is not scored (no doc with a term
+ * has one: the caller marks dead docs so).  False for a doc past the
+ * segment (a list damaged behind a valid checksum), which is not added.
  */
 GPUIDX_DEV bool
 rank_add_posting(const rank_job &q, const rank_term_desc &t, uint32_t i, uint32_t doc)
 {
 	uint32_t	tf;
 	uint32_t	s;
+	uint32_t	len;
 	double		norm;
 
 	if (doc >= q.ndocs)
 		return false;
+	len = dev_doclens_get(q.doclens, q.nchunks, doc);
+	if (len == 0)
+		return true;
 	tf = t.tfs != NULL ? t.tfs[i] : dev_freq_tf(t.freq, t.list.count, i);
-	norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, dev_doclens_get(q.doclens, q.nchunks, doc));
+	norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, len);
 	s = rank_slot_of(q, doc);
 	q.acc[s] += gpx_bm25_term(t.idf, q.k1, tf, norm);
 	q.count[s]++;

@@ -24,7 +24,7 @@ extern "C"
 {
 #endif
 
-#define GPUIDX_ENGINE_ABI_VERSION 5
+#define GPUIDX_ENGINE_ABI_VERSION 6
 
 /* most lists one query may name */
 #define GPUIDX_ENGINE_MAX_TERMS 64
@@ -233,8 +233,9 @@ typedef struct gpuidx_rank_term
  * contributions added in the order given (bytewise order of the lexemes),
  * and the best min(k, matched) written to out_docs and out_scores, best
  * first: higher score, then smaller doc id.  The scores are the CPU's to
- * the bit (no fused multiply-add, no reordered sum).  Dead docs are the
- * caller's to drop: ask for k plus their number.
+ * the bit (no fused multiply-add, no reordered sum).  A doc of length 0 in
+ * doclens is not scored, nor counted in matched: no doc with a term has
+ * that length, so the caller gives its dead docs length 0 to leave them out.
  */
 typedef struct gpuidx_rank_query
 {

@@ -921,6 +921,7 @@ rank_add_term(const gpuidx_rank_query *q, uint32_t t, const pl_view *view, const
 			uint32_t	doc = docs[j];
 			uint32_t	i = pos + (uint32_t) j;
 			uint32_t	tf;
+			uint32_t	len;
 
 			if ((int64_t) doc <= prev || doc >= ndocs)
 				return GPUIDX_ENGINE_ERR_INVALID;
@@ -938,11 +939,12 @@ rank_add_term(const gpuidx_rank_query *q, uint32_t t, const pl_view *view, const
 			}
 			if (tf == 0)
 				return GPUIDX_ENGINE_ERR_INVALID;
+			len = gpx_doclens_get(doclens, doc);
+			if (len == 0)
+				continue;		/* a dead doc (include/gpuidx_engine.h) */
 			if (rs->count[doc]++ == 0)
 				rs->touched[(*ntouched)++] = doc;
-			rs->acc[doc] += gpx_bm25_term(term->idf, q->k1, tf,
-										  gpx_bm25_norm(q->k1, q->b, q->avgdl,
-														gpx_doclens_get(doclens, doc)));
+			rs->acc[doc] += gpx_bm25_term(term->idf, q->k1, tf, gpx_bm25_norm(q->k1, q->b, q->avgdl, len));
 		}
 		pos += (uint32_t) n;
 	}

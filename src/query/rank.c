@@ -599,9 +599,13 @@ device_tfs(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxFreqs *freqs, GpxWo
 }
 
 /*
- * The segment's doc lengths: by key when the cache holds them (known by the
- * segment's place, its docs and their total length, whatever the blob's
- * size), else built (*blob, for the caller to free).
+ * The segment's doc lengths, its dead docs' as 0 so that the engine scores
+ * only live docs: by key when the cache holds them (known by the segment's
+ * place, its docs and the live docs' total length, whatever the blob's
+ * size: docs are only ever marked dead, and a doc in a list has a length,
+ * so each VACUUM that marks one changes the total), else built (*blob, for
+ * the caller to free).  A blob built after VACUUM marked more than
+ * seg->ref.ndead leaves those out too, as every reader must.
  */
 static void
 device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
@@ -614,8 +618,8 @@ device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
 	l->key.segment = seg->ref.id;
 	l->key.kind = GPX_PART_DOCLENS;
 	l->hdr.count = seg->hdr->ndocs;
-	l->hdr.last = (uint32) seg->ref.sum_dl;
-	l->hdr.checksum = (uint32) (seg->ref.sum_dl >> 32);
+	l->hdr.last = (uint32) (seg->ref.sum_dl - seg->ref.dead_dl);
+	l->hdr.checksum = (uint32) ((seg->ref.sum_dl - seg->ref.dead_dl) >> 32);
 	if (l->cacheable && gpx_cache_holds(&l->key, &l->hdr, 0))
 		return;
 	*blob = gpx_seg_doclens_blob(seg, &l->len);
@@ -625,10 +629,11 @@ device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
 /*
  * Rank the segment's found terms (refs[i] where found[i]) through the
  * worker and offer what it returns to h: true when it answered.  The
- * engine returns the best k plus the segment's dead docs by (score, doc
- * id); with doc ids in TID order (GPX_SEG_TID_ORDER) that holds the
- * segment's best k live docs by (score, TID), ties included, which h
- * then settles against the other segments exactly as the CPU does.
+ * engine returns the best k of the docs live when the doc lengths were
+ * built (device_doclens) by (score, doc id); with doc ids in TID order
+ * (GPX_SEG_TID_ORDER) those are the segment's best k live docs by (score,
+ * TID), ties included, which h then settles against the other segments
+ * exactly as the CPU does.
  */
 static bool
 rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool *found, uint64 postings,
@@ -662,7 +667,7 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 		nparts += 2;
 	}
 	params.every_term = r->conjunctive;
-	params.k = h->k + seg->ref.ndead;
+	params.k = h->k;
 	params.k1 = r->k1;
 	params.b = r->b;
 	params.avgdl = r->avgdl;
@@ -694,8 +699,8 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 		}
 
 		/*
-		 * More of them dead than the segment counted (VACUUM marked them
-		 * meanwhile): its best k live docs may lie past what came back, so
+		 * Some of them dead (VACUUM marked them since the cached lengths
+		 * were built): the best k live docs may lie past what came back, so
 		 * the CPU ranks it.
 		 */
 		if (count == params.k && nlive < h->k)
@@ -753,7 +758,7 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 	int			nfound = 0;
 
 	if ((r->filter.n > 0 && !r->conjunctive) || !(seg->hdr->flags & GPX_SEG_TID_ORDER) ||
-		h->k == 0 || (uint64) h->k + seg->ref.ndead > GPUIDX_RANK_MAX_K ||
+		h->k == 0 || h->k > GPUIDX_RANK_MAX_K ||
 		r->terms.n > GPUIDX_ENGINE_MAX_TERMS)
 		return false;
 	for (int i = 0; i < r->terms.n; i++)

@@ -225,7 +225,11 @@ extern void gpx_freqs_free(GpxFreqs *f);
 struct GpxFreqHeader;
 extern void gpx_seg_freq_header(GpxSegment *seg, const GpxTermRef *ref, struct GpxFreqHeader *h);
 
-/* the segment's doc lengths as one blob for an engine (store/rankdata.h), palloc'd */
+/*
+ * The segment's doc lengths as one blob for an engine (store/rankdata.h),
+ * palloc'd; the docs the dead-doc bitmap marks now have length 0, which
+ * engines do not score.
+ */
 extern uint8 *gpx_seg_doclens_blob(GpxSegment *seg, uint64 *len);
 
 /* the current term's tfs, read in order alongside gpx_list_reader (merges) */

@@ -1519,6 +1519,9 @@ gpx_seg_doclens_blob(GpxSegment *seg, uint64 *len)
 		if ((c & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		n = gpx_seg_chunk_lengths(seg, c, dls);
+		for (uint32 j = 0; seg->ref.ndead > 0 && j < n; j++)
+			if (gpx_seg_is_dead(seg, c * GPUIDX_DOCLENS_CHUNK + j))
+				dls[j] = 0;
 		data += gpx_doclens_put_chunk(blob, nchunks, c, data, dls, n);
 	}
 	*len = gpx_doclens_size(nchunks, data);

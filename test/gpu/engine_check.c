@@ -935,7 +935,7 @@ rank_segment_free(check_state *s, rank_segment_pool *seg)
 static void
 rank_gen_lengths(uint32_t *lens, uint32_t ndocs)
 {
-	int			shape = (int) unit_rand_below(6);
+	int			shape = (int) unit_rand_below(7);
 	uint32_t	same = 1 + unit_rand_below(40);
 	static const uint32_t few[] = {3, 5, 8, 13};
 
@@ -958,6 +958,10 @@ rank_gen_lengths(uint32_t *lens, uint32_t ndocs)
 			case 4:
 				/* runs of empty documents: chunks of width 0 */
 				lens[d] = (d / GPUIDX_DOCLENS_CHUNK) % 3 == 1 ? 0 : 1 + unit_rand_below(6);
+				break;
+			case 5:
+				/* dead docs here and there (length 0: not scored) */
+				lens[d] = unit_rand_below(4) == 0 ? 0 : 1 + unit_rand_below(20);
 				break;
 			default:
 				lens[d] = 1 + log_uniform(1 << 16);
@@ -1198,7 +1202,7 @@ rank_select(rank_candidate *c, uint32_t n, uint32_t k)
 	}
 }
 
-/* the plain reference: every matching doc scored by gpx_rank_score, sorted, the first k */
+/* the plain reference: every matching doc of nonzero length scored by gpx_rank_score, sorted, the first k */
 static void
 rank_brute_force(gpuidx_rank_query *q, const uint32_t *lists, const rank_segment_pool *seg,
 				 rank_ref_scratch *rs)
@@ -1250,7 +1254,8 @@ rank_brute_force(gpuidx_rank_query *q, const uint32_t *lists, const rank_segment
 				have++;
 			}
 		}
-		if (q->every_term ? have == q->nterms : have > 0)
+		/* a doc of length 0 is not scored (the caller's dead docs) */
+		if (seg->lens[d] != 0 && (q->every_term ? have == q->nterms : have > 0))
 		{
 			rs->cand[m].score = gpx_rank_score(&rq, tf, seg->lens[d]);
 			rs->cand[m].doc = d;
