@@ -25,7 +25,10 @@
 # lives on: a hundredth more rows inserted (copies of the first ones under
 # new ids), the pending area merged, a tenth of the rows deleted, VACUUM,
 # and gpuidx_verify (unless VERIFY=0), each timed, then the cells at the
-# largest of CLIENTS again.
+# largest of CLIENTS again, AFTER_TIME (TIME) s each: every new connection
+# counts the dead docs in its terms' lists once, and the first ranked query
+# sends the worker the segment's doc lengths again, so short cells measure
+# mostly that.
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +39,7 @@ data=${1:?DATA: corpus folder with docs.tsv and queries.tsv}
 sizes=${SIZES:-7316650 25000000 50000000 100000000}
 gin_sizes=${GIN_SIZES:-${sizes%% *}}
 secs=${TIME:-10}
+after_secs=${AFTER_TIME:-$secs}
 clients=${CLIENTS:-1 32}
 nq=${NQ:-200}
 mwm=${MWM:-1GB}
@@ -167,7 +171,7 @@ for n in $sizes; do
 				echo "| index | count ${clients##* } cl. | ranked ${clients##* } cl. |"
 				echo "|---|---:|---:|"
 				for device in ${devices:-""}; do
-					echo "| $kind${device:+ ($device)} |$(cells "$count" "$ranked" "$device" "${clients##* }")"
+					echo "| $kind${device:+ ($device)} |$(secs=$after_secs cells "$count" "$ranked" "$device" "${clients##* }")"
 					worker_counters
 				done
 				;;

@@ -19,7 +19,8 @@
 # ("7316650 100000000 25000000 50000000": the largest early, so that a run
 # cut short by the machine's 30 minutes still has it), GIN at GIN_SIZES
 # (the first), gpuidx through the GPU worker and in the backend (DEVICES,
-# "worker cpu"), CLIENTS ("1 16 32"), TIME (5) s a cell, and the writes at
+# "worker cpu"), CLIENTS ("1 16 32"), TIME (5) s a cell (AFTER_TIME after the
+# writes), and the writes at
 # the largest size (WRITES, 1; VERIFY, 0, leaves gpuidx_verify out: one
 # core reads the whole table).  The worker's arena (1GB) holds a
 # 100M-document segment's doc lengths, its cache (GPU_CACHE, 16GB) the
@@ -56,7 +57,7 @@ CONF
 		log "cost curve: ${SIZES:-7316650 100000000 25000000 50000000}"
 		as_user env PGHOST="$w" PGPORT=5432 SIZES="${SIZES:-7316650 100000000 25000000 50000000}" \
 			GIN_SIZES="${GIN_SIZES:-7316650}" DEVICES="${DEVICES:-worker cpu}" CLIENTS="${CLIENTS:-1 16 32}" \
-			TIME="${TIME:-5}" WRITES="${WRITES:-1}" VERIFY="${VERIFY:-0}" MWM="${MWM:-1GB}" \
+			TIME="${TIME:-5}" AFTER_TIME="${AFTER_TIME:-${TIME:-5}}" WRITES="${WRITES:-1}" VERIFY="${VERIFY:-0}" MWM="${MWM:-1GB}" \
 			bash "$w/bench/index/curve.sh" "$w/data/debian-paths" > "$dir/curve.md" 2> "$dir/curve.log"
 		log "curve.sh exit $?"
 		cat "$dir/curve.md"
