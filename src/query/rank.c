@@ -605,9 +605,12 @@ device_tfs(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxFreqs *freqs, GpxWo
  * size: docs are only ever marked dead, and a doc in a list has a length,
  * so each VACUUM that marks one changes the total), else built (*blob, for
  * the caller to free).  A blob built after VACUUM marked more than
- * seg->ref.ndead leaves those out too, as every reader must.
+ * seg->ref.ndead leaves those out too, as every reader must.  False when
+ * another backend is building the same blob (after a VACUUM, many would at
+ * once, a second or more each at 100M docs): this one ranks the segment
+ * itself meanwhile.
  */
-static void
+static bool
 device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
 {
 	memset(l, 0, sizeof(*l));
@@ -621,9 +624,12 @@ device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
 	l->hdr.last = (uint32) (seg->ref.sum_dl - seg->ref.dead_dl);
 	l->hdr.checksum = (uint32) ((seg->ref.sum_dl - seg->ref.dead_dl) >> 32);
 	if (l->cacheable && gpx_cache_holds(&l->key, &l->hdr, 0))
-		return;
+		return true;
+	if (l->cacheable && !gpx_cache_claim_build(&l->key, &l->hdr))
+		return false;
 	*blob = gpx_seg_doclens_blob(seg, &l->len);
 	l->bytes = *blob;
+	return true;
 }
 
 /*
@@ -641,10 +647,10 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 {
 	int			n = r->terms.n;
 	GpxWorkerList *parts = palloc0((1 + 2 * n) * sizeof(GpxWorkerList));
-	GpxList    *lists = palloc0(n * sizeof(GpxList));
-	bool	   *opened = palloc0(n * sizeof(bool));
-	void	  **raw = palloc0(n * sizeof(void *));
-	GpxFreqs   *freqs = palloc0(n * sizeof(GpxFreqs));
+	GpxList    *lists;
+	bool	   *opened;
+	void	  **raw;
+	GpxFreqs   *freqs;
 	GpxRankParams params;
 	uint8	   *blob;
 	uint32	   *docs;
@@ -654,8 +660,16 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 	int			nparts = 1;
 	bool		answered;
 
+	if (!device_doclens(r->gq, seg, &parts[0], &blob))
+	{
+		pfree(parts);
+		return false;
+	}
+	lists = palloc0(n * sizeof(GpxList));
+	opened = palloc0(n * sizeof(bool));
+	raw = palloc0(n * sizeof(void *));
+	freqs = palloc0(n * sizeof(GpxFreqs));
 	memset(&params, 0, sizeof(params));
-	device_doclens(r->gq, seg, &parts[0], &blob);
 	for (int i = 0; i < n; i++)
 	{
 		if (!found[i])

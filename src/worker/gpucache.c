@@ -11,10 +11,12 @@
 
 #include <sys/stat.h>
 
+#include "common/hashfn.h"
 #include "common/relpath.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
+#include "utils/timestamp.h"
 
 #include "worker/gpucache.h"
 
@@ -44,9 +46,18 @@ typedef struct CacheEntry
 	pg_atomic_uint32 pins;		/* requests in flight that use it */
 } CacheEntry;
 
+/*
+ * Claims on data a backend is building to send (a segment's doc lengths:
+ * seconds at 100M docs): slot hash % BUILD_CLAIMS holds the claimed data's
+ * hash (high 32 bits) and the second it was claimed (low 32 bits).
+ */
+#define BUILD_CLAIMS		64
+#define BUILD_CLAIM_SECONDS	10
+
 typedef struct CacheShared
 {
 	LWLock	   *lock;
+	pg_atomic_uint64 build_claims[BUILD_CLAIMS];
 	int32		nentries;
 	int32		free_head;
 	int32		hand;			/* CLOCK's */
@@ -105,6 +116,8 @@ gpx_cache_shmem_init(uint64 cache_bytes)
 	{
 		memset(cache, 0, offsetof(CacheShared, entries));
 		cache->lock = &(GetNamedLWLockTranche("gpuidx_gpu_cache"))->lock;
+		for (int i = 0; i < BUILD_CLAIMS; i++)
+			pg_atomic_init_u64(&cache->build_claims[i], 0);
 		cache->nentries = n;
 		/* a little under the engine's room, for its alignment and holes */
 		cache->bytes_capacity = cache_bytes / 16 * 15;
@@ -299,6 +312,34 @@ gpx_cache_holds(const GpxListKey *key, const gpuidx_list_header *hdr, uint64 len
 	held = e != NULL && entry_resident(e, hdr, len);
 	LWLockRelease(cache->lock);
 	return held;
+}
+
+/*
+ * May this backend build the data known by key and hdr to send it?  False
+ * when another claimed the same data in the last BUILD_CLAIM_SECONDS (it is
+ * building it; its request will cache it): this one answers without it.  A
+ * claim that never led to a cached entry (its backend failed or fell back)
+ * lapses; one overwritten by other data's claim in the same slot costs
+ * only a second build.
+ */
+bool
+gpx_cache_claim_build(const GpxListKey *key, const gpuidx_list_header *hdr)
+{
+	uint32		h;
+	uint32		now;
+	pg_atomic_uint64 *slot;
+	uint64		old;
+
+	if (cache == NULL)
+		return true;
+	h = hash_bytes((const unsigned char *) key, sizeof(*key)) ^
+		hash_bytes((const unsigned char *) hdr, sizeof(*hdr));
+	now = (uint32) (GetCurrentTimestamp() / USECS_PER_SEC);
+	slot = &cache->build_claims[h % BUILD_CLAIMS];
+	old = pg_atomic_read_u64(slot);
+	if ((uint32) (old >> 32) == h && now - (uint32) old < BUILD_CLAIM_SECONDS)
+		return false;
+	return pg_atomic_compare_exchange_u64(slot, &old, (uint64) h << 32 | now);
 }
 
 static void

@@ -110,6 +110,12 @@ typedef struct GpxWorkerList
 extern bool gpx_cache_holds(const GpxListKey *key, const gpuidx_list_header *hdr, uint64 len);
 
 /*
+ * Not held: may this backend build it to send, or is another building it
+ * (then the caller answers without the worker)?
+ */
+extern bool gpx_cache_claim_build(const GpxListKey *key, const gpuidx_list_header *hdr);
+
+/*
  * The index stored in node is new (built, rebuilt, truncated) or gone:
  * whatever the GPU cache holds under node is forgotten and dropped from the
  * device.
