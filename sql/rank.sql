@@ -69,9 +69,10 @@ SELECT gpuidx_verify('rk_body') LIKE '%is sound%' AS sound;
 -- live document frequencies once VACUUM marked docs dead: a short list's
 -- dead docs found by testing its docs in the bitmap ('rare', 'w5'), a long
 -- one's by reading every dead doc ('common', 'half'), both then remembered
--- by the backend for that count of dead docs; every score is the one an
--- index built on the live rows gives, on the first query, the second (what
--- was remembered), and after more deletes and VACUUM
+-- by the backend for that count of dead docs (a long list's by every
+-- backend, when gpuidx is preloaded); every score is the one an index built
+-- on the live rows gives, on the first query, the second (what was
+-- remembered), in a new connection, and after more deletes and VACUUM
 CREATE TABLE rd (id int, body text) WITH (autovacuum_enabled = off);
 INSERT INTO rd SELECT g, 'common ' || CASE WHEN g % 2 = 0 THEN 'half ' ELSE '' END ||
 	CASE WHEN g % 100 = 0 THEN 'rare ' ELSE '' END || 'w' || (g % 997) FROM generate_series(1, 20000) g;
@@ -92,6 +93,10 @@ CREATE TABLE rd_live AS SELECT * FROM rd ORDER BY id;
 CREATE INDEX rd_live_body ON rd_live USING gpuidx (body);
 SELECT rd_top('rd') = rd_top('rd_live') AS first_query_live_scores,
 	rd_top('rd') = rd_top('rd_live') AS remembered_live_scores;
+-- a new connection remembers nothing itself; with gpuidx preloaded it finds
+-- the long lists' counts ('common', 'half') that the last one shared
+\c -
+SELECT rd_top('rd') = rd_top('rd_live') AS new_connection_live_scores;
 DELETE FROM rd WHERE id % 7 = 0 OR id % 1000 = 0;
 VACUUM rd;
 DROP TABLE rd_live;

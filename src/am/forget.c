@@ -14,6 +14,7 @@
 #include "utils/rel.h"
 
 #include "am/gpuidx_am.h"
+#include "store/segment.h"
 #include "worker/worker.h"
 
 static object_access_hook_type prev_object_access_hook = NULL;
@@ -31,7 +32,10 @@ forget_dropped_index(ObjectAccessType access, Oid classId, Oid objectId, int sub
 		Relation	index = relation_open(objectId, NoLock);
 
 		if (index->rd_indam != NULL && index->rd_indam->ambuild == gpx_build)
+		{
 			gpx_cache_forget_index(index->rd_node);
+			gpx_dead_counts_forget_index(index->rd_node);
+		}
 		relation_close(index, NoLock);
 	}
 }

@@ -197,9 +197,10 @@ dead_postings_tested(GpxSegment *seg, GpxTermRef *ref, uint64 *postings)
  * Adds each term's live postings in the segment to df[].  Live is the list
  * less the docs VACUUM marked dead, which with many dead docs is the costly
  * part of a ranked query: what a list holds of them is remembered by the
- * backend with the term (gpx_seg_dead_postings_known), a short list's is
- * counted by testing its docs in the bitmap, and only for the rest are the
- * segment's dead docs all read, once.  If VACUUM marked more meanwhile,
+ * backend with the term (gpx_seg_dead_postings_known) and, for a long list,
+ * by every backend (gpx_dead_counts_get); a short list's is counted by
+ * testing its docs in the bitmap, and only for the rest are the segment's
+ * dead docs all read, once.  If VACUUM marked more meanwhile,
  * every term is counted against what that read found, as one set.
  */
 static void
@@ -225,6 +226,12 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 		if (!found[i])
 			continue;
 		known[i] = gpx_seg_dead_postings_known(seg, terms->lex[i], terms->len[i], &dead[i]);
+		/* another backend's count of a long list, for this backend to remember too */
+		if (!known[i] && gpx_dead_counts_get(seg, &refs[i], &dead[i]))
+		{
+			known[i] = true;
+			gpx_seg_dead_postings_remember(seg, terms->lex[i], terms->len[i], dead[i]);
+		}
 		/* a list shorter than the dead docs or than an eighth of the bitmap's bytes */
 		if (!known[i] && (refs[i].df <= ndead || refs[i].df <= seg->hdr->ndocs / 64))
 		{
@@ -263,7 +270,10 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 		if (!found[i])
 			continue;
 		if (counted[i])
+		{
 			gpx_seg_dead_postings_remember(seg, terms->lex[i], terms->len[i], dead[i]);
+			gpx_dead_counts_put(seg, &refs[i], dead[i]);
+		}
 		df[i] += refs[i].df - dead[i];
 		if (refs[i].payload)
 			pfree(refs[i].payload);

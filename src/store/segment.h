@@ -111,6 +111,19 @@ extern void gpx_seg_forget_cached(void);
 extern bool gpx_seg_dead_postings_known(GpxSegment *seg, const char *term, int len, uint64 *postings);
 extern void gpx_seg_dead_postings_remember(GpxSegment *seg, const char *term, int len, uint64 postings);
 extern bool gpx_seg_dead_unchanged(GpxSegment *seg);
+
+/*
+ * The same for an external list, shared by the backends for the count of
+ * dead docs seg->ref.ndead (deadcount.c; shared memory exists only when
+ * gpuidx is preloaded, else nothing is kept); an index built again forgets
+ * its entries.
+ */
+extern bool gpx_dead_counts_get(GpxSegment *seg, const GpxTermRef *ref, uint64 *postings);
+extern void gpx_dead_counts_put(GpxSegment *seg, const GpxTermRef *ref, uint64 postings);
+extern void gpx_dead_counts_forget_index(RelFileNode node);
+extern Size gpx_dead_counts_shmem_size(void);
+extern void gpx_dead_counts_shmem_request(void);
+extern void gpx_dead_counts_shmem_init(void);
 /* the leaf the inner nodes lead term to (for verification) */
 extern bool gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf);
 /* open the list of a found term (the ref's payload is freed) */

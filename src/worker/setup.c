@@ -24,6 +24,7 @@
 #include "utils/guc.h"
 
 #include "store/page.h"
+#include "store/segment.h"
 #include "worker/gpucache.h"
 #include "worker/shmem.h"
 
@@ -203,9 +204,11 @@ shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(add_size(add_size(control_size(), gpx_cache_shmem_size((uint64) gpx_gpu_cache_mb << 20)),
-									gpx_page_shmem_size()));
+	RequestAddinShmemSpace(add_size(add_size(add_size(control_size(), gpx_cache_shmem_size((uint64) gpx_gpu_cache_mb << 20)),
+											 gpx_page_shmem_size()),
+									gpx_dead_counts_shmem_size()));
 	gpx_cache_shmem_request();
+	gpx_dead_counts_shmem_request();
 }
 
 /* the postmaster, at shared memory's reset: the old segment goes with it */
@@ -283,6 +286,7 @@ shmem_startup(void)
 	LWLockRegisterTranche(ctl->arena_tranche, "gpuidx_arena");
 	gpx_cache_shmem_init((uint64) gpx_gpu_cache_mb << 20);
 	gpx_page_shmem_init();
+	gpx_dead_counts_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 	gpx_control = ctl;
 }
