@@ -303,12 +303,10 @@ host_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cuda
 	return cudaSuccess;
 }
 
-/* launch_rank_best: each item's slots in turn */
-static cudaError_t
-host_rank_best_all(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
+/* a bound step over each selection item's slots in turn (best, gather) */
+static void
+each_slot_item(const rank_launch *l, void (*step) (const rank_job &q, uint32_t s0, uint32_t s1))
 {
-	(void) max_ctas;
-	(void) stream;
 	for (uint64_t item = 0; item < l->slot_items; item++)
 	{
 		uint32_t	j,
@@ -316,8 +314,24 @@ host_rank_best_all(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
 					s1;
 
 		rank_slot_item(*l, item, &j, &s0, &s1);
-		host_rank_best(l->jobs[j], s0, s1);
+		step(l->jobs[j], s0, s1);
 	}
+}
+
+/* a bound step over each query in turn (bound, final) */
+static void
+each_job(const rank_launch *l, void (*step) (const rank_job &q))
+{
+	for (uint32_t j = 0; j < l->njobs; j++)
+		step(l->jobs[j]);
+}
+
+static cudaError_t
+host_rank_best_all(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
+{
+	(void) max_ctas;
+	(void) stream;
+	each_slot_item(l, host_rank_best);
 	return cudaSuccess;
 }
 
@@ -325,8 +339,7 @@ static cudaError_t
 host_rank_bound_all(const rank_launch *l, cudaStream_t stream)
 {
 	(void) stream;
-	for (uint32_t j = 0; j < l->njobs; j++)
-		host_rank_bound(l->jobs[j]);
+	each_job(l, host_rank_bound);
 	return cudaSuccess;
 }
 
@@ -335,15 +348,7 @@ host_rank_gather_all(const rank_launch *l, unsigned max_ctas, cudaStream_t strea
 {
 	(void) max_ctas;
 	(void) stream;
-	for (uint64_t item = 0; item < l->slot_items; item++)
-	{
-		uint32_t	j,
-					s0,
-					s1;
-
-		rank_slot_item(*l, item, &j, &s0, &s1);
-		host_rank_gather(l->jobs[j], s0, s1);
-	}
+	each_slot_item(l, host_rank_gather);
 	return cudaSuccess;
 }
 
@@ -351,8 +356,7 @@ static cudaError_t
 host_rank_final_all(const rank_launch *l, cudaStream_t stream)
 {
 	(void) stream;
-	for (uint32_t j = 0; j < l->njobs; j++)
-		host_rank_final(l->jobs[j]);
+	each_job(l, host_rank_final);
 	return cudaSuccess;
 }
 
