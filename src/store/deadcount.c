@@ -9,12 +9,14 @@
  * counts with its cached dictionary entries (segread.c), but a new
  * connection starts with none, so after a VACUUM every connection paid
  * again for every long list.  Here the counts of external lists are kept
- * once for all: known by the index, the segment (id and header block), the
- * list's place and length, and the segment's count of dead docs they were
- * counted against.  Docs are only ever marked dead and a segment's id is
- * never reused within an index, so a count names one set; an index built
- * again in the same relfilenode has its entries forgotten at its build
- * (gpx_dead_counts_forget_index).
+ * once for all: known by the index, the segment (id, header block, docs and
+ * their total length), the list's place, length and df, and the segment's
+ * count of dead docs they were counted against.  Docs are only ever marked
+ * dead and a segment's id is never reused within an index, so a count names
+ * one set; an index built again in the same relfilenode has its entries
+ * forgotten at its build (gpx_dead_counts_forget_index), and where no build
+ * runs (a standby replaying one) the segment's docs and total length tell
+ * its segments from the old ones'.
  *
  * A fixed table of DEAD_COUNT_SLOTS entries under one lock: a lookup probes
  * DEAD_COUNT_PROBES slots from the key's hash, a store takes the key's own
@@ -34,10 +36,12 @@
 
 typedef struct DeadCountKey
 {
+	uint64		sum_dl;			/* the segment's */
 	RelFileNode node;
 	uint32		segment;
 	BlockNumber head;
-	uint32		page;
+	uint32		ndocs;
+	uint32		page;			/* the list's */
 	uint32		offset;
 	uint32		len;
 	uint32		df;
@@ -49,6 +53,8 @@ typedef struct DeadCount
 	uint32		ndead;			/* the segment's dead docs it was counted against */
 	uint64		postings;
 } DeadCount;
+
+StaticAssertDecl(sizeof(DeadCountKey) == 48, "DeadCountKey has no padding, so memcmp compares keys");
 
 typedef struct DeadCountTable
 {
@@ -94,6 +100,8 @@ key_of(GpxSegment *seg, const GpxTermRef *ref, DeadCountKey *key)
 	key->node = seg->index->rd_node;
 	key->segment = seg->ref.id;
 	key->head = seg->ref.head;
+	key->ndocs = seg->ref.ndocs;
+	key->sum_dl = seg->ref.sum_dl;
 	key->page = ref->page;
 	key->offset = ref->offset;
 	key->len = ref->len;
