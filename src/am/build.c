@@ -503,8 +503,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 	/* new storage: nothing cached under its relfilenode is this index's */
-	gpx_cache_forget_index(index->rd_node);
-	gpx_dead_counts_forget_index(index->rd_node);
+	gpx_forget_index(index->rd_node);
 	gpx_seg_forget_cached();
 	memset(&bs, 0, sizeof(bs));
 	bs.kind = gpx_kind_of(index);

@@ -1,9 +1,10 @@
 /*
  * forget.c
- *	  The GPU worker's list cache forgets an index whose storage is new
- *	  (built, rebuilt, truncated: the build writes it) or dropped, so that
- *	  a relfilenode a later index takes over can never serve the old
- *	  index's lists from the device.
+ *	  What is kept across backends under an index's relfilenode (the GPU
+ *	  worker's list cache, the long lists' dead-doc counts) is forgotten
+ *	  when the index's storage is new (built, rebuilt, truncated: the build
+ *	  writes it) or dropped, so that a relfilenode a later index takes over
+ *	  can never serve the old index's lists or counts.
  */
 #include "gpuidx.h"
 
@@ -19,6 +20,13 @@
 
 static object_access_hook_type prev_object_access_hook = NULL;
 
+void
+gpx_forget_index(RelFileNode node)
+{
+	gpx_cache_forget_index(node);
+	gpx_dead_counts_forget_index(node);
+}
+
 static void
 forget_dropped_index(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
 {
@@ -32,10 +40,7 @@ forget_dropped_index(ObjectAccessType access, Oid classId, Oid objectId, int sub
 		Relation	index = relation_open(objectId, NoLock);
 
 		if (index->rd_indam != NULL && index->rd_indam->ambuild == gpx_build)
-		{
-			gpx_cache_forget_index(index->rd_node);
-			gpx_dead_counts_forget_index(index->rd_node);
-		}
+			gpx_forget_index(index->rd_node);
 		relation_close(index, NoLock);
 	}
 }

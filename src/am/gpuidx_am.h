@@ -68,7 +68,12 @@ extern bool gpx_index_freqs_option(Relation index);
 extern void gpx_index_bm25_params(Relation index, double *k1, double *b);
 extern void gpx_check_index(Relation index);	/* ERROR unless a gpuidx index */
 extern void gpx_alter_check_init(void);
-/* forget.c: the GPU cache forgets dropped indexes (from _PG_init) */
+/*
+ * forget.c: what the backends share under an index's relfilenode, forgotten
+ * when its storage is new (gpx_forget_index, from the build) or dropped
+ * (the hook gpx_forget_init sets, from _PG_init)
+ */
+extern void gpx_forget_index(RelFileNode node);
 extern void gpx_forget_init(void);
 extern void gpx_check_index_oid(Oid indexoid);	/* ERROR unless an index exists */
 
