@@ -1973,26 +1973,31 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	CUDA_TRY(e, error, OPS->sync(e->stream));
 
 	/*
-	 * A query whose survivors overflowed selects from its whole table: the
+	 * Queries whose survivors overflowed select from their whole tables: the
 	 * radix passes (the others are done and skip them), a second copy back.
 	 */
-	for (uint32_t i = 0; i < np; i++)
 	{
-		rank_select s;
+		bool		overflowed = false;
 
-		memcpy(&s, e->pinned + host_return + (at_sel - at_bad) + (uint64_t) i * sizeof(rank_select), sizeof(s));
-		if (!s.overflow)
-			continue;
-		for (uint32_t pass = 0; pass < RANK_PASSES; pass++)
+		for (uint32_t i = 0; i < np && !overflowed; i++)
 		{
-			LAUNCH_TRY(e, error, stats, OPS->rank_hist(&l, pass, max_ctas, e->stream));
-			LAUNCH_TRY(e, error, stats, OPS->rank_pick(&l, pass, e->stream));
+			rank_select s;
+
+			memcpy(&s, e->pinned + host_return + (at_sel - at_bad) + (uint64_t) i * sizeof(rank_select), sizeof(s));
+			overflowed = s.overflow != 0;
 		}
-		LAUNCH_TRY(e, error, stats, OPS->rank_collect(&l, max_ctas, e->stream));
-		CUDA_TRY(e, error, OPS->copy_async(e->pinned + host_return, e->scratch + at_bad, return_end - at_bad,
-										   e->stream));
-		CUDA_TRY(e, error, OPS->sync(e->stream));
-		break;
+		if (overflowed)
+		{
+			for (uint32_t pass = 0; pass < RANK_PASSES; pass++)
+			{
+				LAUNCH_TRY(e, error, stats, OPS->rank_hist(&l, pass, max_ctas, e->stream));
+				LAUNCH_TRY(e, error, stats, OPS->rank_pick(&l, pass, e->stream));
+			}
+			LAUNCH_TRY(e, error, stats, OPS->rank_collect(&l, max_ctas, e->stream));
+			CUDA_TRY(e, error, OPS->copy_async(e->pinned + host_return, e->scratch + at_bad, return_end - at_bad,
+											   e->stream));
+			CUDA_TRY(e, error, OPS->sync(e->stream));
+		}
 	}
 	return_start = now_seconds();
 	if (stats)

@@ -549,7 +549,7 @@ host_rank_gather(const rank_job &q, uint32_t s0, uint32_t s1)
 {
 	rank_select s = *q.sel;
 
-	if (s.bound_lo == 0 && s.bound_hi == 0 && s.matched > RANK_SURVIVORS)
+	if (rank_bound(s) == 0 && s.matched > RANK_SURVIVORS)
 	{
 		q.sel->overflow = 1;
 		return;
