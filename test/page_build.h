@@ -21,6 +21,7 @@ typedef struct PbTerm
 	uint32_t	ext_len;		/* else an external list of ext_len bytes */
 	uint32_t	ext_page;
 	uint32_t	ext_offset;
+	const uint8_t *tfs;			/* with freqs, inline: df tfs (NULL: all 1) */
 } PbTerm;
 
 /* ids as an inline list: the first id, then each gap minus one */
@@ -38,9 +39,31 @@ pb_inline_list(uint8_t *out, uint32_t cap, const uint32_t *ids, uint32_t n)
 	return at;
 }
 
-/* a leaf of sorted terms, front-coded, a restart every GPX_RESTART_INTERVAL */
+/* an entry's two lengths: the packed form's byte (or escape), else two varints */
 static inline uint32_t
-pb_leaf(uint8_t *page, uint32_t cap, const PbTerm *terms, uint32_t n, uint32_t first_term)
+pb_entry_lens(uint8_t *out, bool packed, uint32_t shared, uint32_t suffix)
+{
+	uint32_t	at = 0;
+
+	if (packed && shared < 15 && suffix < 16)
+	{
+		out[0] = (uint8_t) (shared << 4 | suffix);
+		return 1;
+	}
+	if (packed)
+		out[at++] = GPX_ENTRY_LENS_ESCAPE;
+	at += (uint32_t) gpx_varint_put(out + at, shared);
+	at += (uint32_t) gpx_varint_put(out + at, suffix);
+	return at;
+}
+
+/*
+ * a leaf of sorted terms, front-coded, a restart every GPX_RESTART_INTERVAL;
+ * its entries in the packed form or the one before it, with freqs or not
+ */
+static inline uint32_t
+pb_leaf_form(uint8_t *page, uint32_t cap, const PbTerm *terms, uint32_t n, uint32_t first_term, bool packed,
+			 bool freqs)
 {
 	GpxLeafHeader hdr = {(uint16_t) n, (uint16_t) ((n + GPX_RESTART_INTERVAL - 1) / GPX_RESTART_INTERVAL),
 	first_term};
@@ -56,6 +79,7 @@ pb_leaf(uint8_t *page, uint32_t cap, const PbTerm *terms, uint32_t n, uint32_t f
 		uint32_t	shared = 0;
 		uint8_t		list[8192];
 		uint32_t	list_len = 0;
+		uint32_t	max_tf = 1;
 
 		if (i % GPX_RESTART_INTERVAL == 0)
 		{
@@ -69,27 +93,68 @@ pb_leaf(uint8_t *page, uint32_t cap, const PbTerm *terms, uint32_t n, uint32_t f
 		if (terms[i].ids != NULL &&
 			(list_len = pb_inline_list(list, sizeof(list), terms[i].ids, terms[i].df)) == 0 && terms[i].df > 0)
 			return 0;
-		if (at + 5 * GPX_VARINT_MAX + (len - shared) + list_len > cap)
+		for (uint32_t j = 0; terms[i].ids != NULL && terms[i].tfs != NULL && j < terms[i].df; j++)
+			max_tf = terms[i].tfs[j] > max_tf ? terms[i].tfs[j] : max_tf;
+		if (at + 6 * GPX_VARINT_MAX + (len - shared) + list_len + 1 + (freqs ? terms[i].df : 0) > cap)
 			return 0;
-		at += (uint32_t) gpx_varint_put(page + at, shared);
-		at += (uint32_t) gpx_varint_put(page + at, len - shared);
+		at += pb_entry_lens(page + at, packed, shared, len - shared);
 		memcpy(page + at, terms[i].term + shared, len - shared);
 		at += len - shared;
-		at += (uint32_t) gpx_varint_put(page + at, terms[i].df);
+		if (!packed)
+			at += (uint32_t) gpx_varint_put(page + at, terms[i].df);
 		if (terms[i].ids != NULL)
 		{
-			at += (uint32_t) gpx_varint_put(page + at, (uint64_t) list_len << 1);
+			if (packed)
+				at += (uint32_t) gpx_varint_put(page + at, (uint64_t) terms[i].df << GPX_ENTRY_KIND_BITS |
+												(freqs && max_tf > 1 ? GPX_ENTRY_INLINE_TFS : GPX_ENTRY_INLINE));
+			else
+				at += (uint32_t) gpx_varint_put(page + at, (uint64_t) list_len << 1);
 			memcpy(page + at, list, list_len);
 			at += list_len;
+			if (freqs && !packed)
+				for (uint32_t j = 0; j < terms[i].df; j++)
+					page[at++] = terms[i].tfs ? terms[i].tfs[j] : 1;
+			else if (freqs && max_tf > 1)
+			{
+				uint32_t	vals[8192];
+				uint32_t	width = 0;
+
+				while ((1u << width) < max_tf)
+					width++;
+				for (uint32_t j = 0; j < terms[i].df; j++)
+					vals[j] = terms[i].tfs[j] - 1u;
+				page[at++] = (uint8_t) width;
+				at += gpx_pack_bits(page + at, vals, terms[i].df, width);
+			}
 		}
 		else
 		{
-			at += (uint32_t) gpx_varint_put(page + at, (uint64_t) terms[i].ext_len << 1 | 1);
+			if (packed)
+			{
+				at += (uint32_t) gpx_varint_put(page + at, (uint64_t) terms[i].df << GPX_ENTRY_KIND_BITS |
+												GPX_ENTRY_EXTERNAL);
+				at += (uint32_t) gpx_varint_put(page + at, terms[i].ext_len);
+			}
+			else
+				at += (uint32_t) gpx_varint_put(page + at, (uint64_t) terms[i].ext_len << 1 | 1);
 			at += (uint32_t) gpx_varint_put(page + at, terms[i].ext_page);
 			at += (uint32_t) gpx_varint_put(page + at, terms[i].ext_offset);
+			if (freqs)
+			{
+				/* its frequency record: page 0, offset 0 */
+				at += (uint32_t) gpx_varint_put(page + at, 0);
+				at += (uint32_t) gpx_varint_put(page + at, 0);
+			}
 		}
 	}
 	return at;
+}
+
+/* a leaf in the form before packed entries, without freqs */
+static inline uint32_t
+pb_leaf(uint8_t *page, uint32_t cap, const PbTerm *terms, uint32_t n, uint32_t first_term)
+{
+	return pb_leaf_form(page, cap, terms, n, first_term, false, false);
 }
 
 /* an inner node: each child's first term and page */

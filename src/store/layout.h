@@ -119,7 +119,12 @@ typedef struct GpxSegHeaderData
 #define GPX_SEG_FREQS		0x2
 /* its docs' TIDs increase with their doc ids (ranked scans stream them in heap order) */
 #define GPX_SEG_TID_ORDER	0x4
-#define GPX_SEG_FLAGS		(GPX_SEG_STREAMS | GPX_SEG_FREQS | GPX_SEG_TID_ORDER)
+/* dictionary entries in the packed form (store/parse.h); written by every segment since */
+#define GPX_SEG_PACKED_LEAF	0x8
+/* doc length chunks less their shortest length (store/parse.h); written by every segment since */
+#define GPX_SEG_LENS_BASE	0x10
+#define GPX_SEG_FLAGS		(GPX_SEG_STREAMS | GPX_SEG_FREQS | GPX_SEG_TID_ORDER | GPX_SEG_PACKED_LEAF | \
+							 GPX_SEG_LENS_BASE)
 
 #define GPX_SEGHEAD_SLOTS \
 	((GPX_PAGE_CAPACITY - offsetof(GpxSegHeaderData, table)) / sizeof(BlockNumber))

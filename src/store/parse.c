@@ -54,39 +54,37 @@ gpx_leaf_restart(const GpxLeafLayout *leaf, uint32_t i)
 	return load_u16(leaf->restarts + (size_t) i * sizeof(uint16_t));
 }
 
-bool
-gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *limits, GpxLeafEntry *e)
+/* the external reference after an entry's len: list, then with freqs its record */
+static bool
+parse_external(const uint8_t **p, const uint8_t *end, const GpxSegLimits *limits, GpxLeafEntry *e)
+{
+	/* the stream fills each page before the next: the list ends inside it */
+	if (!(gpx_varint_get32(p, end, &e->page) && gpx_varint_get32(p, end, &e->offset) &&
+		  e->page < limits->list_pages && e->offset < limits->page_capacity &&
+		  e->offset % 4 == 0 && e->len >= 16 &&
+		  (uint64_t) e->page * limits->page_capacity + e->offset + e->len <=
+		  (uint64_t) limits->list_pages * limits->page_capacity))
+		return false;
+	if (!limits->freqs)
+		return true;
+	return gpx_varint_get32(p, end, &e->freq_page) && gpx_varint_get32(p, end, &e->freq_offset) &&
+		e->freq_page < limits->freq_pages && e->freq_offset < limits->page_capacity &&
+		e->freq_offset % 4 == 0;
+}
+
+/* an entry of a segment before GPX_SEG_PACKED_LEAF, past its suffix */
+static bool
+parse_entry_bytes_tfs(const uint8_t **p, const uint8_t *end, const GpxSegLimits *limits, GpxLeafEntry *e)
 {
 	uint64_t	tag;
 
-	if (!gpx_varint_get32(p, end, &e->shared) || !gpx_varint_get32(p, end, &e->suffix_len) ||
-		e->suffix_len > (uint32_t) (end - *p) || e->shared > GPX_MAX_TERM_LEN ||
-		e->suffix_len > GPX_MAX_TERM_LEN - e->shared || e->shared + e->suffix_len == 0)
-		return false;
-	e->suffix = *p;
-	*p += e->suffix_len;
 	if (!gpx_varint_get32(p, end, &e->df) || !gpx_varint_get(p, end, &tag) ||
 		e->df == 0 || e->df > limits->ndocs || (tag >> 1) > UINT32_MAX)
 		return false;
 	e->external = (tag & 1) != 0;
 	e->len = (uint32_t) (tag >> 1);
-	e->payload = NULL;
-	e->tfs = NULL;
 	if (e->external)
-	{
-		/* the stream fills each page before the next: the list ends inside it */
-		if (!(gpx_varint_get32(p, end, &e->page) && gpx_varint_get32(p, end, &e->offset) &&
-			  e->page < limits->list_pages && e->offset < limits->page_capacity &&
-			  e->offset % 4 == 0 && e->len >= 16 &&
-			  (uint64_t) e->page * limits->page_capacity + e->offset + e->len <=
-			  (uint64_t) limits->list_pages * limits->page_capacity))
-			return false;
-		if (!limits->freqs)
-			return true;
-		return gpx_varint_get32(p, end, &e->freq_page) && gpx_varint_get32(p, end, &e->freq_offset) &&
-			e->freq_page < limits->freq_pages && e->freq_offset < limits->page_capacity &&
-			e->freq_offset % 4 == 0;
-	}
+		return parse_external(p, end, limits, e);
 	if (e->len > (uint32_t) (end - *p) || e->len < e->df)
 		return false;
 	e->payload = *p;
@@ -99,9 +97,141 @@ gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *
 			if ((*p)[i] == 0)
 				return false;
 		e->tfs = *p;
+		e->tf_width = GPX_TFS_BYTES;
 		*p += e->df;
 	}
 	return true;
+}
+
+/* a packed entry, past its suffix */
+static bool
+parse_entry_packed(const uint8_t **p, const uint8_t *end, const GpxSegLimits *limits, GpxLeafEntry *e)
+{
+	uint64_t	head;
+	uint32_t	kind;
+	uint32_t	n;
+
+	if (!gpx_varint_get(p, end, &head))
+		return false;
+	kind = (uint32_t) (head & ((1 << GPX_ENTRY_KIND_BITS) - 1));
+	if ((head >> GPX_ENTRY_KIND_BITS) == 0 || (head >> GPX_ENTRY_KIND_BITS) > limits->ndocs)
+		return false;
+	e->df = (uint32_t) (head >> GPX_ENTRY_KIND_BITS);
+	if (kind == GPX_ENTRY_EXTERNAL)
+	{
+		e->external = true;
+		return gpx_varint_get32(p, end, &e->len) && parse_external(p, end, limits, e);
+	}
+	if (kind != GPX_ENTRY_INLINE && !(kind == GPX_ENTRY_INLINE_TFS && limits->freqs))
+		return false;
+	/* df varints, each ending in a byte below 0x80; their values are read later */
+	e->payload = *p;
+	n = 0;
+	while (n < e->df)
+	{
+		if (*p == end)
+			return false;
+		if (*(*p)++ < 0x80)
+			n++;
+	}
+	e->len = (uint32_t) (*p - e->payload);
+	if (kind == GPX_ENTRY_INLINE)
+		return true;
+	if (*p == end || **p == 0 || **p > 8)
+		return false;
+	e->tf_width = *(*p)++;
+	n = (uint32_t) (((uint64_t) e->df * e->tf_width + 7) / 8);
+	if (n > (uint32_t) (end - *p))
+		return false;
+	/* 8 bits hold tf - 1 up to 255: a tf of 256 is not one a byte holds */
+	if (e->tf_width == 8)
+		for (uint32_t i = 0; i < e->df; i++)
+			if ((*p)[i] == 0xFF)
+				return false;
+	e->tfs = *p;
+	*p += n;
+	return true;
+}
+
+bool
+gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *limits, GpxLeafEntry *e)
+{
+	e->payload = NULL;
+	e->tfs = NULL;
+	e->tf_width = GPX_TFS_ONES;
+	e->external = false;
+	if (limits->packed)
+	{
+		uint8_t		lens;
+
+		if (*p == end)
+			return false;
+		lens = *(*p)++;
+		if (lens > GPX_ENTRY_LENS_ESCAPE)
+			return false;
+		if (lens < GPX_ENTRY_LENS_ESCAPE)
+		{
+			e->shared = lens >> 4;
+			e->suffix_len = lens & 0xF;
+		}
+		else if (!gpx_varint_get32(p, end, &e->shared) || !gpx_varint_get32(p, end, &e->suffix_len) ||
+				 (e->shared < 15 && e->suffix_len < 16))
+			return false;
+	}
+	else if (!gpx_varint_get32(p, end, &e->shared) || !gpx_varint_get32(p, end, &e->suffix_len))
+		return false;
+	if (e->suffix_len > (uint32_t) (end - *p) || e->shared > GPX_MAX_TERM_LEN ||
+		e->suffix_len > GPX_MAX_TERM_LEN - e->shared || e->shared + e->suffix_len == 0)
+		return false;
+	e->suffix = *p;
+	*p += e->suffix_len;
+	return limits->packed ? parse_entry_packed(p, end, limits, e) : parse_entry_bytes_tfs(p, end, limits, e);
+}
+
+const char *
+gpx_parse_doclen_chunk(const uint8_t *p, const uint8_t *end, uint32_t n, bool based, uint32_t *dls)
+{
+	uint32_t	width;
+	uint32_t	base = 0;
+
+	if (p == end)
+		return "doc length chunk is cut short";
+	width = *p++;
+	if (width > 32 || (based && !gpx_varint_get32(&p, end, &base)))
+		return "doc length chunk is malformed";
+	if (((uint64_t) n * width + 7) / 8 > (uint64_t) (end - p))
+		return "doc length chunk is cut short";
+	gpx_unpack_bits(p, dls, n, width);
+	for (uint32_t i = 0; base > 0 && i < n; i++)
+	{
+		if (dls[i] > UINT32_MAX - base)
+			return "doc length chunk is malformed";
+		dls[i] += base;
+	}
+	return NULL;
+}
+
+void
+gpx_leaf_entry_tfs(const uint8_t *tfs, uint8_t tf_width, uint32_t df, uint8_t *out)
+{
+	if (tf_width == GPX_TFS_ONES)
+		memset(out, 1, df);
+	else if (tf_width == GPX_TFS_BYTES)
+		memcpy(out, tfs, df);
+	else
+	{
+		uint32_t	vals[128];
+
+		for (uint32_t done = 0; done < df; done += 128)
+		{
+			uint32_t	n = df - done < 128 ? df - done : 128;
+
+			/* 128 values of w bits end on a byte: each chunk starts on one */
+			gpx_unpack_bits(tfs + (size_t) done / 8 * tf_width, vals, n, tf_width);
+			for (uint32_t i = 0; i < n; i++)
+				out[done + i] = (uint8_t) (vals[i] + 1);
+		}
+	}
 }
 
 const char *

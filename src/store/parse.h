@@ -24,13 +24,25 @@
  *
  *	 GpxLeafHeader | uint16 restarts[nrestarts] | entries
  *
- * An entry: varint shared, varint suffix_len, suffix bytes, varint df,
- * varint (len << 1 | external), then either len bytes of inline postings
- * (the first doc id, then each gap minus one, as varints) or, for an
- * external list of len bytes, varint page and varint offset of its start
- * in the LISTS stream.  In a segment with freqs, an inline list is followed
- * by df bytes, each posting's tf (1..255), and an external reference by
- * varint page and varint offset of its frequency record in the FREQS stream.
+ * An entry, in a segment with GPX_SEG_PACKED_LEAF (store/layout.h): a byte
+ * shared << 4 | suffix_len when shared < 15 and suffix_len < 16, else 0xF0
+ * then varint shared and varint suffix_len; the suffix bytes; varint
+ * df << 2 | kind; then by kind
+ *	 GPX_ENTRY_INLINE: the inline postings (the first doc id, then each gap
+ *		minus one, as df varints); with freqs every tf is 1;
+ *	 GPX_ENTRY_INLINE_TFS (with freqs only): the same postings, a byte w
+ *		(1..8), then each posting's tf - 1 in w bits (gpx_pack_bits);
+ *	 GPX_ENTRY_EXTERNAL: varint len, varint page and varint offset of the
+ *		list's start in the LISTS stream, then with freqs varint page and
+ *		varint offset of its frequency record in the FREQS stream.
+ * Most lexemes of real text occur in a few documents, once each, so the
+ * entry's own bytes are most of the dictionary: one byte for the term's
+ * two lengths, one for df and kind, none for tfs all 1.
+ *
+ * Segments written before GPX_SEG_PACKED_LEAF: varint shared, varint
+ * suffix_len, suffix bytes, varint df, varint (len << 1 | external), then
+ * either len bytes of inline postings, followed with freqs by df bytes, each
+ * posting's tf (1..255), or the external reference as above.
  */
 typedef struct GpxLeafHeader
 {
@@ -40,6 +52,15 @@ typedef struct GpxLeafHeader
 } GpxLeafHeader;
 
 #define GPX_RESTART_INTERVAL 16
+
+/* the kinds of a packed entry, the low two bits of its df varint */
+#define GPX_ENTRY_INLINE		0
+#define GPX_ENTRY_INLINE_TFS	1
+#define GPX_ENTRY_EXTERNAL		2
+#define GPX_ENTRY_KIND_BITS		2
+
+/* a packed entry's two lengths in one byte, or this escape before two varints */
+#define GPX_ENTRY_LENS_ESCAPE	0xF0
 
 /*
  * Dictionary inner node: the first term of each child.
@@ -73,6 +94,7 @@ typedef struct GpxSegLimits
 	uint32_t	page_capacity;	/* bytes of contents a page holds */
 	bool		freqs;			/* entries carry tfs (GPX_SEG_FREQS) */
 	uint32_t	freq_pages;		/* pages of the FREQS stream */
+	bool		packed;			/* entries in the packed form (GPX_SEG_PACKED_LEAF) */
 } GpxSegLimits;
 
 /*
@@ -178,9 +200,16 @@ gpx_unpack_bits(const uint8_t *in, uint32_t *v, uint32_t n, uint32_t width)
 /*
  * Doc lengths: LENDIR holds one uint32 per doc map chunk, (page << 13) |
  * offset of the chunk in the LENS stream; chunks never straddle pages.  A
- * chunk is a byte, the width (0..32), then the chunk's docs' lengths in
- * that many bits each (gpx_pack_bits).
+ * chunk is a byte, the width (0..32), then in a segment with
+ * GPX_SEG_LENS_BASE varint base, the chunk's shortest length, then each of
+ * the chunk's docs' lengths less base in width bits (gpx_pack_bits); before
+ * GPX_SEG_LENS_BASE no base, the lengths themselves.  Neighbouring docs
+ * have lengths alike, so the differences take fewer bits.
  */
+
+/* a doc length chunk of n docs between p and end into dls; NULL or what is wrong */
+extern const char *gpx_parse_doclen_chunk(const uint8_t *p, const uint8_t *end, uint32_t n, bool based,
+										  uint32_t *dls);
 
 typedef struct GpxLeafLayout
 {
@@ -197,14 +226,22 @@ typedef struct GpxLeafEntry
 	const uint8_t *suffix;
 	uint32_t	df;
 	bool		external;
-	uint32_t	len;
+	uint32_t	len;			/* bytes of the list (inline: its varints) */
 	const uint8_t *payload;		/* inline list */
-	const uint8_t *tfs;			/* inline list with freqs: df tfs */
+	const uint8_t *tfs;			/* inline list with freqs: as tf_width says */
+	uint8_t		tf_width;		/* GPX_TFS_ONES, 1..8 (packed), GPX_TFS_BYTES */
 	uint32_t	page;			/* external list */
 	uint32_t	offset;
 	uint32_t	freq_page;		/* external list with freqs: its record */
 	uint32_t	freq_offset;
 } GpxLeafEntry;
+
+/* how an inline list's tfs are stored (GpxLeafEntry.tf_width, besides 1..8 bits each) */
+#define GPX_TFS_ONES	0		/* not at all: every tf is 1 */
+#define GPX_TFS_BYTES	255		/* a byte each (segments before GPX_SEG_PACKED_LEAF) */
+
+/* an inline entry's df tfs, stored as tf_width says, into out (df bytes) */
+extern void gpx_leaf_entry_tfs(const uint8_t *tfs, uint8_t tf_width, uint32_t df, uint8_t *out);
 
 /* a leaf page's header and restart array; NULL or what is wrong */
 extern const char *gpx_parse_leaf(const uint8_t *page, uint32_t used, GpxLeafLayout *leaf);

@@ -187,7 +187,8 @@ typedef struct GpxDictIter
 	uint32		list_page;
 	uint32		list_off;
 	const uint8 *inline_data;	/* points into page */
-	const uint8 *inline_tfs;	/* with freqs */
+	const uint8 *inline_tfs;	/* with freqs: as inline_tf_width says */
+	uint8		inline_tf_width;	/* GPX_TFS_ONES, 1..8 bits, GPX_TFS_BYTES */
 	uint32		freq_page;
 	uint32		freq_off;
 } GpxDictIter;

@@ -226,6 +226,7 @@ seg_limits(GpxSegment *seg)
 	l.page_capacity = GPX_PAGE_CAPACITY;
 	l.freqs = (seg->hdr->flags & GPX_SEG_FREQS) != 0;
 	l.freq_pages = seg->hdr->streams[GPX_STREAM_FREQS].npages;
+	l.packed = (seg->hdr->flags & GPX_SEG_PACKED_LEAF) != 0;
 	return l;
 }
 
@@ -291,13 +292,13 @@ leaf_find(GpxSegment *seg, uint32 pageno, const char *term, int len, GpxLeafEntr
 		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, problem);
 	if (found && !out->external && payload)
 	{
-		/* the inline postings, then their tfs (with freqs) */
-		uint32		tf_bytes = out->tfs ? out->df : 0;
+		/* the inline postings, then with freqs a byte each: their tfs */
+		uint32		tf_bytes = limits.freqs ? out->df : 0;
 
 		*payload = palloc(out->len + tf_bytes);
 		memcpy(*payload, out->payload, out->len);
 		if (tf_bytes)
-			memcpy(*payload + out->len, out->tfs, tf_bytes);
+			gpx_leaf_entry_tfs(out->tfs, out->tf_width, out->df, *payload + out->len);
 	}
 	UnlockReleaseBuffer(buf);
 	return found;
@@ -911,6 +912,7 @@ gpx_dict_iter_next(GpxDictIter *it)
 	it->list_off = e.offset;
 	it->inline_data = e.external ? NULL : e.payload;
 	it->inline_tfs = e.external ? NULL : e.tfs;
+	it->inline_tf_width = e.tf_width;
 	it->freq_page = e.external ? e.freq_page : 0;
 	it->freq_off = e.external ? e.freq_offset : 0;
 	it->pos = p - (const uint8 *) it->page;
@@ -1559,7 +1561,7 @@ gpx_dict_iter_freqs(GpxDictIter *it, GpxFreqs *out)
 	else
 	{
 		out->tfs = palloc(it->df);
-		memcpy(out->tfs, it->inline_tfs, it->df);
+		gpx_leaf_entry_tfs(it->inline_tfs, it->inline_tf_width, it->df, out->tfs);
 	}
 }
 
@@ -1596,7 +1598,7 @@ struct GpxFreqReader
 	uint32		df;
 	uint32		nb;
 	uint32		next_block;
-	const uint8 *inl;			/* inline tfs */
+	uint8	   *inl;			/* inline list: its tfs, a byte each */
 	ListBytes	entries;
 	ListBytes	data;
 	uint32		data_start;
@@ -1617,7 +1619,8 @@ gpx_freq_reader_begin(GpxDictIter *it)
 	r->df = it->df;
 	if (!it->external)
 	{
-		r->inl = it->inline_tfs;
+		r->inl = palloc(it->df);
+		gpx_leaf_entry_tfs(it->inline_tfs, it->inline_tf_width, it->df, r->inl);
 		return r;
 	}
 	r->nb = gpx_freq_nblocks(it->df);
@@ -1687,6 +1690,8 @@ gpx_freq_reader_end(GpxFreqReader *r)
 		pfree(r->entries.data);
 		pfree(r->data.data);
 	}
+	else
+		pfree(r->inl);
 	pfree(r);
 }
 
@@ -1696,16 +1701,16 @@ gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls)
 	uint32		n;
 	uint32		lpage;
 	uint32		loff;
-	uint32		width;
 	const char *page;
+	const char *problem;
 
 	require_freqs(seg);
 	page = chunk_page(seg, chunk, GPX_STREAM_LENDIR, &seg->lendir, GPX_STREAM_LENS, &seg->lens,
 					  "doc id past the segment's doc lengths", &n, &lpage, &loff);
-	width = (uint8) page[loff];
-	if (width > 32 || loff + 1 + ((uint64) n * width + 7) / 8 > seg->lens.used)
-		gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, "doc length chunk is malformed");
-	gpx_unpack_bits((const uint8 *) page + loff + 1, dls, n, width);
+	problem = gpx_parse_doclen_chunk((const uint8 *) page + loff, (const uint8 *) page + seg->lens.used, n,
+									 (seg->hdr->flags & GPX_SEG_LENS_BASE) != 0, dls);
+	if (problem != NULL)
+		gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, problem);
 	return n;
 }
 

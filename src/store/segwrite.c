@@ -19,13 +19,14 @@
  *
  * With freqs (format version 3), each doc's length goes to the LENS stream
  * in chunks of 128 docs, an inline list's tfs follow its postings in the
- * dictionary entry, and an external list's tfs go to the FREQS stream as a
+ * dictionary entry (packed, and none when all are 1), and an external list's tfs go to the FREQS stream as a
  * record of their own (store/parse.h), so that @@& never reads them.
  */
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/buffile.h"
 
 #include "rank/bm25.h"
@@ -321,16 +322,24 @@ write_chunk(GpxSegWriter *w, int data_stream, int dir_stream, const uint8 *buf, 
 static void
 flush_lengths(GpxSegWriter *w)
 {
-	uint8		buf[1 + GPX_DOCMAP_CHUNK * 4 + 8];
+	uint8		buf[1 + GPX_VARINT_MAX + GPX_DOCMAP_CHUNK * 4 + 8];
+	uint32		rel[GPX_DOCMAP_CHUNK];
+	uint32		mindl = PG_UINT32_MAX;
 	uint32		maxdl = 0;
 	uint32		width;
 	uint32		len;
 
 	for (uint32 i = 0; i < w->nchunk; i++)
+	{
+		mindl = Min(mindl, w->chunk_dl[i]);
 		maxdl = Max(maxdl, w->chunk_dl[i]);
-	width = maxdl == 0 ? 0 : 32 - __builtin_clz(maxdl);
+	}
+	for (uint32 i = 0; i < w->nchunk; i++)
+		rel[i] = w->chunk_dl[i] - mindl;
+	width = maxdl == mindl ? 0 : pg_leftmost_one_pos32(maxdl - mindl) + 1;
 	buf[0] = (uint8) width;
-	len = 1 + gpx_pack_bits(buf + 1, w->chunk_dl, w->nchunk, width);
+	len = 1 + gpx_varint_put(buf + 1, mindl);
+	len += gpx_pack_bits(buf + len, rel, w->nchunk, width);
 	write_chunk(w, GPX_STREAM_LENS, GPX_STREAM_LENDIR, buf, len, "doc lengths");
 }
 
@@ -440,38 +449,47 @@ common_prefix(const char *a, int alen, const char *b, int blen)
 	return i;
 }
 
-/* encode the current term's entry; payload is the inline list or the reference */
+/*
+ * encode the current term's entry (store/parse.h, the packed form); payload
+ * is what follows df and kind: the inline list (and its tfs), or the
+ * external list's length and reference
+ */
 static uint32
-encode_entry(GpxSegWriter *w, uint8 *out, int shared, uint32 df, bool external,
-			 uint32 list_len, const uint8 *payload, uint32 payload_len)
+encode_entry(GpxSegWriter *w, uint8 *out, int shared, uint32 df, uint32 kind,
+			 const uint8 *payload, uint32 payload_len)
 {
+	uint32		suffix = w->term_len - shared;
 	uint32		n = 0;
 
-	n += gpx_varint_put(out + n, shared);
-	n += gpx_varint_put(out + n, w->term_len - shared);
-	memcpy(out + n, w->term + shared, w->term_len - shared);
-	n += w->term_len - shared;
-	n += gpx_varint_put(out + n, df);
-	n += gpx_varint_put(out + n, ((uint64) list_len << 1) | (external ? 1 : 0));
+	if (shared < 15 && suffix < 16)
+		out[n++] = (uint8) (shared << 4 | suffix);
+	else
+	{
+		out[n++] = GPX_ENTRY_LENS_ESCAPE;
+		n += gpx_varint_put(out + n, shared);
+		n += gpx_varint_put(out + n, suffix);
+	}
+	memcpy(out + n, w->term + shared, suffix);
+	n += suffix;
+	n += gpx_varint_put(out + n, (uint64) df << GPX_ENTRY_KIND_BITS | kind);
 	memcpy(out + n, payload, payload_len);
 	return n + payload_len;
 }
 
 static void
-add_entry(GpxSegWriter *w, uint32 df, bool external, uint32 list_len,
-		  const uint8 *payload, uint32 payload_len)
+add_entry(GpxSegWriter *w, uint32 df, uint32 kind, const uint8 *payload, uint32 payload_len)
 {
 	uint8		entry[GPX_MAX_TERM_LEN + 2 * GPX_INLINE_MAX + 8 * GPX_VARINT_MAX];
 	bool		restart = w->leaf_entries % GPX_RESTART_INTERVAL == 0;
 	int			shared = restart ? 0 : common_prefix(w->prev, w->prev_len, w->term, w->term_len);
-	uint32		len = encode_entry(w, entry, shared, df, external, list_len, payload, payload_len);
+	uint32		len = encode_entry(w, entry, shared, df, kind, payload, payload_len);
 
 	if (sizeof(GpxLeafHeader) + (w->nrestarts + (restart ? 1 : 0)) * sizeof(uint16) +
 		w->leaf_len + len > GPX_PAGE_CAPACITY)
 	{
 		flush_leaf(w);
 		restart = true;
-		len = encode_entry(w, entry, 0, df, external, list_len, payload, payload_len);
+		len = encode_entry(w, entry, 0, df, kind, payload, payload_len);
 	}
 	if (w->leaf_entries == 0)
 	{
@@ -815,9 +833,10 @@ freq_finish(GpxSegWriter *w, GpxFreqStream *fs, uint32 *page, uint32 *offset)
 static void
 add_external(GpxSegWriter *w, uint32 df, uint32 page, uint32 offset, uint32 len, int codec)
 {
-	uint8		ref[4 * GPX_VARINT_MAX];
+	uint8		ref[5 * GPX_VARINT_MAX];
 	uint32		n = 0;
 
+	n += gpx_varint_put(ref + n, len);
 	n += gpx_varint_put(ref + n, page);
 	n += gpx_varint_put(ref + n, offset);
 	if (w->freqs)
@@ -829,7 +848,7 @@ add_external(GpxSegWriter *w, uint32 df, uint32 page, uint32 offset, uint32 len,
 		n += gpx_varint_put(ref + n, fpage);
 		n += gpx_varint_put(ref + n, foffset);
 	}
-	add_entry(w, df, true, len, ref, n);
+	add_entry(w, df, GPX_ENTRY_EXTERNAL, ref, n);
 	w->nlists[codec]++;
 }
 
@@ -902,15 +921,28 @@ end_buffered(GpxSegWriter *w)
 
 	if (isize <= GPX_INLINE_MAX && isize <= esize + GPX_EXTERNAL_COST)
 	{
-		/* the postings, then with freqs a byte per posting: its tf */
+		/* the postings, then with freqs and a tf above 1 the tfs packed */
 		uint8		buf[2 * GPX_INLINE_MAX + GPX_VARINT_MAX];
 		uint32		len = 0;
+		uint32		bytes;
+		uint8		max_tf = 1;
 
 		for (uint32 i = 0; i < n; i++)
 			len += gpx_varint_put(buf + len, i == 0 ? w->ids[0] : w->ids[i] - w->ids[i - 1] - 1);
-		if (w->freqs)
-			memcpy(buf + len, w->tfs, n);
-		add_entry(w, n, false, len, buf, len + (w->freqs ? n : 0));
+		bytes = len;
+		for (uint32 i = 0; w->freqs && i < n; i++)
+			max_tf = Max(max_tf, w->tfs[i]);
+		if (max_tf > 1)
+		{
+			uint32		vals[GPX_INLINE_MAX];
+			uint32		width = pg_leftmost_one_pos32(max_tf - 1) + 1;
+
+			for (uint32 i = 0; i < n; i++)
+				vals[i] = w->tfs[i] - 1;
+			buf[bytes++] = (uint8) width;
+			bytes += gpx_pack_bits(buf + bytes, vals, n, width);
+		}
+		add_entry(w, n, max_tf > 1 ? GPX_ENTRY_INLINE_TFS : GPX_ENTRY_INLINE, buf, bytes);
 		w->ninline++;
 		w->inline_bytes += len;
 	}
@@ -1122,7 +1154,8 @@ gpx_segw_finish(GpxSegWriter *w, GpxSegRef *ref)
 	}
 
 	hdr->magic = GPX_MAGIC;
-	hdr->flags = GPX_SEG_STREAMS | (w->freqs ? GPX_SEG_FREQS : 0) | (w->tid_order ? GPX_SEG_TID_ORDER : 0);
+	hdr->flags = GPX_SEG_STREAMS | GPX_SEG_PACKED_LEAF | GPX_SEG_LENS_BASE | (w->freqs ? GPX_SEG_FREQS : 0) |
+		(w->tid_order ? GPX_SEG_TID_ORDER : 0);
 	hdr->id = w->segid;
 	hdr->ndocs = w->ndocs;
 	hdr->nterms = w->nterms;

@@ -31,6 +31,30 @@ check_inline(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs)
 	free(ids);
 }
 
+/* an inline entry's tfs lie in the page and unpack to 1..255 */
+static void
+check_tfs(const GpxLeafEntry *e, const uint8_t *end, bool freqs)
+{
+	uint8_t    *tfs;
+	uint32_t	bytes = e->tf_width == GPX_TFS_ONES ? 0 : e->tf_width == GPX_TFS_BYTES ? e->df :
+		(uint32_t) (((uint64_t) e->df * e->tf_width + 7) / 8);
+
+	if (!freqs)
+	{
+		if (e->tfs != NULL)
+			FAIL("tfs in a leaf without freqs");
+		return;
+	}
+	if (bytes > 0 && (e->tfs == NULL || e->tfs + bytes > end))
+		FAIL("an entry's tfs run past the page");
+	tfs = malloc(e->df);
+	gpx_leaf_entry_tfs(e->tfs, e->tf_width, e->df, tfs);
+	for (uint32_t i = 0; i < e->df; i++)
+		if (tfs[i] == 0)
+			FAIL("a tf of 0 at %u", i);
+	free(tfs);
+}
+
 /* the dictionary iterator's walk, and a lookup through the restart points */
 static void
 walk_leaf(const uint8_t *page, uint32_t used, const GpxSegLimits *limits, const uint8_t *probe, uint32_t plen)
@@ -54,7 +78,10 @@ walk_leaf(const uint8_t *page, uint32_t used, const GpxSegLimits *limits, const 
 		memcpy(key + e.shared, e.suffix, e.suffix_len);
 		klen = e.shared + e.suffix_len;
 		if (!e.external)
+		{
 			check_inline(e.payload, e.len, e.df, limits->ndocs);
+			check_tfs(&e, leaf.end, limits->freqs);
+		}
 		else if (e.page >= limits->list_pages || e.offset >= limits->page_capacity ||
 				 (uint64_t) e.page * limits->page_capacity + e.offset + e.len >
 				 (uint64_t) limits->list_pages * limits->page_capacity)
@@ -97,10 +124,16 @@ check_docmap(const uint8_t *p, uint32_t len, uint32_t n, uint16_t max_offset)
 	uint32_t	blocks[GPX_DOCMAP_CHUNK];
 	uint16_t	offsets[GPX_DOCMAP_CHUNK];
 
+	uint32_t	dls[GPX_DOCMAP_CHUNK];
+
 	if (gpx_parse_docmap_chunk(p, p + len, n, max_offset, blocks, offsets) == NULL)
 		for (uint32_t i = 0; i < n; i++)
 			if (offsets[i] == 0 || offsets[i] > max_offset || blocks[i] >= 0xFFFFFFFEu)
 				FAIL("a TID out of range at %u", i);
+	/* the same bytes as a chunk of doc lengths, with and without a base */
+	if (gpx_parse_doclen_chunk(p, p + len, n, true, dls) == NULL && len < 1 + ((uint64_t) n * p[0] + 7) / 8)
+		FAIL("a doc length chunk read past its bytes");
+	(void) gpx_parse_doclen_chunk(p, p + len, n, false, dls);
 }
 
 /* a run of entries as the pending area's stream holds them */
@@ -158,6 +191,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the low bit of the kind byte: a segment or index with freqs */
 	limits.freqs = (data[0] & 0x80) != 0;
 	limits.freq_pages = data[3];
+	/* bit 0x40: a leaf's entries in the packed form */
+	limits.packed = (data[0] & 0x40) != 0;
 	plen = data[4] % 16;
 	if (size < 8 + plen)
 		return 0;

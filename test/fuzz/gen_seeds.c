@@ -366,9 +366,13 @@ synthetic_seeds(void)
 
 /*
  * index_pages input: kind (0 leaf, 1 inner node, 2 doc map chunk, 3 pending
- * entries, 4 inline list), ndocs - 1 (2 bytes), LISTS pages, probe length,
- * two arguments, a spare byte, the probe, then the page contents.
+ * entries, 4 inline list: the byte modulo 5; bit 0x80 freqs, 0x40 packed
+ * leaf entries), ndocs - 1 (2 bytes), LISTS pages, probe length, two
+ * arguments, a spare byte, the probe, then the page contents.
  */
+#define SEED_PACKED_FREQS	0xC3	/* 195 % 5 == 0: a leaf, with freqs, packed */
+static const uint8_t synth_tfs[8] = {1, 2, 1, 3, 1, 1, 4, 1};
+
 static void
 seed_page(const char *name, int kind, uint32_t ndocs, uint8_t list_pages, uint8_t arg5, uint8_t arg6,
 		  const char *probe, const uint8_t *page, uint32_t used)
@@ -592,6 +596,8 @@ page_seeds(const char *corpus)
 		/* an external list: its encoded size, at a 4-byte aligned place */
 		pb[i].ext_len = (uint32_t) pl_encoded_size(pl_choose_codec(sorted[i]->ids, sorted[i]->n),
 												   sorted[i]->ids, sorted[i]->n);
+		/* some inline lists with tfs above 1 */
+		pb[i].tfs = i % 3 == 0 ? synth_tfs : NULL;
 		pb[i].ext_page = i % 7;
 		pb[i].ext_offset = (i * 36) % 8000;
 	}
@@ -614,6 +620,10 @@ page_seeds(const char *corpus)
 		{
 			snprintf(name, sizeof(name), "%s-leaf%u", corpus, nleaves);
 			seed_page(name, 0, ndocs, 7, 0, 0, pb[at + k / 2].term, page, used);
+			/* the same terms as entries of the packed form, with freqs */
+			used = pb_leaf_form(page, PAGE, pb + at, k, at, true, true);
+			snprintf(name, sizeof(name), "%s-leaf%u-packed", corpus, nleaves);
+			seed_page(name, SEED_PACKED_FREQS, ndocs, 7, 0, 0, pb[at + k / 2].term, page, used);
 		}
 		at += k * (1 + nleaves);	/* leaves from all over the alphabet */
 	}

@@ -10,7 +10,7 @@
 
 #define CAPACITY 8144
 
-static const GpxSegLimits limits = {1000, 4, CAPACITY, false, 0};
+static const GpxSegLimits limits = {1000, 4, CAPACITY, false, 0, false};
 
 static void
 check_inline_lists(void)
@@ -73,7 +73,7 @@ build_leaf(uint8_t *page, const char *const *terms, int nterms)
 	PbTerm		t[10];
 
 	for (int i = 0; i < nterms; i++)
-		t[i] = (PbTerm) {terms[i], 1, &docs[i], 0, 0, 0};
+		t[i] = (PbTerm) {terms[i], 1, &docs[i], 0, 0, 0, NULL};
 	return pb_leaf(page, CAPACITY, t, (uint32_t) nterms, 0);
 }
 
@@ -164,6 +164,202 @@ check_leaves(void)
 				  "a list of %u bytes at the last page's byte 64", len);
 		}
 	}
+}
+
+/*
+ * Leaves of both entry forms with freqs: long terms (the escaped lengths),
+ * inline lists whose tfs are all 1, small, and up to 255, an external
+ * list; each read back, the tfs unpacked; then damage of the packed form.
+ */
+static void
+check_packed_leaves(void)
+{
+	static const uint32_t ids_a[] = {3, 4, 900};
+	static const uint8_t tfs_small[] = {1, 3, 2};
+	static const uint8_t tfs_wide[] = {255, 1, 200};
+	static const char long_term[] = "averyveryverylongtermthatsharesnothing";
+	static const char long_next[] = "averyveryverylongtermthatsharesnothingmore";
+	PbTerm		t[6] = {
+		{"ab", 3, ids_a, 0, 0, 0, NULL},
+		{"abc", 3, ids_a, 0, 0, 0, tfs_small},
+		{"abd", 3, ids_a, 0, 0, 0, tfs_wide},
+		{long_term, 1, &ids_a[2], 0, 0, 0, NULL},
+		{long_next, 700, NULL, 100, 2, 64, NULL},
+		{"b", 2, ids_a, 0, 0, 0, tfs_small},
+	};
+	GpxSegLimits fl = {1000, 4, CAPACITY, true, 1, false};
+
+	for (int packed = 0; packed <= 1; packed++)
+	{
+		uint8_t		page[CAPACITY];
+		uint32_t	used = pb_leaf_form(page, CAPACITY, t, 6, 0, packed, true);
+		GpxLeafLayout leaf;
+		const uint8_t *p;
+		char		key[GPX_MAX_TERM_LEN];
+		uint32_t	klen = 0;
+
+		fl.packed = packed;
+		CHECK(used > 0 && gpx_parse_leaf(page, used, &leaf) == NULL, "%s leaf layout", packed ? "packed" : "byte-tf");
+		p = leaf.entries;
+		for (int i = 0; i < 6; i++)
+		{
+			GpxLeafEntry e;
+			uint32_t	ids[8];
+			uint8_t		tfs[8];
+
+			CHECK(gpx_parse_leaf_entry(&p, leaf.end, &fl, &e) && e.shared <= klen, "entry %d", i);
+			memcpy(key + e.shared, e.suffix, e.suffix_len);
+			klen = e.shared + e.suffix_len;
+			CHECK(klen == strlen(t[i].term) && memcmp(key, t[i].term, klen) == 0 && e.df == t[i].df &&
+				  e.external == (t[i].ids == NULL), "%s entry %d reads back", packed ? "packed" : "byte-tf", i);
+			if (e.external)
+			{
+				CHECK(e.len == 100 && e.page == 2 && e.offset == 64 && e.freq_page == 0, "external reference");
+				continue;
+			}
+			CHECK(gpx_parse_inline_list(e.payload, e.len, e.df, 1000, ids) == NULL &&
+				  memcmp(ids, t[i].ids, e.df * sizeof(uint32_t)) == 0, "entry %d's postings", i);
+			gpx_leaf_entry_tfs(e.tfs, e.tf_width, e.df, tfs);
+			for (uint32_t j = 0; j < e.df; j++)
+				CHECK(tfs[j] == (t[i].tfs ? t[i].tfs[j] : 1), "entry %d's tf %u", i, j);
+			if (packed)
+				CHECK(e.tf_width == (t[i].tfs == NULL ? GPX_TFS_ONES : t[i].tfs == tfs_wide ? 8 : 2),
+					  "entry %d's tf width", i);
+		}
+		CHECK(p == leaf.end, "%s entries end the leaf", packed ? "packed" : "byte-tf");
+		{
+			GpxLeafEntry e;
+			bool		found;
+
+			CHECK(gpx_leaf_search(&leaf, &fl, (const uint8_t *) long_next, (uint32_t) strlen(long_next),
+								  &found, &e) == NULL && found && e.external, "search finds the external entry");
+			CHECK(gpx_leaf_search(&leaf, &fl, (const uint8_t *) "abcd", 4, &found, &e) == NULL && !found,
+				  "search misses abcd");
+		}
+	}
+
+	/* damage to packed entries */
+	{
+		uint8_t		e[64];
+		int			n;
+		GpxLeafEntry out;
+		const uint8_t *p;
+		GpxSegLimits nofreqs = {1000, 4, CAPACITY, false, 0, true};
+
+		fl.packed = true;
+		/* the lengths byte: 0x12 is shared 1, suffix 2 */
+#define ENTRY_START(lens) (n = 0, e[n++] = (lens), e[n++] = 'x', e[n++] = 'y')
+		ENTRY_START(0x02);
+		n += gpx_varint_put(e + n, 1 << 2 | GPX_ENTRY_INLINE);
+		e[n++] = 7;
+		p = e;
+		CHECK(gpx_parse_leaf_entry(&p, e + n, &fl, &out) && out.df == 1 && out.len == 1 && p == e + n,
+			  "a sound packed entry");
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n - 1, &fl, &out), "postings cut short");
+		e[0] = 0xF1;
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "a lengths byte above the escape");
+		n = 0;
+		e[n++] = GPX_ENTRY_LENS_ESCAPE;
+		n += gpx_varint_put(e + n, 0);
+		n += gpx_varint_put(e + n, 2);
+		e[n++] = 'x';
+		e[n++] = 'y';
+		n += gpx_varint_put(e + n, 1 << 2 | GPX_ENTRY_INLINE);
+		e[n++] = 7;
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "escaped lengths a byte would hold");
+		ENTRY_START(0x02);
+		n += gpx_varint_put(e + n, 1 << 2 | 3);
+		e[n++] = 7;
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "kind 3");
+		ENTRY_START(0x02);
+		n += gpx_varint_put(e + n, 0 << 2 | GPX_ENTRY_INLINE);
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "df 0");
+		ENTRY_START(0x02);
+		n += gpx_varint_put(e + n, 2000 << 2 | GPX_ENTRY_INLINE);
+		e[n++] = 7;
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "df past the segment");
+		for (int w = 0; w <= 9; w++)
+		{
+			ENTRY_START(0x02);
+			n += gpx_varint_put(e + n, 2 << 2 | GPX_ENTRY_INLINE_TFS);
+			e[n++] = 7;
+			e[n++] = 0;
+			e[n++] = (uint8_t) w;
+			e[n++] = 0x01;
+			e[n++] = 0x01;
+			p = e;
+			CHECK(gpx_parse_leaf_entry(&p, e + n, &fl, &out) == (w >= 1 && w <= 8), "tf width %d", w);
+			p = e;
+			CHECK(!gpx_parse_leaf_entry(&p, e + n, &nofreqs, &out), "tfs in a segment without freqs (width %d)",
+				  w);
+		}
+		/* 8 bits of 0xFF: a tf of 256 */
+		e[n - 3] = 8;
+		e[n - 1] = 0xFF;
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "a tf past 255");
+		/* the tfs' bytes cut short */
+		e[n - 1] = 0x01;
+		p = e;
+		CHECK(gpx_parse_leaf_entry(&p, e + n, &fl, &out), "8 bits each, sound");
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n - 1, &fl, &out), "tfs cut short");
+		ENTRY_START(0x02);
+		n += gpx_varint_put(e + n, 5 << 2 | GPX_ENTRY_EXTERNAL);
+		n += gpx_varint_put(e + n, 100);
+		n += gpx_varint_put(e + n, 9);	/* page past the LISTS stream */
+		n += gpx_varint_put(e + n, 0);
+		p = e;
+		CHECK(!gpx_parse_leaf_entry(&p, e + n, &nofreqs, &out), "packed: list page past the stream");
+#undef ENTRY_START
+	}
+}
+
+/* doc length chunks with and without a base, then damaged */
+static void
+check_doclen_chunks(void)
+{
+	uint32_t	dls[5] = {12, 9, 15, 9, 30};
+	uint32_t	rel[5];
+	uint32_t	out[5];
+	uint8_t		buf[64];
+	uint32_t	n;
+
+	/* without a base: 30 needs 5 bits */
+	buf[0] = 5;
+	n = 1 + gpx_pack_bits(buf + 1, dls, 5, 5);
+	CHECK(gpx_parse_doclen_chunk(buf, buf + n, 5, false, out) == NULL && memcmp(out, dls, sizeof(dls)) == 0,
+		  "unbased chunk reads back");
+	CHECK(gpx_parse_doclen_chunk(buf, buf + n - 1, 5, false, out) != NULL, "unbased chunk cut short");
+	/* based on 9: 30 - 9 = 21 still needs 5 bits, 15 - 9 = 6 three */
+	for (int i = 0; i < 5; i++)
+		rel[i] = dls[i] - 9;
+	buf[0] = 5;
+	n = 1 + (uint32_t) gpx_varint_put(buf + 1, 9);
+	n += gpx_pack_bits(buf + n, rel, 5, 5);
+	CHECK(gpx_parse_doclen_chunk(buf, buf + n, 5, true, out) == NULL && memcmp(out, dls, sizeof(dls)) == 0,
+		  "based chunk reads back");
+	CHECK(gpx_parse_doclen_chunk(buf, buf + n - 1, 5, true, out) != NULL, "based chunk cut short");
+	CHECK(gpx_parse_doclen_chunk(buf, buf + 1, 5, true, out) != NULL, "base cut short");
+	/* every length the same: width 0, the base alone */
+	buf[0] = 0;
+	n = 1 + (uint32_t) gpx_varint_put(buf + 1, 7);
+	CHECK(gpx_parse_doclen_chunk(buf, buf + n, 5, true, out) == NULL && out[0] == 7 && out[4] == 7,
+		  "width 0: the base");
+	buf[0] = 33;
+	CHECK(gpx_parse_doclen_chunk(buf, buf + n, 5, true, out) != NULL, "width 33");
+	/* a base that would overflow a length */
+	buf[0] = 32;
+	n = 1 + (uint32_t) gpx_varint_put(buf + 1, UINT32_MAX);
+	memset(buf + n, 0xFF, 20);
+	CHECK(gpx_parse_doclen_chunk(buf, buf + n + 20, 5, true, out) != NULL, "base plus length past 2^32");
+	CHECK(gpx_parse_doclen_chunk(buf, buf, 5, false, out) != NULL, "empty chunk");
 }
 
 static void
@@ -313,5 +509,7 @@ main(void)
 	check_inner_nodes();
 	check_pending_entries();
 	check_freqs();
+	check_packed_leaves();
+	check_doclen_chunks();
 	return unit_report("test_parse");
 }
