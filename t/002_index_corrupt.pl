@@ -82,16 +82,18 @@ sub damage
 	close($fh);
 }
 
-# the first term of a dictionary leaf: its first entry is a restart point
+# the first term of a dictionary leaf: its first entry is a restart point,
+# in the packed form (store/parse.h): one byte for its lengths, or an escape
+# byte then each as a varint (one byte each for these terms)
 sub leaf_first_term
 {
 	my ($blk) = @_;
 	my $page = substr($clean, $blk * $BLCKSZ + 24, $BLCKSZ - 48);
 	my ($nentries, $nrestarts) = unpack('v v', $page);
 	my $p = 8 + 2 * $nrestarts;
-	my $shared = ord(substr($page, $p, 1));
-	my $len = ord(substr($page, $p + 1, 1));
-	return substr($page, $p + 2, $len);
+	my $lens = ord(substr($page, $p, 1));
+	return substr($page, $p + 1, $lens & 0xF) if $lens != 0xF0;
+	return substr($page, $p + 3, ord(substr($page, $p + 2, 1)));
 }
 
 my @leaves = find_pages(5, 0);

@@ -39,6 +39,29 @@ pb_inline_list(uint8_t *out, uint32_t cap, const uint32_t *ids, uint32_t n)
 	return at;
 }
 
+/* ids as an inline list of the packed form: groups of a doc and a run after it */
+static inline uint32_t
+pb_inline_runs(uint8_t *out, uint32_t cap, const uint32_t *ids, uint32_t n)
+{
+	uint32_t	at = 0;
+
+	for (uint32_t i = 0; i < n;)
+	{
+		uint32_t	run = 0;
+
+		while (i + run + 1 < n && ids[i + run + 1] == ids[i + run] + 1)
+			run++;
+		if (at + 2 * GPX_VARINT_MAX > cap)
+			return 0;
+		at += (uint32_t) gpx_varint_put(out + at, (uint64_t) (i == 0 ? ids[0] : ids[i] - ids[i - 1] - 1) << 1 |
+										(run > 0));
+		if (run > 0)
+			at += (uint32_t) gpx_varint_put(out + at, run - 1);
+		i += 1 + run;
+	}
+	return at;
+}
+
 /* an entry's two lengths: the packed form's byte (or escape), else two varints */
 static inline uint32_t
 pb_entry_lens(uint8_t *out, bool packed, uint32_t shared, uint32_t suffix)
@@ -91,7 +114,8 @@ pb_leaf_form(uint8_t *page, uint32_t cap, const PbTerm *terms, uint32_t n, uint3
 			while (terms[i - 1].term[shared] && terms[i - 1].term[shared] == terms[i].term[shared])
 				shared++;
 		if (terms[i].ids != NULL &&
-			(list_len = pb_inline_list(list, sizeof(list), terms[i].ids, terms[i].df)) == 0 && terms[i].df > 0)
+			(list_len = (packed ? pb_inline_runs : pb_inline_list) (list, sizeof(list), terms[i].ids,
+																	terms[i].df)) == 0 && terms[i].df > 0)
 			return 0;
 		for (uint32_t j = 0; terms[i].ids != NULL && terms[i].tfs != NULL && j < terms[i].df; j++)
 			max_tf = terms[i].tfs[j] > max_tf ? terms[i].tfs[j] : max_tf;

@@ -124,17 +124,19 @@ parse_entry_packed(const uint8_t **p, const uint8_t *end, const GpxSegLimits *li
 	}
 	if (kind != GPX_ENTRY_INLINE && !(kind == GPX_ENTRY_INLINE_TFS && limits->freqs))
 		return false;
-	/* df varints, each ending in a byte below 0x80; their values are read later */
-	e->payload = *p;
-	n = 0;
-	while (n < e->df)
+	/* the list's end is where its df docs end: read them, each checked */
 	{
-		if (*p == end)
-			return false;
-		if (*(*p)++ < 0x80)
-			n++;
+		GpxInlineCursor c;
+		uint32_t	doc;
+
+		gpx_inline_begin(&c, *p, end, e->df, limits->ndocs, true);
+		for (n = 0; n < e->df; n++)
+			if (gpx_inline_next(&c, &doc) != NULL)
+				return false;
+		e->payload = *p;
+		e->len = (uint32_t) (c.p - *p);
+		*p = c.p;
 	}
-	e->len = (uint32_t) (*p - e->payload);
 	if (kind == GPX_ENTRY_INLINE)
 		return true;
 	if (*p == end || **p == 0 || **p > 8)
@@ -414,24 +416,19 @@ gpx_leaf_search(const GpxLeafLayout *leaf, const GpxSegLimits *limits, const uin
 }
 
 const char *
-gpx_parse_inline_list(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs, uint32_t *ids)
+gpx_parse_inline_list(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs, bool runs, uint32_t *ids)
 {
-	const uint8_t *p = data;
-	const uint8_t *end = data + len;
-	uint64_t	v = 0;
+	GpxInlineCursor c;
 
+	gpx_inline_begin(&c, data, data + len, df, ndocs, runs);
 	for (uint32_t i = 0; i < df; i++)
 	{
-		uint64_t	gap;
+		const char *problem = gpx_inline_next(&c, &ids[i]);
 
-		if (!gpx_varint_get(&p, end, &gap))
-			return "inline list is cut short";
-		v = i == 0 ? gap : v + gap + 1;
-		if (gap >= ndocs || v >= ndocs)
-			return "inline list has a doc id past the segment";
-		ids[i] = (uint32_t) v;
+		if (problem != NULL)
+			return problem;
 	}
-	return p == end ? NULL : "inline list is longer than its count";
+	return c.p == c.end ? NULL : "inline list is longer than its count";
 }
 
 const char *

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "varint.h"
+
 /* the longest term a dictionary holds (PostgreSQL's lexemes are shorter) */
 #define GPX_MAX_TERM_LEN	2047
 
@@ -290,9 +292,89 @@ gpx_term_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
 	return c != 0 ? c : (alen > blen) - (alen < blen);
 }
 
+/*
+ * Inline lists.  Before GPX_SEG_PACKED_LEAF: the first doc id, then each gap
+ * minus one, a varint each.  In the packed form, runs of consecutive doc ids
+ * (a package's files, a dictionary's senses of one word, rows loaded in
+ * order) are groups: varint (d << 1 | run), d the first doc id for the first
+ * group and the gap minus one after that, then when run is set varint
+ * (r - 1): r more docs follow, each the one before plus one.
+ *
+ * The cursor reads either form a doc at a time, each doc id checked below
+ * ndocs; it never reads past end.
+ */
+typedef struct GpxInlineCursor
+{
+	const uint8_t *p;
+	const uint8_t *end;
+	bool		runs;			/* the packed form */
+	uint32_t	ndocs;
+	uint32_t	left;			/* docs still to read */
+	uint32_t	run;			/* of the current group's run, docs not yet read */
+	uint64_t	prev;			/* the last doc read */
+	bool		started;
+} GpxInlineCursor;
+
+static inline void
+gpx_inline_begin(GpxInlineCursor *c, const uint8_t *data, const uint8_t *end, uint32_t df, uint32_t ndocs,
+				 bool runs)
+{
+	c->p = data;
+	c->end = end;
+	c->runs = runs;
+	c->ndocs = ndocs;
+	c->left = df;
+	c->run = 0;
+	c->prev = 0;
+	c->started = false;
+}
+
+/* the next doc into *doc; NULL, or what is wrong (also when none is left) */
+static inline const char *
+gpx_inline_next(GpxInlineCursor *c, uint32_t *doc)
+{
+	uint64_t	v;
+
+	if (c->left == 0)
+		return "inline list is read past its count";
+	if (c->run > 0)
+	{
+		c->run--;
+		v = c->prev + 1;
+	}
+	else
+	{
+		if (!gpx_varint_get(&c->p, c->end, &v))
+			return "inline list is cut short";
+		if (c->runs)
+		{
+			uint64_t	r = 0;
+
+			if ((v & 1) && !gpx_varint_get(&c->p, c->end, &r))
+				return "inline list is cut short";
+			/* r + 1 docs after this one, within the count */
+			if ((v & 1) && r + 1 >= c->left)
+				return "inline list's run is longer than its count";
+			c->run = (v & 1) ? (uint32_t) r + 1 : 0;
+			v >>= 1;
+		}
+		/* the gap checked on its own first, so that the sum cannot wrap */
+		if (v >= c->ndocs)
+			return "inline list has a doc id past the segment";
+		v = c->started ? c->prev + v + 1 : v;
+	}
+	if (v >= c->ndocs)
+		return "inline list has a doc id past the segment";
+	c->prev = v;
+	c->started = true;
+	c->left--;
+	*doc = (uint32_t) v;
+	return NULL;
+}
+
 /* an inline list of df doc ids below ndocs into ids; NULL or what is wrong */
 extern const char *gpx_parse_inline_list(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs,
-										 uint32_t *ids);
+										 bool runs, uint32_t *ids);
 
 /* a doc map chunk of n docs: block and offset of each; NULL or what is wrong */
 extern const char *gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, uint32_t n,

@@ -308,7 +308,8 @@ static void
 open_inline(GpxSegment *seg, const uint8 *data, uint32 len, uint32 df, GpxList *list)
 {
 	uint32	   *ids = palloc_extended((Size) df * sizeof(uint32), MCXT_ALLOC_HUGE);
-	const char *problem = gpx_parse_inline_list(data, len, df, seg->hdr->ndocs, ids);
+	const char *problem = gpx_parse_inline_list(data, len, df, seg->hdr->ndocs,
+												(seg->hdr->flags & GPX_SEG_PACKED_LEAF) != 0, ids);
 
 	if (problem != NULL)
 		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, problem);
@@ -1028,9 +1029,8 @@ struct GpxListReader
 	uint32		block;			/* the next one */
 	uint32		done;			/* postings read */
 	/* inline lists */
-	const uint8 *inl;
-	const uint8 *inl_end;
-	uint64		inl_prev;
+	bool		inl;
+	GpxInlineCursor inl_cursor;
 	/* lists in the LISTS stream */
 	uint32		list_page;
 	uint32		list_offset;
@@ -1058,8 +1058,9 @@ gpx_list_reader_begin(GpxDictIter *it)
 	r->prev_first = -1;
 	if (!it->external)
 	{
-		r->inl = it->inline_data;
-		r->inl_end = it->inline_data + it->list_len;
+		r->inl = true;
+		gpx_inline_begin(&r->inl_cursor, it->inline_data, it->inline_data + it->list_len, it->df,
+						 seg->hdr->ndocs, (seg->hdr->flags & GPX_SEG_PACKED_LEAF) != 0);
 		return r;
 	}
 	r->list_page = it->list_page;
@@ -1116,23 +1117,16 @@ gpx_list_reader_next(GpxListReader *r, uint32 *out)
 
 	if (r->inl)
 	{
-		/* an inline list: varint gaps, decoded a block's worth at a time */
+		/* an inline list, decoded a block's worth at a time */
 		while (r->done < r->df && n < GPUIDX_EF_BLOCK)
 		{
-			uint64		gap;
+			const char *problem = gpx_inline_next(&r->inl_cursor, &out[n++]);
 
-			if (!gpx_varint_get(&r->inl, r->inl_end, &gap))
-				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is cut short");
-			/* gap checked on its own first, so that the sum cannot wrap */
-			if (gap >= seg->hdr->ndocs)
-				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list has a doc id past the segment");
-			r->inl_prev = r->done == 0 ? gap : r->inl_prev + gap + 1;
-			if (r->inl_prev >= seg->hdr->ndocs)
-				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list has a doc id past the segment");
-			out[n++] = (uint32) r->inl_prev;
+			if (problem != NULL)
+				gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, problem);
 			r->done++;
 		}
-		if (r->done == r->df && r->inl != r->inl_end)
+		if (r->done == r->df && r->inl_cursor.p != r->inl_cursor.end)
 			gpx_seg_corrupt(seg, GPX_STREAM_LEAF, PG_UINT32_MAX, "inline list is longer than its count");
 		return n;
 	}
@@ -1225,7 +1219,7 @@ gpx_list_reader_next(GpxListReader *r, uint32 *out)
 void
 gpx_list_reader_end(GpxListReader *r)
 {
-	if (r->inl == NULL)
+	if (!r->inl)
 	{
 		pfree(r->skip.data);
 		pfree(r->skip2.data);

@@ -11,16 +11,18 @@
  * the segment until its caller puts it in the metapage, so a crash halfway
  * leaves only unreferenced pages, which VACUUM reclaims.
  *
- * A term's list goes inline in its dictionary entry (delta varints) when
- * that is no larger than the encoded list; otherwise it is encoded
+ * A term's list goes inline in its dictionary entry (delta varints, runs of
+ * consecutive docs as their length) when that is no larger than the encoded
+ * list and it has at most GPX_INLINE_MAX docs; otherwise it is encoded
  * (docs/FORMAT.md) into the LISTS stream.  Long lists are encoded a block at
  * a time as their postings come, in memory of the same size whatever their
  * length (past 16 kB, through temporary files).
  *
  * With freqs (format version 3), each doc's length goes to the LENS stream
  * in chunks of 128 docs, an inline list's tfs follow its postings in the
- * dictionary entry (packed, and none when all are 1), and an external list's tfs go to the FREQS stream as a
- * record of their own (store/parse.h), so that @@& never reads them.
+ * dictionary entry (packed, and none when all are 1), and an external
+ * list's tfs go to the FREQS stream as a record of their own
+ * (store/parse.h), so that @@& never reads them.
  */
 #include "postgres.h"
 
@@ -900,22 +902,41 @@ end_streamed(GpxSegWriter *w)
 	spill_reset(&ls->data);
 }
 
-/* bytes of the inline form, or GPX_INLINE_MAX + 1 if longer */
+/*
+ * The inline form (store/parse.h): groups of a doc and the run of
+ * consecutive docs after it.  Writes into out when it is not NULL; returns
+ * the bytes, or GPX_INLINE_MAX + 1 past GPX_INLINE_MAX of them.
+ */
 static uint32
-inline_size(const uint32 *ids, uint32 n)
+inline_encode(const uint32 *ids, uint32 n, uint8 *out)
 {
 	uint32		size = 0;
+	uint8		scratch[2 * GPX_VARINT_MAX];
 
-	for (uint32 i = 0; i < n && size <= GPX_INLINE_MAX; i++)
-		size += gpx_varint_size(i == 0 ? ids[0] : ids[i] - ids[i - 1] - 1);
-	return size;
+	for (uint32 i = 0; i < n && size <= GPX_INLINE_MAX;)
+	{
+		uint32		d = i == 0 ? ids[0] : ids[i] - ids[i - 1] - 1;
+		uint32		run = 0;
+		uint8	   *o = out ? out + size : scratch;
+		uint32		len;
+
+		while (i + run + 1 < n && ids[i + run + 1] == ids[i + run] + 1)
+			run++;
+		len = gpx_varint_put(o, (uint64) d << 1 | (run > 0 ? 1 : 0));
+		if (run > 0)
+			len += gpx_varint_put(o + len, run - 1);
+		size += len;
+		i += 1 + run;
+	}
+	return Min(size, GPX_INLINE_MAX + 1);
 }
 
 static void
 end_buffered(GpxSegWriter *w)
 {
 	uint32		n = w->nids;
-	uint32		isize = inline_size(w->ids, n);
+	/* a list of at most GPX_INLINE_MAX docs may go inline, runs or not */
+	uint32		isize = n <= GPX_INLINE_MAX ? inline_encode(w->ids, n, NULL) : GPX_INLINE_MAX + 1;
 	int			codec = w->codec >= 0 ? w->codec : pl_choose_codec(w->ids, n);
 	size_t		esize = pl_encoded_size(codec, w->ids, n);
 
@@ -927,8 +948,7 @@ end_buffered(GpxSegWriter *w)
 		uint32		bytes;
 		uint8		max_tf = 1;
 
-		for (uint32 i = 0; i < n; i++)
-			len += gpx_varint_put(buf + len, i == 0 ? w->ids[0] : w->ids[i] - w->ids[i - 1] - 1);
+		len = inline_encode(w->ids, n, buf);
 		bytes = len;
 		for (uint32 i = 0; w->freqs && i < n; i++)
 			max_tf = Max(max_tf, w->tfs[i]);

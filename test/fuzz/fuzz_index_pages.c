@@ -20,11 +20,11 @@
 #define FAIL(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
 
 static void
-check_inline(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs)
+check_inline(const uint8_t *data, uint32_t len, uint32_t df, uint32_t ndocs, bool runs)
 {
 	uint32_t   *ids = malloc((df ? df : 1) * sizeof(uint32_t));
 
-	if (gpx_parse_inline_list(data, len, df, ndocs, ids) == NULL)
+	if (gpx_parse_inline_list(data, len, df, ndocs, runs, ids) == NULL)
 		for (uint32_t i = 0; i < df; i++)
 			if (ids[i] >= ndocs || (i > 0 && ids[i] <= ids[i - 1]))
 				FAIL("inline list read out of range or order at %u", i);
@@ -79,7 +79,7 @@ walk_leaf(const uint8_t *page, uint32_t used, const GpxSegLimits *limits, const 
 		klen = e.shared + e.suffix_len;
 		if (!e.external)
 		{
-			check_inline(e.payload, e.len, e.df, limits->ndocs);
+			check_inline(e.payload, e.len, e.df, limits->ndocs, limits->packed);
 			check_tfs(&e, leaf.end, limits->freqs);
 		}
 		else if (e.page >= limits->list_pages || e.offset >= limits->page_capacity ||
@@ -218,7 +218,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				walk_pending(bytes, used, limits.freqs);
 				break;
 			default:
-				check_inline(bytes, used, data[5], limits.ndocs);
+				check_inline(bytes, used, data[5], limits.ndocs, limits.packed);
 				break;
 		}
 		free(bytes);

@@ -23,15 +23,42 @@ check_inline_lists(void)
 	n += gpx_varint_put(buf + n, 5);
 	n += gpx_varint_put(buf + n, 0);
 	n += gpx_varint_put(buf + n, 3);
-	CHECK(gpx_parse_inline_list(buf, n, 3, 1000, ids) == NULL && ids[0] == 5 && ids[1] == 6 && ids[2] == 10,
+	CHECK(gpx_parse_inline_list(buf, n, 3, 1000, false, ids) == NULL && ids[0] == 5 && ids[1] == 6 && ids[2] == 10,
 		  "inline list reads back");
-	CHECK(gpx_parse_inline_list(buf, n, 4, 1000, ids) != NULL, "count past the bytes");
-	CHECK(gpx_parse_inline_list(buf, n, 2, 1000, ids) != NULL, "bytes past the count");
-	CHECK(gpx_parse_inline_list(buf, n, 3, 10, ids) != NULL, "doc id past the segment");
+	CHECK(gpx_parse_inline_list(buf, n, 4, 1000, false, ids) != NULL, "count past the bytes");
+	CHECK(gpx_parse_inline_list(buf, n, 2, 1000, false, ids) != NULL, "bytes past the count");
+	CHECK(gpx_parse_inline_list(buf, n, 3, 10, false, ids) != NULL, "doc id past the segment");
 	/* a gap near 2^64 would wrap the running doc id back into range */
 	n = gpx_varint_put(buf, 5);
 	n += gpx_varint_put(buf + n, UINT64_MAX - 3);
-	CHECK(gpx_parse_inline_list(buf, n, 2, 1000, ids) != NULL, "huge gap");
+	CHECK(gpx_parse_inline_list(buf, n, 2, 1000, false, ids) != NULL, "huge gap");
+
+	/* with runs: 5, 6, 7, 8, then 20, then 30, 31 */
+	{
+		static const uint32_t want[] = {5, 6, 7, 8, 20, 30, 31};
+
+		n = gpx_varint_put(buf, 5 << 1 | 1);
+		n += gpx_varint_put(buf + n, 2);	/* three more */
+		n += gpx_varint_put(buf + n, 11 << 1);
+		n += gpx_varint_put(buf + n, 9 << 1 | 1);
+		n += gpx_varint_put(buf + n, 0);	/* one more */
+		CHECK(gpx_parse_inline_list(buf, n, 7, 1000, true, ids) == NULL && memcmp(ids, want, sizeof(want)) == 0,
+			  "inline list with runs reads back");
+		CHECK(pb_inline_runs(buf + 32, 32, want, 7) == (uint32_t) n && memcmp(buf, buf + 32, n) == 0,
+			  "the test's writer writes the same bytes");
+		CHECK(gpx_parse_inline_list(buf, n, 6, 1000, true, ids) != NULL, "a run past the count");
+		CHECK(gpx_parse_inline_list(buf, n, 8, 1000, true, ids) != NULL, "the count past the runs");
+		CHECK(gpx_parse_inline_list(buf, n, 7, 32, true, ids) == NULL, "the last doc just inside the segment");
+		CHECK(gpx_parse_inline_list(buf, n, 7, 31, true, ids) != NULL, "a run past the segment");
+		CHECK(gpx_parse_inline_list(buf, n - 1, 7, 1000, true, ids) != NULL, "a run's length cut short");
+		/* a run of 2^32 docs would wrap the count */
+		n = gpx_varint_put(buf, 5 << 1 | 1);
+		n += gpx_varint_put(buf + n, UINT32_MAX);
+		CHECK(gpx_parse_inline_list(buf, n, 3, 1000, true, ids) != NULL, "a huge run");
+		n = gpx_varint_put(buf, 5 << 1 | 1);
+		n += gpx_varint_put(buf + n, UINT64_MAX);
+		CHECK(gpx_parse_inline_list(buf, n, 3, 1000, true, ids) != NULL, "a run near 2^64");
+	}
 }
 
 static void
@@ -217,7 +244,7 @@ check_packed_leaves(void)
 				CHECK(e.len == 100 && e.page == 2 && e.offset == 64 && e.freq_page == 0, "external reference");
 				continue;
 			}
-			CHECK(gpx_parse_inline_list(e.payload, e.len, e.df, 1000, ids) == NULL &&
+			CHECK(gpx_parse_inline_list(e.payload, e.len, e.df, 1000, packed, ids) == NULL &&
 				  memcmp(ids, t[i].ids, e.df * sizeof(uint32_t)) == 0, "entry %d's postings", i);
 			gpx_leaf_entry_tfs(e.tfs, e.tf_width, e.df, tfs);
 			for (uint32_t j = 0; j < e.df; j++)
@@ -251,7 +278,7 @@ check_packed_leaves(void)
 #define ENTRY_START(lens) (n = 0, e[n++] = (lens), e[n++] = 'x', e[n++] = 'y')
 		ENTRY_START(0x02);
 		n += gpx_varint_put(e + n, 1 << 2 | GPX_ENTRY_INLINE);
-		e[n++] = 7;
+		e[n++] = 7 << 1;	/* doc 7, no run */
 		p = e;
 		CHECK(gpx_parse_leaf_entry(&p, e + n, &fl, &out) && out.df == 1 && out.len == 1 && p == e + n,
 			  "a sound packed entry");
@@ -267,12 +294,12 @@ check_packed_leaves(void)
 		e[n++] = 'x';
 		e[n++] = 'y';
 		n += gpx_varint_put(e + n, 1 << 2 | GPX_ENTRY_INLINE);
-		e[n++] = 7;
+		e[n++] = 7 << 1;	/* doc 7, no run */
 		p = e;
 		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "escaped lengths a byte would hold");
 		ENTRY_START(0x02);
 		n += gpx_varint_put(e + n, 1 << 2 | 3);
-		e[n++] = 7;
+		e[n++] = 7 << 1;	/* doc 7, no run */
 		p = e;
 		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "kind 3");
 		ENTRY_START(0x02);
@@ -281,14 +308,14 @@ check_packed_leaves(void)
 		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "df 0");
 		ENTRY_START(0x02);
 		n += gpx_varint_put(e + n, 2000 << 2 | GPX_ENTRY_INLINE);
-		e[n++] = 7;
+		e[n++] = 7 << 1;	/* doc 7, no run */
 		p = e;
 		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "df past the segment");
 		for (int w = 0; w <= 9; w++)
 		{
 			ENTRY_START(0x02);
 			n += gpx_varint_put(e + n, 2 << 2 | GPX_ENTRY_INLINE_TFS);
-			e[n++] = 7;
+			e[n++] = 7 << 1;	/* doc 7, no run */
 			e[n++] = 0;
 			e[n++] = (uint8_t) w;
 			e[n++] = 0x01;
