@@ -191,25 +191,44 @@ gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *
 }
 
 const char *
+gpx_doclen_chunk_header(const uint8_t *p, const uint8_t *end, uint32_t n, bool based, uint32_t *width,
+						uint32_t *base, const uint8_t **bits)
+{
+	*base = 0;
+	if (p == end)
+		return "doc length chunk is cut short";
+	*width = *p++;
+	if (*width > 32 || (based && !gpx_varint_get32(&p, end, base)))
+		return "doc length chunk is malformed";
+	if (((uint64_t) n * *width + 7) / 8 > (uint64_t) (end - p))
+		return "doc length chunk is cut short";
+	/* the largest length must fit 32 bits: base plus the largest width bits can hold */
+	if (*base > 0 && (*width == 32 || ((uint64_t) 1 << *width) - 1 > UINT32_MAX - *base))
+	{
+		uint32_t	top = 0;
+
+		for (uint32_t i = 0; i < n; i++)
+			top = gpx_bits_at(p, i, *width) > top ? gpx_bits_at(p, i, *width) : top;
+		if (top > UINT32_MAX - *base)
+			return "doc length chunk is malformed";
+	}
+	*bits = p;
+	return NULL;
+}
+
+const char *
 gpx_parse_doclen_chunk(const uint8_t *p, const uint8_t *end, uint32_t n, bool based, uint32_t *dls)
 {
 	uint32_t	width;
-	uint32_t	base = 0;
+	uint32_t	base;
+	const uint8_t *bits;
+	const char *problem = gpx_doclen_chunk_header(p, end, n, based, &width, &base, &bits);
 
-	if (p == end)
-		return "doc length chunk is cut short";
-	width = *p++;
-	if (width > 32 || (based && !gpx_varint_get32(&p, end, &base)))
-		return "doc length chunk is malformed";
-	if (((uint64_t) n * width + 7) / 8 > (uint64_t) (end - p))
-		return "doc length chunk is cut short";
-	gpx_unpack_bits(p, dls, n, width);
+	if (problem != NULL)
+		return problem;
+	gpx_unpack_bits(bits, dls, n, width);
 	for (uint32_t i = 0; base > 0 && i < n; i++)
-	{
-		if (dls[i] > UINT32_MAX - base)
-			return "doc length chunk is malformed";
 		dls[i] += base;
-	}
 	return NULL;
 }
 

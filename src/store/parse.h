@@ -213,6 +213,29 @@ gpx_unpack_bits(const uint8_t *in, uint32_t *v, uint32_t n, uint32_t width)
 extern const char *gpx_parse_doclen_chunk(const uint8_t *p, const uint8_t *end, uint32_t n, bool based,
 										  uint32_t *dls);
 
+/*
+ * The same chunk's width and base, and where its n values' bits start (they
+ * are checked to lie before end); NULL or what is wrong.  Read one doc's
+ * length with gpx_bits_at.
+ */
+extern const char *gpx_doclen_chunk_header(const uint8_t *p, const uint8_t *end, uint32_t n, bool based,
+										   uint32_t *width, uint32_t *base, const uint8_t **bits);
+
+/* value i of values packed width bits each (gpx_pack_bits); reads only its bytes */
+static inline uint32_t
+gpx_bits_at(const uint8_t *bits, uint32_t i, uint32_t width)
+{
+	uint64_t	bit = (uint64_t) i * width;
+	const uint8_t *p = bits + bit / 8;
+	uint32_t	shift = (uint32_t) (bit % 8);
+	uint32_t	nbytes = (shift + width + 7) / 8;
+	uint64_t	acc = 0;
+
+	for (uint32_t b = 0; b < nbytes; b++)
+		acc |= (uint64_t) p[b] << (8 * b);
+	return width == 0 ? 0 : (uint32_t) ((acc >> shift) & ((((uint64_t) 1) << width) - 1));
+}
+
 typedef struct GpxLeafLayout
 {
 	GpxLeafHeader hdr;

@@ -65,8 +65,10 @@ typedef struct GpxSegment
 	ItemPointerData chunk_tids[GPX_DOCMAP_CHUNK];
 	GpxPageCopy lendir;			/* doc length pages last read */
 	GpxPageCopy lens;
-	uint32		dl_chunk;		/* doc length chunk held in chunk_dls, or UINT32_MAX */
-	uint32		chunk_dls[GPX_DOCMAP_CHUNK];
+	uint32		dl_chunk;		/* doc length chunk held in dl_bits, or UINT32_MAX */
+	uint32		dl_width;		/* its width and base (parse.h) */
+	uint32		dl_base;
+	uint8		dl_bits[GPX_DOCMAP_CHUNK * 4];	/* its lengths' bits */
 } GpxSegment;
 
 /* one term's postings in one segment, opened for the CPU set operations */

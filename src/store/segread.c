@@ -1715,10 +1715,28 @@ gpx_seg_doclen(GpxSegment *seg, uint32 doc)
 
 	if (doc >= seg->hdr->ndocs)
 		gpx_seg_corrupt(seg, GPX_STREAM_LENS, PG_UINT32_MAX, "doc id past the segment");
+	/* a doc's length read where it is: a query's docs seldom share a chunk */
 	if (seg->dl_chunk != chunk)
 	{
-		gpx_seg_chunk_lengths(seg, chunk, seg->chunk_dls);
+		uint32		n;
+		uint32		lpage;
+		uint32		loff;
+		const uint8 *bits;
+		const char *page;
+		const char *problem;
+
+		require_freqs(seg);
+		page = chunk_page(seg, chunk, GPX_STREAM_LENDIR, &seg->lendir, GPX_STREAM_LENS, &seg->lens,
+						  "doc id past the segment's doc lengths", &n, &lpage, &loff);
+		problem = gpx_doclen_chunk_header((const uint8 *) page + loff, (const uint8 *) page + seg->lens.used, n,
+										  (seg->hdr->flags & GPX_SEG_LENS_BASE) != 0,
+										  &seg->dl_width, &seg->dl_base, &bits);
+		if (problem != NULL)
+			gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, problem);
+		if (doc % GPX_DOCMAP_CHUNK >= n)
+			gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, "doc length chunk is shorter than the doc map's");
+		memcpy(seg->dl_bits, bits, ((uint64) n * seg->dl_width + 7) / 8);
 		seg->dl_chunk = chunk;
 	}
-	return seg->chunk_dls[doc % GPX_DOCMAP_CHUNK];
+	return seg->dl_base + gpx_bits_at(seg->dl_bits, doc % GPX_DOCMAP_CHUNK, seg->dl_width);
 }

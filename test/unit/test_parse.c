@@ -387,6 +387,28 @@ check_doclen_chunks(void)
 	memset(buf + n, 0xFF, 20);
 	CHECK(gpx_parse_doclen_chunk(buf, buf + n + 20, 5, true, out) != NULL, "base plus length past 2^32");
 	CHECK(gpx_parse_doclen_chunk(buf, buf, 5, false, out) != NULL, "empty chunk");
+
+	/* one value read where it is, at every width, equals the unpacked one */
+	{
+		uint32_t	vals[128];
+		uint8_t		packed[128 * 4];
+		uint64_t	x = 88172645463325252ULL;
+
+		for (uint32_t w = 0; w <= 32; w++)
+		{
+			uint32_t	bad = 0;
+
+			for (uint32_t i = 0; i < 128; i++)
+			{
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				vals[i] = w == 0 ? 0 : (uint32_t) (x & (w == 32 ? 0xFFFFFFFFu : (1u << w) - 1));
+			}
+			gpx_pack_bits(packed, vals, 128, w);
+			for (uint32_t i = 0; i < 128; i++)
+				bad += gpx_bits_at(packed, i, w) != vals[i];
+			CHECK(bad == 0, "values read one at a time at width %u", w);
+		}
+	}
 }
 
 static void
