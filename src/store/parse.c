@@ -226,9 +226,7 @@ gpx_parse_doclen_chunk(const uint8_t *p, const uint8_t *end, uint32_t n, bool ba
 
 	if (problem != NULL)
 		return problem;
-	gpx_unpack_bits(bits, dls, n, width);
-	for (uint32_t i = 0; base > 0 && i < n; i++)
-		dls[i] += base;
+	gpx_doclen_unpack(bits, n, width, base, dls);
 	return NULL;
 }
 

@@ -221,6 +221,15 @@ extern const char *gpx_parse_doclen_chunk(const uint8_t *p, const uint8_t *end, 
 extern const char *gpx_doclen_chunk_header(const uint8_t *p, const uint8_t *end, uint32_t n, bool based,
 										   uint32_t *width, uint32_t *base, const uint8_t **bits);
 
+/* a checked chunk's n lengths from its bits, width and base */
+static inline void
+gpx_doclen_unpack(const uint8_t *bits, uint32_t n, uint32_t width, uint32_t base, uint32_t *dls)
+{
+	gpx_unpack_bits(bits, dls, n, width);
+	for (uint32_t i = 0; base > 0 && i < n; i++)
+		dls[i] += base;
+}
+
 /* value i of values packed width bits each (gpx_pack_bits); reads only its bytes */
 static inline uint32_t
 gpx_bits_at(const uint8_t *bits, uint32_t i, uint32_t width)

@@ -1689,8 +1689,9 @@ gpx_freq_reader_end(GpxFreqReader *r)
 	pfree(r);
 }
 
-uint32
-gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls)
+/* a doc length chunk's docs (returned), width, base and bits, checked; the bits lie in seg->lens */
+static uint32
+lens_chunk(GpxSegment *seg, uint32 chunk, uint32 *width, uint32 *base, const uint8 **bits)
 {
 	uint32		n;
 	uint32		lpage;
@@ -1701,10 +1702,22 @@ gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls)
 	require_freqs(seg);
 	page = chunk_page(seg, chunk, GPX_STREAM_LENDIR, &seg->lendir, GPX_STREAM_LENS, &seg->lens,
 					  "doc id past the segment's doc lengths", &n, &lpage, &loff);
-	problem = gpx_parse_doclen_chunk((const uint8 *) page + loff, (const uint8 *) page + seg->lens.used, n,
-									 (seg->hdr->flags & GPX_SEG_LENS_BASE) != 0, dls);
+	problem = gpx_doclen_chunk_header((const uint8 *) page + loff, (const uint8 *) page + seg->lens.used, n,
+									  (seg->hdr->flags & GPX_SEG_LENS_BASE) != 0, width, base, bits);
 	if (problem != NULL)
 		gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, problem);
+	return n;
+}
+
+uint32
+gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls)
+{
+	uint32		width;
+	uint32		base;
+	const uint8 *bits;
+	uint32		n = lens_chunk(seg, chunk, &width, &base, &bits);
+
+	gpx_doclen_unpack(bits, n, width, base, dls);
 	return n;
 }
 
@@ -1718,23 +1731,11 @@ gpx_seg_doclen(GpxSegment *seg, uint32 doc)
 	/* a doc's length read where it is: a query's docs seldom share a chunk */
 	if (seg->dl_chunk != chunk)
 	{
-		uint32		n;
-		uint32		lpage;
-		uint32		loff;
 		const uint8 *bits;
-		const char *page;
-		const char *problem;
+		uint32		n = lens_chunk(seg, chunk, &seg->dl_width, &seg->dl_base, &bits);
 
-		require_freqs(seg);
-		page = chunk_page(seg, chunk, GPX_STREAM_LENDIR, &seg->lendir, GPX_STREAM_LENS, &seg->lens,
-						  "doc id past the segment's doc lengths", &n, &lpage, &loff);
-		problem = gpx_doclen_chunk_header((const uint8 *) page + loff, (const uint8 *) page + seg->lens.used, n,
-										  (seg->hdr->flags & GPX_SEG_LENS_BASE) != 0,
-										  &seg->dl_width, &seg->dl_base, &bits);
-		if (problem != NULL)
-			gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, problem);
 		if (doc % GPX_DOCMAP_CHUNK >= n)
-			gpx_seg_corrupt(seg, GPX_STREAM_LENS, lpage, "doc length chunk is shorter than the doc map's");
+			gpx_seg_corrupt(seg, GPX_STREAM_LENS, PG_UINT32_MAX, "doc length chunk is shorter than the doc map's");
 		memcpy(seg->dl_bits, bits, ((uint64) n * seg->dl_width + 7) / 8);
 		seg->dl_chunk = chunk;
 	}
