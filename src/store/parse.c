@@ -122,7 +122,8 @@ parse_entry_packed(const uint8_t **p, const uint8_t *end, const GpxSegLimits *li
 		e->external = true;
 		return gpx_varint_get32(p, end, &e->len) && parse_external(p, end, limits, e);
 	}
-	if (kind != GPX_ENTRY_INLINE && !(kind == GPX_ENTRY_INLINE_TFS && limits->freqs))
+	if ((kind != GPX_ENTRY_INLINE && !(kind == GPX_ENTRY_INLINE_TFS && limits->freqs)) ||
+		e->df > GPX_INLINE_MAX_DOCS)
 		return false;
 	/* the list's end is where its df docs end: read them, each checked */
 	{

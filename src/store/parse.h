@@ -55,6 +55,13 @@ typedef struct GpxLeafHeader
 
 #define GPX_RESTART_INTERVAL 16
 
+/*
+ * An inline list holds at most this many docs (and bytes): a reader
+ * rejects a packed entry claiming more, so that a damaged count cannot make
+ * it walk a run of millions of docs
+ */
+#define GPX_INLINE_MAX_DOCS		1024
+
 /* the kinds of a packed entry, the low two bits of its df varint */
 #define GPX_ENTRY_INLINE		0
 #define GPX_ENTRY_INLINE_TFS	1

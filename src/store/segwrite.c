@@ -37,8 +37,8 @@
 
 /* lists with more postings than this (as announced) are encoded as they come */
 #define GPX_STREAM_MIN_POSTINGS	16384
-/* the largest inline list */
-#define GPX_INLINE_MAX			1024
+/* the largest inline list, in bytes and in docs (store/parse.h) */
+#define GPX_INLINE_MAX			GPX_INLINE_MAX_DOCS
 /* what an external reference costs in a dictionary entry, about */
 #define GPX_EXTERNAL_COST		6
 

@@ -311,6 +311,25 @@ check_packed_leaves(void)
 		e[n++] = 7 << 1;	/* doc 7, no run */
 		p = e;
 		CHECK(!gpx_parse_leaf_entry(&p, e + n, &fl, &out), "df past the segment");
+		/* one run of 1,025 docs: more than an inline list holds */
+		{
+			GpxSegLimits big = fl;
+
+			big.ndocs = 100000;
+			ENTRY_START(0x02);
+			n += gpx_varint_put(e + n, (GPX_INLINE_MAX_DOCS + 1) << 2 | GPX_ENTRY_INLINE);
+			n += gpx_varint_put(e + n, 7 << 1 | 1);
+			n += gpx_varint_put(e + n, GPX_INLINE_MAX_DOCS - 1);
+			p = e;
+			CHECK(!gpx_parse_leaf_entry(&p, e + n, &big, &out), "an inline list of 1,025 docs");
+			ENTRY_START(0x02);
+			n += gpx_varint_put(e + n, GPX_INLINE_MAX_DOCS << 2 | GPX_ENTRY_INLINE);
+			n += gpx_varint_put(e + n, 7 << 1 | 1);
+			n += gpx_varint_put(e + n, GPX_INLINE_MAX_DOCS - 2);
+			p = e;
+			CHECK(gpx_parse_leaf_entry(&p, e + n, &big, &out) && out.df == GPX_INLINE_MAX_DOCS,
+				  "an inline list of 1,024 docs in one run");
+		}
 		for (int w = 0; w <= 9; w++)
 		{
 			ENTRY_START(0x02);
