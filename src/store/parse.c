@@ -209,7 +209,11 @@ gpx_doclen_chunk_header(const uint8_t *p, const uint8_t *end, uint32_t n, bool b
 		uint32_t	top = 0;
 
 		for (uint32_t i = 0; i < n; i++)
-			top = gpx_bits_at(p, i, *width) > top ? gpx_bits_at(p, i, *width) : top;
+		{
+			uint32_t	v = gpx_bits_at(p, i, *width);
+
+			top = v > top ? v : top;
+		}
 		if (top > UINT32_MAX - *base)
 			return "doc length chunk is malformed";
 	}
@@ -239,19 +243,10 @@ gpx_leaf_entry_tfs(const uint8_t *tfs, uint8_t tf_width, uint32_t df, uint8_t *o
 	else if (tf_width == GPX_TFS_BYTES)
 		memcpy(out, tfs, df);
 	else
-	{
-		uint32_t	vals[128];
-
+		/* 128 values of w bits end on a byte: each 128 start on one */
 		for (uint32_t done = 0; done < df; done += 128)
-		{
-			uint32_t	n = df - done < 128 ? df - done : 128;
-
-			/* 128 values of w bits end on a byte: each chunk starts on one */
-			gpx_unpack_bits(tfs + (size_t) done / 8 * tf_width, vals, n, tf_width);
-			for (uint32_t i = 0; i < n; i++)
-				out[done + i] = (uint8_t) (vals[i] + 1);
-		}
-	}
+			gpx_unpack_tfs(tfs + (size_t) done / 8 * tf_width, df - done < 128 ? df - done : 128, tf_width,
+						   out + done);
 }
 
 const char *
@@ -302,13 +297,10 @@ gpx_freq_block_tfs(const uint8_t *rec, uint32_t df, uint32_t b, uint8_t *tfs)
 {
 	uint32_t	nb = gpx_freq_nblocks(df);
 	uint32_t	n = b + 1 < nb ? 128 : df - 128 * b;
-	uint32_t	vals[128];
 	GpxFreqBlock fb;
 
 	memcpy(&fb, rec + sizeof(GpxFreqHeader) + (size_t) b * sizeof(fb), sizeof(fb));
-	gpx_unpack_bits(rec + sizeof(GpxFreqHeader) + (size_t) nb * sizeof(fb) + fb.offset, vals, n, fb.width);
-	for (uint32_t i = 0; i < n; i++)
-		tfs[i] = (uint8_t) (vals[i] + 1);
+	gpx_unpack_tfs(rec + sizeof(GpxFreqHeader) + (size_t) nb * sizeof(fb) + fb.offset, n, fb.width, tfs);
 }
 
 const char *

@@ -228,6 +228,17 @@ extern const char *gpx_parse_doclen_chunk(const uint8_t *p, const uint8_t *end, 
 extern const char *gpx_doclen_chunk_header(const uint8_t *p, const uint8_t *end, uint32_t n, bool based,
 										   uint32_t *width, uint32_t *base, const uint8_t **bits);
 
+/* n tfs (at most 128), each stored as tf - 1 in width bits, into tfs */
+static inline void
+gpx_unpack_tfs(const uint8_t *bits, uint32_t n, uint32_t width, uint8_t *tfs)
+{
+	uint32_t	vals[128];
+
+	gpx_unpack_bits(bits, vals, n, width);
+	for (uint32_t i = 0; i < n; i++)
+		tfs[i] = (uint8_t) (vals[i] + 1);
+}
+
 /* a checked chunk's n lengths from its bits, width and base */
 static inline void
 gpx_doclen_unpack(const uint8_t *bits, uint32_t n, uint32_t width, uint32_t base, uint32_t *dls)

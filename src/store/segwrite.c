@@ -42,6 +42,13 @@
 /* what an external reference costs in a dictionary entry, about */
 #define GPX_EXTERNAL_COST		6
 
+/* the bits gpx_pack_bits needs for values up to v */
+static inline uint32
+bits_for(uint32 v)
+{
+	return v == 0 ? 0 : pg_leftmost_one_pos32(v) + 1;
+}
+
 typedef struct GpxStreamW
 {
 	PGAlignedBlock page;
@@ -338,7 +345,7 @@ flush_lengths(GpxSegWriter *w)
 	}
 	for (uint32 i = 0; i < w->nchunk; i++)
 		rel[i] = w->chunk_dl[i] - mindl;
-	width = maxdl == mindl ? 0 : pg_leftmost_one_pos32(maxdl - mindl) + 1;
+	width = bits_for(maxdl - mindl);
 	buf[0] = (uint8) width;
 	len = 1 + gpx_varint_put(buf + 1, mindl);
 	len += gpx_pack_bits(buf + len, rel, w->nchunk, width);
@@ -777,7 +784,7 @@ freq_block(GpxSegWriter *w, GpxFreqStream *fs)
 	memset(&b, 0, sizeof(b));
 	b.last_doc = fs->docs[fs->n - 1];
 	b.offset = (uint32) fs->data.total;
-	b.width = max_tf <= 1 ? 0 : 32 - __builtin_clz(max_tf - 1);
+	b.width = bits_for(max_tf - 1);
 	b.max_tf = (uint8) max_tf;
 	b.min_dlcode = (uint8) min_code;
 	len = gpx_pack_bits(packed, vals, fs->n, b.width);
@@ -944,18 +951,16 @@ end_buffered(GpxSegWriter *w)
 	{
 		/* the postings, then with freqs and a tf above 1 the tfs packed */
 		uint8		buf[2 * GPX_INLINE_MAX + GPX_VARINT_MAX];
-		uint32		len = 0;
-		uint32		bytes;
+		uint32		len = inline_encode(w->ids, n, buf);
+		uint32		bytes = len;
 		uint8		max_tf = 1;
 
-		len = inline_encode(w->ids, n, buf);
-		bytes = len;
 		for (uint32 i = 0; w->freqs && i < n; i++)
 			max_tf = Max(max_tf, w->tfs[i]);
 		if (max_tf > 1)
 		{
 			uint32		vals[GPX_INLINE_MAX];
-			uint32		width = pg_leftmost_one_pos32(max_tf - 1) + 1;
+			uint32		width = bits_for(max_tf - 1);
 
 			for (uint32 i = 0; i < n; i++)
 				vals[i] = w->tfs[i] - 1;
