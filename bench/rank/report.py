@@ -18,10 +18,15 @@ SHAPES = {
               'gpuidx: `WHERE body @@& q ORDER BY body <=> q LIMIT 10`; '
               'GIN: `WHERE to_tsvector(\'english\', body) @@ qa ORDER BY ts_rank(tsv, qa) DESC LIMIT 10`; '
               'RUM: `WHERE tsv @@ qa ORDER BY tsv <=> qa LIMIT 10`; qa: `plainto_tsquery(\'english\', q)`'),
+    'floor': ('The floor',
+              'gpuidx: the any-term statement with every word of the query prefixed so that no document '
+              'has it (`FLOOR=1`): pgbench, PostgreSQL and the statement with no list read and nothing '
+              'ranked, the most any way of ranking could reach'),
 }
 NAMES = {'gin_rank': 'GIN + ts_rank', 'rum': 'RUM <=>', 'gpuidx': 'gpuidx BM25',
          'gpuidx_gpu': 'gpuidx BM25, GPU worker', 'gpuidx_cpu': 'gpuidx BM25, CPU',
-         'gpuidx_gpu_nolimit': 'gpuidx BM25, GPU worker, no backlog limit'}
+         'gpuidx_gpu_nolimit': 'gpuidx BM25, GPU worker, no backlog limit',
+         'gpuidx_floor': 'gpuidx, no term in the index'}
 
 
 def label(method):

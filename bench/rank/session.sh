@@ -233,6 +233,20 @@ for corpus in $CORPORA; do
 			done
 		done
 	done
+	# FLOOR=1: the same transaction with words no document has (each query's
+	# words prefixed), ranked in the backend: what pgbench, PostgreSQL and the
+	# statement cost with no list read and nothing ranked, the most any way of
+	# ranking could give
+	if [ "${FLOOR:-0}" = 1 ] && [ "$BASELINE_ONLY" = 0 ] && has gpuidx; then
+		cat > gpuidx_floor.pgb <<EOF
+\\set i random(1, $nq)
+SELECT id FROM docs ORDER BY body <=> (SELECT regexp_replace(q, '(\\S+)', 'zqxjw\\1', 'g') FROM bench_q WHERE n = :i) LIMIT 10;
+EOF
+		log "$corpus: floor"
+		for c in $CLIENTS; do
+			cell "$corpus" gpuidx_floor floor "$c" gpuidx_floor.pgb "-c gpuidx.device=cpu" | tee -a results.csv >&2
+		done
+	fi
 	$P -c "DROP TABLE docs, qsrc, bench_q"
 done
 log "bench done"
