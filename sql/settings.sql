@@ -27,10 +27,6 @@ SHOW gpuidx.gpu_rank_backlog;
 SET gpuidx.gpu_rank_backlog = -1;
 SET gpuidx.gpu_rank_backlog = 0;
 RESET gpuidx.gpu_rank_backlog;
-SHOW gpuidx.gpu_rank_lookup_ratio;
-SET gpuidx.gpu_rank_lookup_ratio = -1;
-SET gpuidx.gpu_rank_lookup_ratio = 0;
-RESET gpuidx.gpu_rank_lookup_ratio;
 -- rows a count checks before it takes parallel workers too (0: never)
 SHOW gpuidx.parallel_check_rows;
 SET gpuidx.parallel_check_rows = -1;
@@ -41,7 +37,6 @@ CREATE ROLE regress_gpx_plain;
 SET ROLE regress_gpx_plain;
 SET gpuidx.gpu_min_postings = 0;
 SET gpuidx.gpu_rank_backlog = 0;
-SET gpuidx.gpu_rank_lookup_ratio = 0;
 SET gpuidx.cpu_ratio_threshold = 1000000;
 SET gpuidx.gpu_timeout = '2s';
 SET gpuidx.device = cpu;

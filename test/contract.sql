@@ -130,11 +130,9 @@ SELECT is(current_setting('gpuidx.engine_library'), '$libdir/gpuidx_cuda', 'gpui
 SELECT is((SELECT context FROM pg_settings WHERE name = 'gpuidx.engine_library'), 'sighup',
 		  'the engine library is the server''s: no session picks one');
 SELECT is((SELECT array_agg(name::text ORDER BY name) FROM pg_settings
-		   WHERE name IN ('gpuidx.gpu_min_postings', 'gpuidx.gpu_rank_backlog', 'gpuidx.gpu_rank_lookup_ratio',
-						  'gpuidx.cpu_ratio_threshold')
+		   WHERE name IN ('gpuidx.gpu_min_postings', 'gpuidx.gpu_rank_backlog', 'gpuidx.cpu_ratio_threshold')
 			 AND context = 'superuser'),
-		  ARRAY['gpuidx.cpu_ratio_threshold', 'gpuidx.gpu_min_postings', 'gpuidx.gpu_rank_backlog',
-				'gpuidx.gpu_rank_lookup_ratio'],
+		  ARRAY['gpuidx.cpu_ratio_threshold', 'gpuidx.gpu_min_postings', 'gpuidx.gpu_rank_backlog'],
 		  'what a query may ask of the shared worker is a superuser''s to change');
 SELECT function_returns('gpuidx_engine_intersect', ARRAY['postinglist[]'], 'postinglist');
 SELECT ok((SELECT engine IN ('cpu', 'cuda') FROM gpuidx_engine_info()), 'an engine is always there');
