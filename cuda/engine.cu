@@ -1671,7 +1671,7 @@ plan_lookups(const gpuidx_rank_query *q, rank_space *rs, rank_plan *p, bool want
 		if (counts[t] < counts[p->shortest])
 			p->shortest = t;
 	}
-	mask = wanted ? gpuidx_rank_lookup_terms(counts, q->nterms, q->every_term, q->k, q->lookup_ratio) : 0;
+	mask = wanted ? gpuidx_rank_lookup_terms(counts, q->nterms, q->every_term, q->k) : 0;
 	for (uint32_t t = 0; t < q->nterms; t++)
 		if (q->every_term ? t == p->shortest : !(mask >> t & 1))
 			candidates += counts[t];

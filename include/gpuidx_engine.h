@@ -256,24 +256,20 @@ typedef struct gpuidx_rank_query
 	uint32_t	out_count;		/* set by the engine: min(k, docs with a term) */
 	uint32_t	matched;		/* set by the engine: docs scored */
 	int32_t		status;			/* set by the engine: gpuidx_engine_status */
-	uint32_t	lookup_ratio;	/* gpuidx_rank_lookup_terms' ratio; 0: every list scored whole */
-	uint32_t	lookups;		/* set by the engine: terms looked up */
-	uint32_t	pad;
+	uint32_t	lookups;		/* set by the engine: terms looked up (gpuidx_rank_lookup_terms) */
 } gpuidx_rank_query;
 
 /*
  * Lookups (docs/ENGINE.md "Lookups").  A ranked query whose lists differ
  * much in length need not score the long ones whole: the candidates come
  * from the short ones, and each candidate is looked up in the long lists
- * (a search of the block index, then of one block).  The terms looked up,
- * for a query's lookup_ratio r (0: none; GPUIDX_RANK_LOOKUP_RATIO is the
- * default of gpuidx.gpu_rank_lookup_ratio):
+ * (a search of the block index, then of one block).  The terms looked up:
  *
- * - every term: the lists of GPUIDX_RANK_LOOKUP_MIN postings or more and r
- *   times the shortest or more (the shortest's docs are the candidates:
- *   the answer is the same);
+ * - every term: the lists of GPUIDX_RANK_LOOKUP_MIN postings or more and
+ *   GPUIDX_RANK_LOOKUP_RATIO times the shortest or more (the shortest's
+ *   docs are the candidates: the answer is the same);
  * - any term: the longest lists, one at a time, while each has that many
- *   postings and r times the other lists together, and those hold k
+ *   postings and that ratio to the other lists together, and those hold k
  *   postings or more.  Docs in looked-up lists only are not scored: when
  *   the k-th best score is not above what those lists can give a doc
  *   together (their BM25 bounds, src/rank/bm25.h), the engine ranks the
@@ -287,13 +283,13 @@ typedef struct gpuidx_rank_query
 #define GPUIDX_RANK_LOOKUP_RATIO	8
 
 GPUIDX_ENGINE_INLINE uint64_t
-gpuidx_rank_lookup_terms(const uint32_t *counts, uint32_t n, int every_term, uint32_t k, uint32_t ratio)
+gpuidx_rank_lookup_terms(const uint32_t *counts, uint32_t n, int every_term, uint32_t k)
 {
 	uint64_t	mask = 0;
 	uint64_t	rest = 0;
 	uint32_t	shortest = 0;
 
-	if (n < 2 || n > GPUIDX_ENGINE_MAX_TERMS || ratio == 0)
+	if (n < 2 || n > GPUIDX_ENGINE_MAX_TERMS)
 		return 0;
 	for (uint32_t t = 0; t < n; t++)
 	{
@@ -305,7 +301,7 @@ gpuidx_rank_lookup_terms(const uint32_t *counts, uint32_t n, int every_term, uin
 	{
 		for (uint32_t t = 0; t < n; t++)
 			if (t != shortest && counts[t] >= GPUIDX_RANK_LOOKUP_MIN &&
-				counts[t] >= (uint64_t) ratio * counts[shortest])
+				counts[t] >= (uint64_t) GPUIDX_RANK_LOOKUP_RATIO * counts[shortest])
 				mask |= UINT64_C(1) << t;
 		return mask;
 	}
@@ -318,7 +314,7 @@ gpuidx_rank_lookup_terms(const uint32_t *counts, uint32_t n, int every_term, uin
 				longest = t;
 		rest -= counts[longest];
 		if (counts[longest] < GPUIDX_RANK_LOOKUP_MIN || rest < k || rest == 0 ||
-			counts[longest] < ratio * rest)
+			counts[longest] < GPUIDX_RANK_LOOKUP_RATIO * rest)
 			return mask;
 		mask |= UINT64_C(1) << longest;
 	}
@@ -330,9 +326,9 @@ gpuidx_rank_lookup_terms(const uint32_t *counts, uint32_t n, int every_term, uin
  * backend's measure of the worker's backlog).
  */
 GPUIDX_ENGINE_INLINE uint64_t
-gpuidx_rank_device_postings(const uint32_t *counts, uint32_t n, int every_term, uint32_t k, uint32_t ratio)
+gpuidx_rank_device_postings(const uint32_t *counts, uint32_t n, int every_term, uint32_t k)
 {
-	uint64_t	mask = gpuidx_rank_lookup_terms(counts, n, every_term, k, ratio);
+	uint64_t	mask = gpuidx_rank_lookup_terms(counts, n, every_term, k);
 	uint64_t	scored = 0;
 	uint64_t	candidates = UINT64_MAX;
 	uint32_t	lookups = 0;

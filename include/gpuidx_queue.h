@@ -41,7 +41,7 @@
 #include "gpuidx_engine.h"
 
 #define GPX_QUEUE_MAGIC		0x51585047	/* "GPXQ" */
-#define GPX_QUEUE_VERSION	3
+#define GPX_QUEUE_VERSION	2
 
 /*
  * The engine process's listening socket, relative to the data directory:
@@ -201,8 +201,6 @@ typedef struct GpxRankParams
 	uint32_t	every_term;
 	uint32_t	k;
 	uint32_t	matched;		/* set by the engine */
-	uint32_t	lookup_ratio;	/* gpuidx_rank_query's */
-	uint32_t	pad;
 	double		k1;
 	double		b;
 	double		avgdl;

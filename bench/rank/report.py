@@ -30,10 +30,6 @@ NAMES = {'gin_rank': 'GIN + ts_rank', 'rum': 'RUM <=>', 'gpuidx': 'gpuidx BM25',
 
 
 def label(method):
-    if method.startswith('gpuidx_gpu_nolimit_lookup_'):
-        return f'gpuidx BM25, GPU worker, no backlog limit, lookup ratio {method.rsplit("_", 1)[1]}'
-    if method.startswith('gpuidx_gpu_lookup_'):
-        return f'gpuidx BM25, GPU worker, lookup ratio {method.rsplit("_", 1)[1]}'
     if method.startswith('gpuidx_gpu_backlog_'):
         return f'gpuidx BM25, GPU worker, backlog {int(method.rsplit("_", 1)[1]):,} postings'
     return NAMES.get(method, method)

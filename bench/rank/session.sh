@@ -199,11 +199,6 @@ for corpus in $CORPORA; do
 			for b in ${GPU_BACKLOGS:-}; do
 				runs+=("gpuidx_gpu_backlog_$b:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_rank_backlog=$b")
 			done
-			# GPU_LOOKUP_RATIOS="N ...": also with gpuidx.gpu_rank_lookup_ratio = N (and without a backlog limit)
-			for lr in ${GPU_LOOKUP_RATIOS:-}; do
-				runs+=("gpuidx_gpu_lookup_$lr:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_rank_lookup_ratio=$lr")
-				[ "${GPU_NOLIMIT:-0}" = 1 ] && runs+=("gpuidx_gpu_nolimit_lookup_$lr:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_rank_backlog=0 -c gpuidx.gpu_rank_lookup_ratio=$lr")
-			done
 		else
 			runs+=("$m:$m:")
 		fi

@@ -175,7 +175,6 @@ request_take(EngineProcess *e, GpxQueueSlot *slot, EngineBatch *b, int q)
 		rq->b = params->b;
 		rq->avgdl = params->avgdl;
 		rq->k = params->k;
-		rq->lookup_ratio = params->lookup_ratio;
 		rq->out_capacity = req->out_capacity;
 		rq->out_docs = (uint32_t *) (base + req->out_offset);
 		rq->out_scores = (double *) (base + req->out_offset + docs_bytes);

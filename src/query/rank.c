@@ -692,7 +692,6 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 	}
 	params.every_term = r->conjunctive;
 	params.k = h->k;
-	params.lookup_ratio = (uint32) gpx_gpu_rank_lookup_ratio;
 	params.k1 = r->k1;
 	params.b = r->b;
 	params.avgdl = r->avgdl;
@@ -796,8 +795,7 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 			dfs[nfound++] = refs[i].df;
 		}
 	/* the device's work: the lists it scores whole, and its lookups in the others */
-	postings = gpuidx_rank_device_postings(counts, nfound, r->conjunctive, h->k,
-										   (uint32) gpx_gpu_rank_lookup_ratio);
+	postings = gpuidx_rank_device_postings(counts, nfound, r->conjunctive, h->k);
 	*postings_out = postings;
 	if (!gpx_place_ranking(dfs, nfound, r->conjunctive, &gpx_placement) || !gpx_worker_wanted())
 		return false;

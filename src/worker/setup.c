@@ -39,7 +39,6 @@ int			gpx_batch_max_work = 8 * 1024 * 1024;
 int			gpx_batch_max_requests = 1024;
 int			gpx_engine_stall_ms = 10000;
 int			gpx_gpu_rank_backlog = 256 * 1024;
-int			gpx_gpu_rank_lookup_ratio = GPUIDX_RANK_LOOKUP_RATIO;
 char	   *gpuidx_engine_library = NULL;
 
 static int	cpu_ratio_threshold_setting = 128;
@@ -139,11 +138,6 @@ gpx_worker_define_settings(void)
 							"A ranked request costs the device work in proportion to its terms' postings: a busy worker "
 							"would make every backend wait while their cores idle.",
 							&gpx_gpu_rank_backlog, 256 * 1024, 0, INT_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("gpuidx.gpu_rank_lookup_ratio",
-							"A list this many times longer than the lists whose docs are a ranked query's candidates is looked up on the GPU for each candidate rather than scored whole (0: every list scored whole).",
-							"The answer is the same either way; a list of fewer than 4096 postings is always scored whole.",
-							&gpx_gpu_rank_lookup_ratio, GPUIDX_RANK_LOOKUP_RATIO, 0, 1 << 20,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpuidx.batch_window",

@@ -166,9 +166,6 @@ extern bool gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *par
  * and what it holds now
  */
 extern int	gpx_gpu_rank_backlog;
-
-/* gpuidx.gpu_rank_lookup_ratio: gpuidx_rank_query's lookup_ratio */
-extern int	gpx_gpu_rank_lookup_ratio;
 extern uint64 gpx_worker_rank_backlog(void);
 
 /* this backend's share of the statistics, for EXPLAIN ANALYZE */

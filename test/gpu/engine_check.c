@@ -1117,11 +1117,6 @@ rank_add_query(rank_batch *b, const rank_segment_pool *seg)
 	q->terms = b->terms[i];
 	q->nterms = nterms;
 	q->every_term = unit_rand_below(3) == 0;
-	{
-		static const uint32_t ratios[] = {0, 1, 2, GPUIDX_RANK_LOOKUP_RATIO, 64};
-
-		q->lookup_ratio = ratios[unit_rand_below(sizeof(ratios) / sizeof(ratios[0]))];
-	}
 	q->doclens.key = RANK_KEY(seg->epoch, 2, 0);
 	if (unit_rand_below(4) == 0)
 	{
