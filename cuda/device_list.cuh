@@ -191,72 +191,54 @@ dev_after_zeros(const uint64_t *data, uint64_t pos, uint64_t nbits, uint64_t h)
 	return -1;
 }
 
-/* set bits of [pos, pos + nbits) */
-GPUIDX_DEV uint32_t
-dev_ones_before(const uint64_t *data, uint64_t pos, uint64_t nbits)
-{
-	uint32_t	ones = 0;
-
-	for (uint64_t base = 0; base < nbits; base += 64)
-	{
-		uint64_t	w = dev_window(data, pos + base);
-
-		if (nbits - base < 64)
-			w &= (UINT64_C(1) << (nbits - base)) - 1;
-		ones += dev_popc64(w);
-	}
-	return ones;
-}
-
 /*
- * Is x in block b (x within the block's range)?  When it is and index is
- * not NULL, *index is x's place in the block, as the block decodes.  EF:
- * select over the unary field to x's bucket, then compare the few postings
- * there; bitmap: one bit (and the bits before it for the place); LRC:
- * binary search between the bounds the line and the largest deviation give
- * (Ao et al.'s range contraction); raw: binary search.  Reads only what the
- * answer needs.
+ * Is x in block b (x within the block's range, not its first posting)?
+ * EF: select over the unary field to x's bucket, then compare the few
+ * postings there; bitmap: one bit; LRC: binary search between the bounds
+ * the line and the largest deviation give (Ao et al.'s range contraction);
+ * raw: binary search.  Reads only what the answer needs.
  */
 GPUIDX_DEV bool
-dev_block_find(const list_desc &d, uint32_t b, uint32_t x, uint32_t *index)
+dev_block_contains(const list_desc &d, uint32_t b, uint32_t x)
 {
 	uint32_t	n = dev_block_len(d, b);
 	uint32_t	first = dev_block_first(d, b);
 
-	if (d.codec == GPUIDX_CODEC_RAW || d.codec == GPUIDX_CODEC_LRC)
+	if (d.codec == GPUIDX_CODEC_RAW)
 	{
-		const uint32_t *v = d.codec == GPUIDX_CODEC_RAW ? d.block_first + (size_t) b * GPUIDX_EF_BLOCK : NULL;
-		const gpuidx_lrc_segment *seg = d.codec == GPUIDX_CODEC_LRC ? &d.segs[b] : NULL;
+		const uint32_t *v = d.block_first + (size_t) b * GPUIDX_EF_BLOCK;
 		uint32_t	lo = 0,
 					hi = n;
-		uint32_t	at;
 
-		if (d.codec == GPUIDX_CODEC_LRC)
-		{
-			int64_t		intercept = gpuidx_lrc_intercept(seg);
-			uint64_t	slope = gpuidx_lrc_slope(seg);
-
-			lo = dev_line_reaches(intercept, slope, seg->max_dev, 0, n, x);
-			hi = dev_line_reaches(intercept, slope, 0, lo, n, x);
-		}
 		while (lo < hi)
 		{
 			uint32_t	mid = (lo + hi) / 2;
-			uint32_t	vm = d.codec == GPUIDX_CODEC_RAW ? dev_load(&v[mid]) : dev_lrc_value(d, seg, mid);
 
-			if (vm < x)
+			if (dev_load(&v[mid]) < x)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo >= n)
-			return false;
-		at = d.codec == GPUIDX_CODEC_RAW ? dev_load(&v[lo]) : dev_lrc_value(d, seg, lo);
-		if (at != x)
-			return false;
-		if (index)
-			*index = lo;
-		return true;
+		return lo < n && dev_load(&v[lo]) == x;
+	}
+	if (d.codec == GPUIDX_CODEC_LRC)
+	{
+		const gpuidx_lrc_segment *seg = &d.segs[b];
+		int64_t		intercept = gpuidx_lrc_intercept(seg);
+		uint64_t	slope = gpuidx_lrc_slope(seg);
+		uint32_t	lo = dev_line_reaches(intercept, slope, seg->max_dev, 0, n, x);
+		uint32_t	hi = dev_line_reaches(intercept, slope, 0, lo, n, x);
+
+		while (lo < hi)
+		{
+			uint32_t	mid = (lo + hi) / 2;
+
+			if (dev_lrc_value(d, seg, mid) < x)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < n && dev_lrc_value(d, seg, lo) == x;
 	}
 	{
 		uint64_t	universe = dev_block_end(d, b) - first;
@@ -271,17 +253,9 @@ dev_block_find(const list_desc &d, uint32_t b, uint32_t x, uint32_t *index)
 		switch (gpuidx_ef_block_kind(universe, n))
 		{
 			case GPUIDX_EF_RUN:
-				if (rel >= n)
-					return false;
-				if (index)
-					*index = (uint32_t) rel;
-				return true;
+				return rel < n;
 			case GPUIDX_EF_BITMAP:
-				if (rel >= universe || (dev_window(d.data, pos + rel) & 1) == 0)
-					return false;
-				if (index)
-					*index = dev_ones_before(d.data, pos, rel);
-				return true;
+				return rel < universe && ((dev_window(d.data, pos + rel) & 1) != 0);
 			default:
 				break;
 		}
@@ -304,23 +278,13 @@ dev_block_find(const list_desc &d, uint32_t b, uint32_t x, uint32_t *index)
 				uint32_t	v = first + (((p - j) << l) | dev_bits(d.data, pos + (uint64_t) j * l, l));
 
 				if (v >= x)
-				{
-					if (v == x && index)
-						*index = j;
 					return v == x;
-				}
 				j++;
 				w &= w - 1;
 			}
 		}
 		return false;
 	}
-}
-
-GPUIDX_DEV bool
-dev_block_contains(const list_desc &d, uint32_t b, uint32_t x)
-{
-	return dev_block_find(d, b, x, NULL);
 }
 
 #endif							/* GPUIDX_DEVICE_LIST_CUH */

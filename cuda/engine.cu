@@ -68,8 +68,6 @@ struct dev_list
 	uint32_t	kind;			/* DATA_LIST or GPUIDX_DATA_* */
 	uint32_t	count;			/* FREQS: its df; DOCLENS: ndocs */
 	uint32_t	nchunks;		/* DOCLENS */
-	uint32_t	max_tf;			/* FREQS: its bound's inputs (gpx_freq_record_bound) */
-	uint32_t	min_dlcode;
 	list_desc	rel;			/* a list's pointers relative to its start */
 };
 
@@ -456,10 +454,7 @@ cuda_cache_put_data(gpuidx_engine *e, uint64_t key, uint32_t kind, const void *b
 	}
 	l->kind = kind;
 	if (kind == GPUIDX_DATA_FREQS)
-	{
 		l->count = gpx_freq_record_df((const uint8_t *) bytes);
-		gpx_freq_record_bound((const uint8_t *) bytes, &l->max_tf, &l->min_dlcode);
-	}
 	else
 	{
 		gpuidx_doclens_header h;
@@ -1515,9 +1510,6 @@ struct rank_term_plan
 	list_desc	rel;			/* the list's pointers relative to its start */
 	rank_ref	tf;				/* the inline tfs, or the frequency record */
 	bool		inline_tfs;
-	bool		lookup;			/* looked up for the candidates, not scored whole */
-	uint32_t	max_tf;			/* its bound's inputs (gpx_bm25_bound) */
-	uint32_t	min_dlcode;
 	double		idf;
 };
 
@@ -1532,10 +1524,6 @@ struct rank_plan
 	uint32_t	nchunks;
 	uint32_t	nslots;			/* its accumulator table (rank_table_size) */
 	uint32_t	hash_shift;		/* 0: the table is dense, a slot per doc */
-	uint32_t	lookups;		/* terms looked up: the table is claimed */
-	uint32_t	shortest;		/* every term: the term whose docs are the candidates */
-	double		lookup_bound;	/* any term: the most the looked-up terms give a doc */
-	bool		rerun;			/* the bound did not hold: rank it again, every list scored */
 	uint64_t	footprint;		/* device bytes it needs in a chunk */
 	/* places in the chunk's arrays, set by run_rank_chunk */
 	uint64_t	out_base;		/* its k places among the chunk's outputs */
@@ -1555,13 +1543,11 @@ struct rank_space
 	std::vector<rank_job> jobs;
 	std::vector<rank_term_desc> descs;
 	std::vector<uint32_t> pass_jobs;
-	std::vector<uint32_t> pass_terms;
 	std::vector<uint64_t> pass_prefix;
 	std::vector<rank_pass> passes;
 	std::vector<uint64_t> slot_prefix;
 	std::vector<copy_piece> pieces;
 	std::vector<uint32_t> order;
-	std::vector<uint32_t> todo;	/* the queries of the round */
 };
 
 static void
@@ -1649,65 +1635,14 @@ rank_scratch_bytes(uint32_t nslots, bool hashed, uint32_t k, uint32_t nterms)
 }
 
 /*
- * The terms of plan p to look up (gpuidx_rank_lookup_terms), when
- * lookups are wanted and its claimed table is hashed: marks them, sizes the
- * table for the candidates' lists and, for any term, sums the looked-up
- * terms' bounds in the query's order as its scores are summed.  Otherwise
- * the table takes every posting.
- */
-static void
-plan_lookups(const gpuidx_rank_query *q, rank_space *rs, rank_plan *p, bool wanted)
-{
-	rank_term_plan *terms = &rs->terms[p->first_term];
-	uint32_t	counts[GPUIDX_ENGINE_MAX_TERMS];
-	uint64_t	postings = 0,
-				candidates = 0,
-				mask;
-
-	for (uint32_t t = 0; t < q->nterms; t++)
-	{
-		counts[t] = terms[t].rel.count;
-		postings += counts[t];
-		if (counts[t] < counts[p->shortest])
-			p->shortest = t;
-	}
-	mask = wanted ? gpuidx_rank_lookup_terms(counts, q->nterms, q->every_term, q->k) : 0;
-	for (uint32_t t = 0; t < q->nterms; t++)
-		if (q->every_term ? t == p->shortest : !(mask >> t & 1))
-			candidates += counts[t];
-	if (mask != 0)
-	{
-		rank_table_size(candidates, p->ndocs, &p->nslots, &p->hash_shift);
-		if (p->hash_shift == 0)
-			mask = 0;
-	}
-	if (mask == 0)
-	{
-		rank_table_size(postings, p->ndocs, &p->nslots, &p->hash_shift);
-		return;
-	}
-	p->lookup_bound = 0.0;
-	for (uint32_t t = 0; t < q->nterms; t++)
-	{
-		if (!(mask >> t & 1))
-			continue;
-		terms[t].lookup = true;
-		p->lookups++;
-		p->lookup_bound += gpx_bm25_bound(terms[t].idf, q->k1, q->b, q->avgdl, terms[t].max_tf,
-										  terms[t].min_dlcode);
-	}
-}
-
-/*
  * Check query q and find its data: every argument, the lists (structure and
  * checksum when inline), their tfs or frequency records (df = the list's
- * count), the doc lengths (every list's last doc below ndocs); then plan
- * its lookups, if wanted.  Appends its terms to rs->terms; OK, INVALID or
- * NOT_CACHED.
+ * count), the doc lengths (every list's last doc below ndocs).  Appends its
+ * terms to rs->terms; OK, INVALID or NOT_CACHED.
  */
 static int
 resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, rank_plan *p,
-			   bool lookups, uint64_t *list_bytes)
+			   uint64_t *list_bytes)
 {
 	dev_list   *l;
 	int			st;
@@ -1770,13 +1705,8 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 		if (rt->tfs != NULL)
 		{
 			/* tfs are 1..255: a 0 would count a doc the CPU does not */
-			for (uint32_t i = 0; i < tp.rel.count; i++)
-			{
-				if (rt->tfs[i] == 0)
-					return GPUIDX_ENGINE_ERR_INVALID;
-				tp.max_tf = std::max<uint32_t>(tp.max_tf, rt->tfs[i]);
-			}
-			tp.min_dlcode = 0;	/* no doc is shorter */
+			if (memchr(rt->tfs, 0, tp.rel.count) != NULL)
+				return GPUIDX_ENGINE_ERR_INVALID;
 			tp.inline_tfs = true;
 			tp.tf = rank_inline(rt->tfs, tp.rel.count);
 		}
@@ -1787,7 +1717,6 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 				if (gpx_freq_record_check((const uint8_t *) rt->freqs.bytes, rt->freqs.len) != NULL)
 					return GPUIDX_ENGINE_ERR_INVALID;
 				df = gpx_freq_record_df((const uint8_t *) rt->freqs.bytes);
-				gpx_freq_record_bound((const uint8_t *) rt->freqs.bytes, &tp.max_tf, &tp.min_dlcode);
 				tp.tf = rank_inline(rt->freqs.bytes, rt->freqs.len);
 			}
 			else
@@ -1795,8 +1724,6 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 				if ((st = rank_lookup(e, rt->freqs.key, GPUIDX_DATA_FREQS, &l)) != GPUIDX_ENGINE_OK)
 					return st;
 				df = l->count;
-				tp.max_tf = l->max_tf;
-				tp.min_dlcode = l->min_dlcode;
 				tp.tf = rank_cached(e, l);
 			}
 			if (df != tp.rel.count)
@@ -1804,7 +1731,13 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 		}
 		rs->terms.push_back(tp);
 	}
-	plan_lookups(q, rs, p, lookups);
+	{
+		uint64_t	postings = 0;
+
+		for (uint32_t t = 0; t < q->nterms; t++)
+			postings += rs->terms[p->first_term + t].rel.count;
+		rank_table_size(postings, p->ndocs, &p->nslots, &p->hash_shift);
+	}
 	p->footprint = rank_scratch_bytes(p->nslots, p->hash_shift != 0, q->k, q->nterms);
 	if (p->doclens.src != NULL)
 		p->footprint += ALIGN_UP(p->doclens.len);
@@ -1851,7 +1784,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	uint64_t	at_jobs,
 				at_descs,
 				at_pass_jobs,
-				at_pass_terms,
 				at_pass_prefix,
 				at_slot_prefix,
 				at_stage,
@@ -1887,55 +1819,28 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		slot_items += (p.nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK;
 	}
 
-	/*
-	 * The passes: the claim (the candidates' terms of each query that looks
-	 * terms up), then for each j the score pass of the queries that score
-	 * their term j and the lookup pass of those that look it up.  Their
-	 * arrays hold offsets until placed.
-	 */
+	/* the term passes: pass j takes term j of every query that has one */
 	rs->pass_jobs.clear();
-	rs->pass_terms.clear();
 	rs->pass_prefix.clear();
-	rs->passes.clear();
-	for (uint32_t j = 0; j <= 2 * max_terms; j++)
+	rs->passes.assign(max_terms, rank_pass());
+	for (uint32_t j = 0; j < max_terms; j++)
 	{
-		rank_pass	pass = {};
+		rank_pass  &pass = rs->passes[j];
 		uint64_t	items = 0;
 
-		pass.mode = j == 0 ? RANK_PASS_CLAIM : j % 2 == 1 ? RANK_PASS_SCORE : RANK_PASS_LOOKUP;
-		pass.term = j == 0 ? 0 : (j - 1) / 2;
-		pass.jobs = (const uint32_t *) (uintptr_t) rs->pass_jobs.size();
-		pass.job_terms = (const uint32_t *) (uintptr_t) rs->pass_terms.size();
+		pass.term = j;
+		pass.jobs = (const uint32_t *) (uintptr_t) rs->pass_jobs.size();		/* offsets until placed */
 		pass.prefix = (const uint64_t *) (uintptr_t) rs->pass_prefix.size();
 		rs->pass_prefix.push_back(0);
 		for (uint32_t i = 0; i < np; i++)
-		{
-			const rank_plan &p = plans[i];
-
-			for (uint32_t t = 0; t < p.nterms; t++)
+			if (plans[i].nterms > j)
 			{
-				const rank_term_plan &tp = rs->terms[p.first_term + t];
-
-				if (pass.mode == RANK_PASS_CLAIM)
-				{
-					if (p.lookups == 0 || (queries[p.qi].every_term ? t != p.shortest : tp.lookup))
-						continue;
-					rs->pass_terms.push_back(t);
-				}
-				else if (t != pass.term || tp.lookup != (pass.mode == RANK_PASS_LOOKUP))
-					continue;
 				rs->pass_jobs.push_back(i);
-				items += pass.mode == RANK_PASS_LOOKUP ? (p.nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK
-					: tp.rel.nblocks;
+				items += rs->terms[plans[i].first_term + j].rel.nblocks;
 				rs->pass_prefix.push_back(items);
 			}
-		}
 		pass.njobs = (uint32_t) (rs->pass_prefix.size() - 1 - (uintptr_t) pass.prefix);
 		pass.items = items;
-		if (pass.njobs > 0)
-			rs->passes.push_back(pass);
-		else
-			rs->pass_prefix.pop_back();
 	}
 	rs->slot_prefix.assign(1, 0);
 	for (uint32_t i = 0; i < np; i++)
@@ -1950,7 +1855,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	at_jobs = dev.take((uint64_t) np * sizeof(rank_job));
 	at_descs = dev.take(rs->terms.size() * sizeof(rank_term_desc));
 	at_pass_jobs = dev.take(rs->pass_jobs.size() * sizeof(uint32_t));
-	at_pass_terms = dev.take(rs->pass_terms.size() * sizeof(uint32_t));
 	at_pass_prefix = dev.take(rs->pass_prefix.size() * sizeof(uint64_t));
 	at_slot_prefix = dev.take(rs->slot_prefix.size() * sizeof(uint64_t));
 	at_stage = dev.take(stage);
@@ -2010,7 +1914,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 			job.keys = p.hash_shift != 0 ? (uint32_t *) (e->scratch + p.keys_offset) : NULL;
 			job.nslots = p.nslots;
 			job.hash_shift = p.hash_shift;
-			job.claimed = p.lookups != 0;
 			job.hist = (uint32_t *) (e->scratch + at_hist) + (uint64_t) i * RANK_BINS;
 			job.best = (uint64_t *) (e->scratch + p.best_offset);
 			job.surv_docs = (uint32_t *) (e->scratch + p.surv_docs_offset);
@@ -2039,15 +1942,11 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	memcpy(e->pinned + at_jobs, rs->jobs.data(), (uint64_t) np * sizeof(rank_job));
 	memcpy(e->pinned + at_descs, rs->descs.data(), rs->descs.size() * sizeof(rank_term_desc));
 	memcpy(e->pinned + at_pass_jobs, rs->pass_jobs.data(), rs->pass_jobs.size() * sizeof(uint32_t));
-	if (!rs->pass_terms.empty())
-		memcpy(e->pinned + at_pass_terms, rs->pass_terms.data(), rs->pass_terms.size() * sizeof(uint32_t));
 	memcpy(e->pinned + at_pass_prefix, rs->pass_prefix.data(), rs->pass_prefix.size() * sizeof(uint64_t));
 	memcpy(e->pinned + at_slot_prefix, rs->slot_prefix.data(), rs->slot_prefix.size() * sizeof(uint64_t));
 	for (rank_pass &pass : rs->passes)
 	{
 		pass.jobs = (const uint32_t *) (e->scratch + at_pass_jobs) + (uintptr_t) pass.jobs;
-		pass.job_terms = pass.mode == RANK_PASS_CLAIM ?
-			(const uint32_t *) (e->scratch + at_pass_terms) + (uintptr_t) pass.job_terms : NULL;
 		pass.prefix = (const uint64_t *) (e->scratch + at_pass_prefix) + (uintptr_t) pass.prefix;
 	}
 	l.jobs = (const rank_job *) (e->scratch + at_jobs);
@@ -2063,8 +1962,8 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		stats->host_seconds += device_start - *clock;
 	CUDA_TRY(e, error, OPS->copy_async(e->scratch, e->pinned, upload_end, e->stream));
 	CUDA_TRY(e, error, OPS->zero_async(e->scratch + at_bad, dev.used - at_bad, e->stream));
-	for (const rank_pass &pass : rs->passes)
-		LAUNCH_TRY(e, error, stats, OPS->rank_term(&l, &pass, max_ctas, e->stream));
+	for (uint32_t j = 0; j < max_terms; j++)
+		LAUNCH_TRY(e, error, stats, OPS->rank_term(&l, &rs->passes[j], max_ctas, e->stream));
 	LAUNCH_TRY(e, error, stats, OPS->rank_best(&l, max_ctas, e->stream));
 	LAUNCH_TRY(e, error, stats, OPS->rank_bound(&l, e->stream));
 	LAUNCH_TRY(e, error, stats, OPS->rank_gather(&l, max_ctas, e->stream));
@@ -2118,14 +2017,10 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		}
 	}
 
-	/*
-	 * each query's docs at or above its k-th, sorted: score descending, then
-	 * doc; of a query that looked terms up for any term, only when no doc of
-	 * those lists alone can reach its k-th (else it is ranked again)
-	 */
+	/* each query's docs at or above its k-th, sorted: score descending, then doc */
 	for (uint32_t i = 0; i < np; i++)
 	{
-		rank_plan  &p = plans[i];
+		const rank_plan &p = plans[i];
 		gpuidx_rank_query *q = &queries[p.qi];
 		rank_select s;
 		const uint32_t *docs = (const uint32_t *) (e->pinned + host_return + (at_out_docs - at_bad)) + p.out_base;
@@ -2147,12 +2042,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
 			return scores[a] != scores[b] ? scores[a] > scores[b] : docs[a] < docs[b];
 		});
-		if (p.lookups != 0 && !q->every_term &&
-			(n < q->k || !gpx_bm25_prunable(p.lookup_bound, scores[order[n - 1]])))
-		{
-			p.rerun = true;
-			continue;
-		}
 		for (uint32_t j = 0; j < n; j++)
 		{
 			q->out_docs[j] = docs[order[j]];
@@ -2160,7 +2049,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 		}
 		q->out_count = n;
 		q->matched = s.matched;
-		q->lookups = p.lookups;
 		q->status = GPUIDX_ENGINE_OK;
 	}
 	*clock = now_seconds();
@@ -2190,59 +2078,45 @@ cuda_run_ranked(gpuidx_engine *e, gpuidx_rank_query *queries, uint32_t nqueries,
 		if (e->rank == NULL)
 			e->rank = new rank_space();
 		rank_space *rs = e->rank;
-		std::vector<uint32_t> &todo = rs->todo;
+		size_t		from = 0;
+		uint64_t	used = 0;
 
-		/* every query, with lookups; then those whose bound did not hold, without */
-		todo.clear();
+		rs->plans.clear();
+		rs->terms.clear();
 		for (uint32_t qi = 0; qi < nqueries; qi++)
-			todo.push_back(qi);
-		for (int round = 0; round < 2 && !todo.empty() && st == GPUIDX_ENGINE_OK; round++)
 		{
-			size_t		from = 0;
-			uint64_t	used = 0;
+			gpuidx_rank_query *q = &queries[qi];
+			rank_plan	p = {};
+			uint64_t	list_bytes = 0;
+			size_t		nterms_before = rs->terms.size();
 
-			rs->plans.clear();
-			rs->terms.clear();
-			for (uint32_t qi : todo)
+			q->out_count = 0;
+			q->matched = 0;
+			p.qi = qi;
+			q->status = resolve_ranked(e, q, rs, &p, &list_bytes);
+			if (stats)
+				stats->list_bytes += list_bytes;
+			if (q->status == GPUIDX_ENGINE_OK && p.footprint > e->batch_budget)
+				q->status = GPUIDX_ENGINE_ERR_TOO_LARGE;	/* alone too large: the CPU answers it */
+			if (q->status != GPUIDX_ENGINE_OK)
 			{
-				gpuidx_rank_query *q = &queries[qi];
-				rank_plan	p = {};
-				uint64_t	list_bytes = 0;
-				size_t		nterms_before = rs->terms.size();
-
-				q->out_count = 0;
-				q->matched = 0;
-				q->lookups = 0;
-				p.qi = qi;
-				q->status = resolve_ranked(e, q, rs, &p, round == 0, &list_bytes);
-				if (stats)
-					stats->list_bytes += list_bytes;
-				if (q->status == GPUIDX_ENGINE_OK && p.footprint > e->batch_budget)
-					q->status = GPUIDX_ENGINE_ERR_TOO_LARGE;	/* alone too large: the CPU answers it */
-				if (q->status != GPUIDX_ENGINE_OK)
-				{
-					rs->terms.resize(nterms_before);
-					continue;
-				}
-				rs->plans.push_back(p);
+				rs->terms.resize(nterms_before);
+				continue;
 			}
-			/* chunks of consecutive queries that fit the batch memory */
-			for (size_t i = 0; i <= rs->plans.size() && st == GPUIDX_ENGINE_OK; i++)
+			rs->plans.push_back(p);
+		}
+		/* chunks of consecutive queries that fit the batch memory */
+		for (size_t i = 0; i <= rs->plans.size() && st == GPUIDX_ENGINE_OK; i++)
+		{
+			uint64_t	need = i < rs->plans.size() ? rs->plans[i].footprint : 0;
+
+			if (i > from && (i == rs->plans.size() || used + need > e->batch_budget))
 			{
-				uint64_t	need = i < rs->plans.size() ? rs->plans[i].footprint : 0;
-
-				if (i > from && (i == rs->plans.size() || used + need > e->batch_budget))
-				{
-					st = run_rank_chunk(e, queries, from, i, &clock, stats, error);
-					from = i;
-					used = 0;
-				}
-				used += need;
+				st = run_rank_chunk(e, queries, from, i, &clock, stats, error);
+				from = i;
+				used = 0;
 			}
-			todo.clear();
-			for (const rank_plan &p : rs->plans)
-				if (p.rerun)
-					todo.push_back(p.qi);
+			used += need;
 		}
 	}
 	catch (const std::bad_alloc &)

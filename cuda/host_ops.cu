@@ -275,10 +275,7 @@ host_small(const small_launch *s, unsigned max_ctas, uint32_t *slots, uint32_t *
 	return cudaSuccess;
 }
 
-/*
- * launch_rank_term: each item's block decoded as a warp does it, then its
- * postings in turn; a lookup pass's slots in turn
- */
+/* launch_rank_term: each item's block decoded as a warp does it, then its postings in turn */
 static cudaError_t
 host_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cudaStream_t stream)
 {
@@ -288,28 +285,19 @@ host_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cuda
 	{
 		uint32_t	at = find_job(p->prefix, p->njobs, item);
 		const rank_job &q = l->jobs[p->jobs[at]];
-		uint32_t	term = p->job_terms != NULL ? p->job_terms[at] : p->term;
-		const rank_term_desc &t = l->terms[q.first_term + term];
-		uint64_t	first = item - p->prefix[at];	/* the block, or the first slot chunk */
-		uint32_t	b = (uint32_t) first;
-		uint32_t	n = p->mode == RANK_PASS_LOOKUP ? 0 : dev_block_len(t.list, b);
+		const rank_term_desc &t = l->terms[q.first_term + p->term];
+		uint32_t	b = (uint32_t) (item - p->prefix[at]);
+		uint32_t	n = dev_block_len(t.list, b);
 		uint32_t	base = b * dev_block_capacity(t.list);
 		uint32_t	vals[ITEM_MAX];
 
-		if (p->mode == RANK_PASS_LOOKUP)
-		{
-			for (uint64_t s = first * RANK_SLOT_CHUNK; s < (first + 1) * RANK_SLOT_CHUNK && s < q.nslots; s++)
-				rank_lookup_slot(q, t, term, (uint32_t) s);
-			continue;
-		}
 		if (!host_warp_decode_block(t.list, b, vals))
 		{
 			*l->bad = 1;
 			continue;
 		}
 		for (uint32_t j = 0; j < n; j++)
-			if (!(p->mode == RANK_PASS_CLAIM ? rank_claim_posting(q, vals[j])
-				  : rank_add_posting(q, t, term, base + j, vals[j])))
+			if (!rank_add_posting(q, t, base + j, vals[j]))
 				*l->bad = 1;
 	}
 	return cudaSuccess;

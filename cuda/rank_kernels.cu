@@ -18,10 +18,9 @@
 
 /*
  * A warp per work item: block b of the pass's term of one query, decoded
- * into shared memory, then each lane adds its postings (or, in a claim
- * pass, claims their docs' slots).  Within a launch a doc is in one item of
- * a query at most, so the plain read-add-write of its sum races with
- * nothing.
+ * into shared memory, then each lane adds its postings.  Within a launch a
+ * doc is in one item of a query at most, so the plain read-add-write of its
+ * sum races with nothing.
  */
 __global__ void __launch_bounds__(RANK_TERM_WARPS * 32)
 rank_term_kernel(rank_launch l, rank_pass p)
@@ -36,8 +35,7 @@ rank_term_kernel(rank_launch l, rank_pass p)
 	{
 		uint32_t	at = find_job(p.prefix, p.njobs, item);
 		const rank_job &q = l.jobs[p.jobs[at]];
-		uint32_t	term = p.job_terms != NULL ? p.job_terms[at] : p.term;
-		const rank_term_desc &t = l.terms[q.first_term + term];
+		const rank_term_desc &t = l.terms[q.first_term + p.term];
 		uint32_t	b = (uint32_t) (item - p.prefix[at]);
 		uint32_t	n = dev_block_len(t.list, b);
 		uint32_t	base = b * dev_block_capacity(t.list);
@@ -50,32 +48,10 @@ rank_term_kernel(rank_launch l, rank_pass p)
 			continue;
 		}
 		for (uint32_t j = lane; j < n; j += WARP_LANES)
-			ok &= p.mode == RANK_PASS_CLAIM ? rank_claim_posting(q, vals[warp][j])
-				: rank_add_posting(q, t, term, base + j, vals[warp][j]);
+			ok &= rank_add_posting(q, t, base + j, vals[warp][j]);
 		if (!ok)
 			*l.bad = 1;
 		__syncwarp();
-	}
-}
-
-/*
- * A lookup pass: a block per RANK_SLOT_CHUNK slots of a query's claimed
- * table, a thread per slot at a time, each candidate looked up in the
- * pass's term (rank_lookup_slot).
- */
-__global__ void __launch_bounds__(RANK_SELECT_THREADS)
-rank_lookup_kernel(rank_launch l, rank_pass p)
-{
-	for (uint64_t item = blockIdx.x; item < p.items; item += gridDim.x)
-	{
-		uint32_t	at = find_job(p.prefix, p.njobs, item);
-		const rank_job &q = l.jobs[p.jobs[at]];
-		const rank_term_desc &t = l.terms[q.first_term + p.term];
-		uint64_t	s0 = (item - p.prefix[at]) * RANK_SLOT_CHUNK;
-		uint64_t	s1 = s0 + RANK_SLOT_CHUNK < q.nslots ? s0 + RANK_SLOT_CHUNK : q.nslots;
-
-		for (uint64_t s = s0 + threadIdx.x; s < s1; s += RANK_SELECT_THREADS)
-			rank_lookup_slot(q, t, p.term, (uint32_t) s);
 	}
 }
 
@@ -441,11 +417,6 @@ launch_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cu
 {
 	if (p->items == 0)
 		return cudaSuccess;
-	if (p->mode == RANK_PASS_LOOKUP)
-	{
-		rank_lookup_kernel<<<grid_for(p->items, 1, max_ctas), RANK_SELECT_THREADS, 0, stream>>>(*l, *p);
-		return cudaGetLastError();
-	}
 	rank_term_kernel<<<grid_for(p->items, RANK_TERM_WARPS, max_ctas), RANK_TERM_WARPS * 32, 0, stream>>>(*l, *p);
 	return cudaGetLastError();
 }

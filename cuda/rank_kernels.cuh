@@ -13,11 +13,8 @@
 #include "rank_ops.cuh"
 
 /*
- * One pass (rank_pass): a warp per block of the term's list in each query
- * of the pass, decoding it and adding each posting's contribution
- * (rank_add_posting) or claiming its docs' slots (rank_claim_posting); or,
- * for a lookup pass, a thread per slot of each query's table looking its
- * candidate up in the term's list (rank_lookup_slot).
+ * One term pass: a warp per block of the term's list in each query of the
+ * pass, decoding it and adding each posting's contribution (rank_add_posting).
  */
 extern cudaError_t launch_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas,
 									cudaStream_t stream);

@@ -71,15 +71,13 @@ struct rank_job
 	 * The accumulator table, zeroed: slot s holds a doc's sum and its count
 	 * of terms.  keys[s] is that doc + 1 (0: a free slot) in a hashed table
 	 * of nslots = 2^(32 - hash_shift); keys NULL: the slot is the doc, and
-	 * nslots is ndocs.  A claimed table (hashed) got every candidate's slot
-	 * from the claim pass: the term passes add to those slots only.
+	 * nslots is ndocs.
 	 */
 	double	   *acc;
 	uint8_t    *count;
 	uint32_t   *keys;
 	uint32_t	nslots;
 	uint32_t	hash_shift;
-	uint32_t	claimed;
 	uint32_t   *hist;			/* RANK_BINS, zeroed; each pick leaves it zeroed */
 	uint64_t   *best;			/* each part's best key (low word, high word; 0: none), zeroed */
 	uint32_t   *surv_docs;		/* RANK_SURVIVORS each: the candidates at or above the bound */
@@ -100,26 +98,14 @@ struct rank_launch
 	int32_t    *bad;			/* set when a list fails to decode or names a doc >= ndocs */
 };
 
-/*
- * A pass over term 'term' of its queries (or, for a claim, term job_terms[i]
- * of its i-th): RANK_PASS_SCORE and RANK_PASS_CLAIM take a work item per
- * list block (score its postings, or claim its docs' slots), RANK_PASS_LOOKUP
- * one per RANK_SLOT_CHUNK slots of the query's table (each candidate looked
- * up in the term's list).
- */
-#define RANK_PASS_SCORE		0
-#define RANK_PASS_CLAIM		1
-#define RANK_PASS_LOOKUP	2
-
+/* a term pass: term 'term' of every query that has one, a work item per list block */
 struct rank_pass
 {
 	const uint32_t *jobs;		/* the queries */
-	const uint32_t *job_terms;	/* a claim's terms, one per query of jobs; else NULL */
-	const uint64_t *prefix;		/* work items before each; njobs + 1 */
+	const uint64_t *prefix;		/* blocks before each; njobs + 1 */
 	uint32_t	njobs;
 	uint64_t	items;
 	uint32_t	term;
-	uint32_t	mode;
 };
 
 /* table slots per work item of the selection kernels */
@@ -214,22 +200,6 @@ dev_block_capacity(const list_desc &d)
 	return d.codec == GPUIDX_CODEC_LRC ? GPUIDX_LRC_SEGMENT : GPUIDX_EF_BLOCK;
 }
 
-/* is x in list d, and at which posting (the place its tf has)? */
-GPUIDX_DEV bool
-dev_list_find(const list_desc &d, uint32_t x, uint32_t *index)
-{
-	int64_t		b;
-	uint32_t	j;
-
-	if (d.count == 0 || x > d.last)
-		return false;
-	b = dev_find_block_in(d, x, 0, d.nblocks);
-	if (b < 0 || !dev_block_find(d, (uint32_t) b, x, &j))
-		return false;
-	*index = (uint32_t) b * dev_block_capacity(d) + j;
-	return true;
-}
-
 /* *p from 0 to v if it was 0; what *p held (the device's atomicCAS) */
 GPUIDX_DEV uint32_t
 rank_claim(uint32_t *p, uint32_t v)
@@ -270,21 +240,6 @@ rank_slot_of(const rank_job &q, uint32_t doc)
 	}
 }
 
-/* doc's slot in q's claimed table, or UINT32_MAX: it is no candidate */
-GPUIDX_DEV uint32_t
-rank_slot_find(const rank_job &q, uint32_t doc)
-{
-	for (uint32_t s = (doc * 2654435761u) >> q.hash_shift;; s = (s + 1) & (q.nslots - 1))
-	{
-		uint32_t	held = q.keys[s];
-
-		if (held == doc + 1)
-			return s;
-		if (held == 0)
-			return UINT32_MAX;
-	}
-}
-
 /* the doc slot s of q's table holds (meaningful for a slot with a count) */
 GPUIDX_DEV uint32_t
 rank_slot_doc(const rank_job &q, uint32_t s)
@@ -292,78 +247,34 @@ rank_slot_doc(const rank_job &q, uint32_t s)
 	return q.keys == NULL ? s : q.keys[s] - 1;
 }
 
-/* posting i of term t, a doc of length len, added into slot s */
-GPUIDX_DEV void
-rank_score_into(const rank_job &q, const rank_term_desc &t, uint32_t i, uint32_t len, uint32_t s)
-{
-	uint32_t	tf = t.tfs != NULL ? t.tfs[i] : dev_freq_tf(t.freq, t.list.count, i);
-	double		norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, len);
-
-	q.acc[s] += gpx_bm25_term(t.idf, q.k1, tf, norm);
-	q.count[s]++;
-}
-
 /*
- * Posting i (doc) of term t, the query's term 'term', of query q: its
- * contribution added to the doc's sum, the doc's count of terms raised.
- * The caller runs one term of a query per launch and each doc is once in a
- * list, so nothing else touches the doc's slot meanwhile (other docs only
- * race for free slots, through the compare-and-swap).  In a claimed table
- * only candidates are scored, and with every term only those that had each
- * term before.  A doc of length 0 is not scored (no doc with a term has
- * one: the caller marks dead docs so).  False for a doc past the segment (a
- * list damaged behind a valid checksum), which is not added.
+ * Posting i (doc) of term t of query q: its contribution added to the doc's
+ * sum, the doc's count of terms raised.  The caller runs one term of a query
+ * per launch and each doc is once in a list, so nothing else touches the
+ * doc's slot meanwhile (other docs only race for free slots, through the
+ * compare-and-swap).  A doc of length 0 is not scored (no doc with a term
+ * has one: the caller marks dead docs so).  False for a doc past the
+ * segment (a list damaged behind a valid checksum), which is not added.
  */
 GPUIDX_DEV bool
-rank_add_posting(const rank_job &q, const rank_term_desc &t, uint32_t term, uint32_t i, uint32_t doc)
+rank_add_posting(const rank_job &q, const rank_term_desc &t, uint32_t i, uint32_t doc)
 {
-	uint32_t	s = 0;
+	uint32_t	tf;
+	uint32_t	s;
 	uint32_t	len;
+	double		norm;
 
 	if (doc >= q.ndocs)
 		return false;
-	if (q.claimed)
-	{
-		s = rank_slot_find(q, doc);
-		if (s == UINT32_MAX || (q.every_term && q.count[s] != term))
-			return true;
-	}
 	len = dev_doclens_get(q.doclens, q.nchunks, doc);
 	if (len == 0)
 		return true;
-	if (!q.claimed)
-		s = rank_slot_of(q, doc);
-	rank_score_into(q, t, i, len, s);
+	tf = t.tfs != NULL ? t.tfs[i] : dev_freq_tf(t.freq, t.list.count, i);
+	norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, len);
+	s = rank_slot_of(q, doc);
+	q.acc[s] += gpx_bm25_term(t.idf, q.k1, tf, norm);
+	q.count[s]++;
 	return true;
-}
-
-/* a claim pass's posting: doc gets its slot in q's table; false past the segment */
-GPUIDX_DEV bool
-rank_claim_posting(const rank_job &q, uint32_t doc)
-{
-	if (doc >= q.ndocs)
-		return false;
-	rank_slot_of(q, doc);
-	return true;
-}
-
-/*
- * A lookup pass's slot s of q's claimed table: its doc (a candidate that
- * still can match, with every term) looked up in term t's list, the
- * query's term 'term', and scored when there.  One thread a slot.
- */
-GPUIDX_DEV void
-rank_lookup_slot(const rank_job &q, const rank_term_desc &t, uint32_t term, uint32_t s)
-{
-	uint32_t	key = q.keys[s];
-	uint32_t	i;
-	uint32_t	len;
-
-	if (key == 0 || (q.every_term && q.count[s] != term) || !dev_list_find(t.list, key - 1, &i))
-		return;
-	len = dev_doclens_get(q.doclens, q.nchunks, key - 1);
-	if (len != 0)
-		rank_score_into(q, t, i, len, s);
 }
 
 /* ------------------------------------------------------------ selection */

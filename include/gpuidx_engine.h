@@ -24,7 +24,7 @@ extern "C"
 {
 #endif
 
-#define GPUIDX_ENGINE_ABI_VERSION 7
+#define GPUIDX_ENGINE_ABI_VERSION 6
 
 /* most lists one query may name */
 #define GPUIDX_ENGINE_MAX_TERMS 64
@@ -231,14 +231,11 @@ typedef struct gpuidx_rank_term
  * A ranked query over one segment: every doc with at least one term (with
  * every term when every_term) scored as src/rank/bm25.h says, the terms'
  * contributions added in the order given (bytewise order of the lexemes),
- * and the best min(k, docs with a term) written to out_docs and out_scores,
- * best first: higher score, then smaller doc id.  The scores are the CPU's
- * to the bit (no fused multiply-add, no reordered sum).  A doc of length 0
- * in doclens is not scored: no doc with a term has that length, so the
- * caller gives its dead docs length 0 to leave them out.  matched counts
- * the docs scored: every doc with a term (every term), unless the engine
- * looked terms up (lookups > 0, below), when docs of those lists alone,
- * which cannot reach the best k, are not scored.
+ * and the best min(k, matched) written to out_docs and out_scores, best
+ * first: higher score, then smaller doc id.  The scores are the CPU's to
+ * the bit (no fused multiply-add, no reordered sum).  A doc of length 0 in
+ * doclens is not scored, nor counted in matched: no doc with a term has
+ * that length, so the caller gives its dead docs length 0 to leave them out.
  */
 typedef struct gpuidx_rank_query
 {
@@ -253,99 +250,11 @@ typedef struct gpuidx_rank_query
 	uint32_t	out_capacity;
 	uint32_t   *out_docs;
 	double	   *out_scores;
-	uint32_t	out_count;		/* set by the engine: min(k, docs with a term) */
+	uint32_t	out_count;		/* set by the engine: min(k, matched) */
 	uint32_t	matched;		/* set by the engine: docs scored */
 	int32_t		status;			/* set by the engine: gpuidx_engine_status */
-	uint32_t	lookups;		/* set by the engine: terms looked up (gpuidx_rank_lookup_terms) */
+	uint32_t	pad;
 } gpuidx_rank_query;
-
-/*
- * Lookups (docs/ENGINE.md "Lookups").  A ranked query whose lists differ
- * much in length need not score the long ones whole: the candidates come
- * from the short ones, and each candidate is looked up in the long lists
- * (a search of the block index, then of one block).  The terms looked up:
- *
- * - every term: the lists of GPUIDX_RANK_LOOKUP_MIN postings or more and
- *   GPUIDX_RANK_LOOKUP_RATIO times the shortest or more (the shortest's
- *   docs are the candidates: the answer is the same);
- * - any term: the longest lists, one at a time, while each has that many
- *   postings and that ratio to the other lists together, and those hold k
- *   postings or more.  Docs in looked-up lists only are not scored: when
- *   the k-th best score is not above what those lists can give a doc
- *   together (their BM25 bounds, src/rank/bm25.h), the engine ranks the
- *   query again with every list scored, so the answer is the same.
- *
- * A bit per term of counts[0..n) (the lists' postings), n at most
- * GPUIDX_ENGINE_MAX_TERMS; the backend sizes the work it sends by the same
- * rule (gpuidx_rank_device_postings).
- */
-#define GPUIDX_RANK_LOOKUP_MIN		4096
-#define GPUIDX_RANK_LOOKUP_RATIO	8
-
-GPUIDX_ENGINE_INLINE uint64_t
-gpuidx_rank_lookup_terms(const uint32_t *counts, uint32_t n, int every_term, uint32_t k)
-{
-	uint64_t	mask = 0;
-	uint64_t	rest = 0;
-	uint32_t	shortest = 0;
-
-	if (n < 2 || n > GPUIDX_ENGINE_MAX_TERMS)
-		return 0;
-	for (uint32_t t = 0; t < n; t++)
-	{
-		rest += counts[t];
-		if (counts[t] < counts[shortest])
-			shortest = t;
-	}
-	if (every_term)
-	{
-		for (uint32_t t = 0; t < n; t++)
-			if (t != shortest && counts[t] >= GPUIDX_RANK_LOOKUP_MIN &&
-				counts[t] >= (uint64_t) GPUIDX_RANK_LOOKUP_RATIO * counts[shortest])
-				mask |= UINT64_C(1) << t;
-		return mask;
-	}
-	for (;;)
-	{
-		uint32_t	longest = n;
-
-		for (uint32_t t = 0; t < n; t++)
-			if (!(mask >> t & 1) && (longest == n || counts[t] > counts[longest]))
-				longest = t;
-		rest -= counts[longest];
-		if (counts[longest] < GPUIDX_RANK_LOOKUP_MIN || rest < k || rest == 0 ||
-			counts[longest] < GPUIDX_RANK_LOOKUP_RATIO * rest)
-			return mask;
-		mask |= UINT64_C(1) << longest;
-	}
-}
-
-/*
- * The device's work for a ranked query, in postings: the lists it scores
- * whole, and a posting's worth for each lookup of a candidate (the
- * backend's measure of the worker's backlog).
- */
-GPUIDX_ENGINE_INLINE uint64_t
-gpuidx_rank_device_postings(const uint32_t *counts, uint32_t n, int every_term, uint32_t k)
-{
-	uint64_t	mask = gpuidx_rank_lookup_terms(counts, n, every_term, k);
-	uint64_t	scored = 0;
-	uint64_t	candidates = UINT64_MAX;
-	uint32_t	lookups = 0;
-
-	for (uint32_t t = 0; t < n; t++)
-	{
-		if (mask >> t & 1)
-			lookups++;
-		else
-			scored += counts[t];
-		if (counts[t] < candidates)
-			candidates = counts[t];
-	}
-	if (!every_term)
-		candidates = scored;
-	return scored + (mask != 0 ? lookups * candidates : 0);
-}
 
 typedef struct gpuidx_batch_stats
 {

@@ -772,7 +772,6 @@ resolve_ranked(gpuidx_engine *e, gpuidx_rank_query *q, rank_source *src, rank_se
 	q->status = GPUIDX_ENGINE_OK;
 	q->out_count = 0;
 	q->matched = 0;
-	q->lookups = 0;				/* every list is scored whole */
 	memset(seg, 0, sizeof(*seg));
 	/* written so that NaN fails every test */
 	if (q->nterms == 0 || q->nterms > GPUIDX_ENGINE_MAX_TERMS || q->terms == NULL ||

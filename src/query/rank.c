@@ -771,18 +771,15 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
  * backend's WAND would skip most of it (gpx_place_ranking);
  * the segment's doc lengths small enough for the queue's arena; and the
  * worker not already holding gpuidx.gpu_rank_backlog postings of ranked
- * work.  *postings: the device's work for the segment, in postings
- * (gpuidx_rank_device_postings: the lists it scores whole, a posting for
- * each lookup in the others).
+ * work.  *postings: the found terms' postings in the segment.
  */
 static bool
 segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const bool *found,
 				   const gpx_topk *h, uint64 *postings_out)
 {
+	uint64		postings = 0;
 	uint64		dfs[GPUIDX_ENGINE_MAX_TERMS];
-	uint32		counts[GPUIDX_ENGINE_MAX_TERMS];
 	int			nfound = 0;
-	uint64		postings;
 
 	if ((r->filter.n > 0 && !r->conjunctive) || !(seg->hdr->flags & GPX_SEG_TID_ORDER) ||
 		h->k == 0 || h->k > GPUIDX_RANK_MAX_K ||
@@ -791,11 +788,9 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 	for (int i = 0; i < r->terms.n; i++)
 		if (found[i])
 		{
-			counts[nfound] = refs[i].df;
+			postings += refs[i].df;
 			dfs[nfound++] = refs[i].df;
 		}
-	/* the device's work: the lists it scores whole, and its lookups in the others */
-	postings = gpuidx_rank_device_postings(counts, nfound, r->conjunctive, h->k);
 	*postings_out = postings;
 	if (!gpx_place_ranking(dfs, nfound, r->conjunctive, &gpx_placement) || !gpx_worker_wanted())
 		return false;

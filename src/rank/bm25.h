@@ -20,7 +20,6 @@
 #define GPUIDX_RANK_BM25_H
 
 #include <math.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
@@ -91,34 +90,6 @@ gpx_dl_floor(uint32_t code)
 		return code;
 	e = (code - 16) / 8 + 4;
 	return (8 + ((code - 16) & 7)) << (e - 3);
-}
-
-/*
- * The most term t can add to a doc's score: its largest tf in a doc of the
- * shortest length (gpx_dl_floor of a length code) among its docs.
- */
-GPX_BM25_FN double
-gpx_bm25_bound(double idf, double k1, double b, double avgdl, uint32_t max_tf, uint32_t min_dlcode)
-{
-	return gpx_bm25_term(idf, k1, max_tf, gpx_bm25_norm(k1, b, avgdl, gpx_dl_floor(min_dlcode)));
-}
-
-/*
- * Bounds are summed in another order than scores, from per-block maxima:
- * each bound term is above its score term in exact arithmetic, but the
- * rounding of the division and of sums taken in another order can put the
- * computed bound a few ulps (relative 1e-16 per term) below the computed
- * score.  A doc whose score equals the threshold may still enter on its
- * key, so a bound prunes only when it is below the threshold by far more
- * than any such rounding.
- */
-#define GPX_BM25_BOUND_SLACK 1e-9
-
-/* no doc whose bound is ub can enter a top k whose k-th score is thr */
-GPX_BM25_FN bool
-gpx_bm25_prunable(double ub, double thr)
-{
-	return ub * (1.0 + GPX_BM25_BOUND_SLACK) < thr;
 }
 
 #endif							/* GPUIDX_RANK_BM25_H */

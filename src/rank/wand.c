@@ -19,9 +19,14 @@
 
 /*
  * Bounds are summed in cursor order from per-block maxima, scores in term
- * order: a bound prunes only far below the threshold (bm25.h,
- * gpx_bm25_prunable).
+ * order from the exact tf and dl: each bound term is above its score term
+ * in exact arithmetic, but the rounding of the division and of sums taken
+ * in another order can put the computed bound a few ulps (relative 1e-16
+ * per term) below the computed score.  A doc whose score equals the
+ * threshold may still enter on its key, so a bound prunes only when it is
+ * below the threshold by far more than any such rounding.
  */
+#define RANK_BOUND_SLACK 1e-9
 
 typedef struct rank_cursor
 {
@@ -176,6 +181,12 @@ gpx_rank_score(const gpx_rank_query *q, const uint32_t *tf, uint32_t dl)
 	return score;
 }
 
+/* no doc whose bound is ub can enter a heap whose threshold is thr */
+static inline bool
+rank_prunable(double ub, double thr)
+{
+	return ub * (1.0 + RANK_BOUND_SLACK) < thr;
+}
 
 /* the bound of block b of c's list, and the norm it was scored with */
 static double
@@ -399,7 +410,7 @@ rank_consider(rank_run_state *st, uint32_t doc, rank_cursor **at, int nat)
 			cursor_block_bound(q, c);
 			ub += gpx_bm25_term(c->idf, q->k1, c->tfs[c->pos], c->block_norm);
 		}
-		if (gpx_bm25_prunable(ub, thr))
+		if (rank_prunable(ub, thr))
 			return;
 	}
 	if (q->is_live != NULL && !q->is_live(q->arg, doc))
@@ -491,7 +502,7 @@ rank_disjunctive(rank_run_state *st)
 		for (i = 0; i < n && order[i]->doc != RANK_END; i++)
 		{
 			acc += order[i]->list_bound;
-			if (!gpx_bm25_prunable(acc, thr))
+			if (!rank_prunable(acc, thr))
 			{
 				p = i;
 				break;
@@ -516,7 +527,7 @@ rank_disjunctive(rank_run_state *st)
 		}
 
 		block_sum = blocks_bound_at(st, order, p + 1, pivot_doc, &next, &ndone);
-		if (gpx_bm25_prunable(block_sum, thr))
+		if (rank_prunable(block_sum, thr))
 		{
 			/*
 			 * A doc up to the first of these blocks' ends, and before the next
@@ -585,7 +596,7 @@ rank_conjunctive(rank_run_state *st)
 		block_sum = blocks_bound_at(st, order, n, doc, &next, &ndone);
 		if (ndone > 0)
 			break;
-		if (gpx_bm25_prunable(block_sum, thr))
+		if (rank_prunable(block_sum, thr))
 		{
 			/* every doc up to the first block end is in these blocks */
 			doc = next >= doc && next != RANK_END ? next + 1 : doc + 1;

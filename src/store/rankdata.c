@@ -136,16 +136,6 @@ gpx_freq_record_df(const uint8_t *rec)
 	return h.df;
 }
 
-void
-gpx_freq_record_bound(const uint8_t *rec, uint32_t *max_tf, uint32_t *min_dlcode)
-{
-	GpxFreqHeader h;
-
-	memcpy(&h, rec, sizeof(h));
-	*max_tf = h.max_tf;
-	*min_dlcode = h.min_dlcode;
-}
-
 uint32_t
 gpx_freq_record_tf(const uint8_t *rec, uint32_t i)
 {

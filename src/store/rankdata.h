@@ -84,9 +84,6 @@ extern const char *gpx_freq_record_check(const uint8_t *rec, uint64_t len);
 /* its postings' count */
 extern uint32_t gpx_freq_record_df(const uint8_t *rec);
 
-/* its list's largest tf and shortest doc's length code (gpx_bm25_bound's inputs) */
-extern void gpx_freq_record_bound(const uint8_t *rec, uint32_t *max_tf, uint32_t *min_dlcode);
-
 /* the tf of posting i of a checked record */
 extern uint32_t gpx_freq_record_tf(const uint8_t *rec, uint32_t i);
 
