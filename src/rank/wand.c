@@ -42,6 +42,7 @@ typedef struct rank_cursor
 	uint32_t	pos;			/* docs[pos] == doc when exact; a place to
 								 * search from when not */
 	uint32_t	count;
+	bool		past_block;		/* prune_resume: taken past its block's end */
 	uint32_t	bound_block;	/* block that block_bound and block_norm are of */
 	double		block_bound;
 	double		block_norm;		/* gpx_bm25_norm of the block's shortest doc */
@@ -223,13 +224,39 @@ cursor_init(rank_cursor *c, const gpx_rank_query *q, int term)
 	c->term = term;
 	c->idf = q->idf[term];
 	c->list_bound = 0.0;
-	for (uint32_t b = 0; b < list->nblocks; b++)
-	{
-		double		norm;
-		double		ub = block_bound(q, c, b, &norm);
 
-		if (ub > c->list_bound)
-			c->list_bound = ub;
+	/*
+	 * The largest block bound.  A bound depends on the block's largest tf
+	 * and its length code alone and grows with the tf, so the largest tf of
+	 * each code is all it takes: one pass over the blocks without a
+	 * division, then at most 256 bounds.
+	 */
+	{
+		uint8_t		tf_of_code[256];
+		uint32_t	lo = 255,
+					hi = 0;
+
+		memset(tf_of_code, 0, sizeof(tf_of_code));
+		for (uint32_t b = 0; b < list->nblocks; b++)
+		{
+			uint8_t		code = list->block_min_dlcode[b];
+
+			if (list->block_max_tf[b] > tf_of_code[code])
+				tf_of_code[code] = list->block_max_tf[b];
+			lo = code < lo ? code : lo;
+			hi = code > hi ? code : hi;
+		}
+		for (uint32_t code = lo; list->nblocks > 0 && code <= hi; code++)
+		{
+			double		ub;
+
+			if (tf_of_code[code] == 0)
+				continue;
+			ub = gpx_bm25_term(c->idf, q->k1, tf_of_code[code],
+							   gpx_bm25_norm(q->k1, q->b, q->avgdl, gpx_dl_floor(code)));
+			if (ub > c->list_bound)
+				c->list_bound = ub;
+		}
 	}
 	c->doc = list->nblocks > 0 ? 0 : RANK_END;
 	c->exact = list->nblocks == 0;
@@ -260,8 +287,38 @@ cursor_skip_to(rank_run_state *st, rank_cursor *c, uint32_t doc)
 		return;
 	if (doc == RANK_END)
 		b = list->nblocks;
-	while (b < list->nblocks && list->block_last[b] < doc)
-		b++;
+	else if (b < list->nblocks && list->block_last[b] < doc)
+	{
+		/*
+		 * The first block that reaches doc: strides that double, then a
+		 * binary search, so that a long list skipped between rare
+		 * candidates costs the logarithm of the blocks passed, not their
+		 * number.  Blocks before lo end below doc; hi reaches it or is the
+		 * end.
+		 */
+		uint32_t	lo = b + 1,
+					hi = b + 1,
+					step = 1;
+
+		while (hi < list->nblocks && list->block_last[hi] < doc)
+		{
+			lo = hi + 1;
+			hi = b + 1 + step;
+			step *= 2;
+		}
+		if (hi > list->nblocks)
+			hi = list->nblocks;
+		while (lo < hi)
+		{
+			uint32_t	mid = lo + (hi - lo) / 2;
+
+			if (list->block_last[mid] < doc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		b = lo;
+	}
 	if (b != c->block)
 		cursor_leave_block(st, c, b);
 	if (b == list->nblocks)
@@ -458,6 +515,56 @@ blocks_bound_at(rank_run_state *st, rank_cursor **cursors, int n, uint32_t doc,
 	return sum;
 }
 
+/*
+ * Where the walk resumes after the blocks that order[0..p] are in (at
+ * pivot_doc or later) fell short of thr together.  Past a list's block end
+ * only its list's bound holds (or none, after its last block), so the skip
+ * goes on past the next block end for as long as the bounds, each list
+ * past its block taken at its list's, stay short of thr.  A frequent term
+ * has short blocks and a small bound: stopping at each of its block ends
+ * walked its whole list between a rare term's docs.
+ */
+static uint32_t
+prune_resume(const gpx_rank_query *q, rank_cursor **order, int p, uint32_t pivot_doc, double thr)
+{
+	uint32_t	resume = pivot_doc + 1;
+
+	for (int i = 0; i <= p; i++)
+		order[i]->past_block = false;
+	for (;;)
+	{
+		rank_cursor *first = NULL;
+		double		sum = 0.0;
+
+		for (int i = 0; i <= p; i++)
+		{
+			rank_cursor *c = order[i];
+
+			if (c->doc != RANK_END && !c->past_block &&
+				(first == NULL || c->list->block_last[c->block] < first->list->block_last[first->block]))
+				first = c;
+		}
+		if (first == NULL)
+			return resume;
+		if (first->list->block_last[first->block] >= resume)
+			resume = first->list->block_last[first->block] + 1;
+		first->past_block = true;
+		for (int i = 0; i <= p; i++)
+		{
+			rank_cursor *c = order[i];
+
+			if (c->doc == RANK_END)
+				continue;
+			if (!c->past_block)
+				sum += cursor_block_bound(q, c);
+			else if (c->block + 1 < c->list->nblocks)
+				sum += c->list_bound;
+		}
+		if (!rank_prunable(sum, thr))
+			return resume;
+	}
+}
+
 /* insertion sort by current doc: few terms, nearly sorted between steps */
 static void
 sort_by_doc(rank_cursor **order, int n)
@@ -498,6 +605,7 @@ rank_disjunctive(rank_run_state *st)
 		int			p = -1;
 		int			i;
 
+		st->stats.steps++;
 		sort_by_doc(order, n);
 		for (i = 0; i < n && order[i]->doc != RANK_END; i++)
 		{
@@ -530,10 +638,10 @@ rank_disjunctive(rank_run_state *st)
 		if (rank_prunable(block_sum, thr))
 		{
 			/*
-			 * A doc up to the first of these blocks' ends, and before the next
-			 * list's doc, can only be in these blocks.
+			 * A doc before the next list's doc is only in these lists, and
+			 * up to prune_resume they cannot lift it to the threshold.
 			 */
-			next = next >= pivot_doc && next != RANK_END ? next + 1 : pivot_doc + 1;
+			next = prune_resume(q, order, p, pivot_doc, thr);
 			if (p + 1 < n && order[p + 1]->doc < next)
 				next = order[p + 1]->doc;
 			for (i = 0; i <= p; i++)
@@ -587,6 +695,7 @@ rank_conjunctive(rank_run_state *st)
 		int			ndone;
 		int			i;
 
+		st->stats.steps++;
 		if (q->filter != NULL)
 		{
 			doc = filter_seek(st, doc);
@@ -598,8 +707,8 @@ rank_conjunctive(rank_run_state *st)
 			break;
 		if (rank_prunable(block_sum, thr))
 		{
-			/* every doc up to the first block end is in these blocks */
-			doc = next >= doc && next != RANK_END ? next + 1 : doc + 1;
+			/* a doc has every term: up to prune_resume these blocks, then these lists, fall short */
+			doc = prune_resume(q, order, n - 1, doc, thr);
 			continue;
 		}
 
@@ -670,5 +779,6 @@ gpx_rank_run(const gpx_rank_query *q, gpx_topk *h, void *scratch, gpx_rank_stats
 		stats->docs_scored += st.stats.docs_scored;
 		stats->blocks_loaded += st.stats.blocks_loaded;
 		stats->blocks_skipped += st.stats.blocks_skipped;
+		stats->steps += st.stats.steps;
 	}
 }

@@ -99,6 +99,7 @@ typedef struct gpx_rank_stats
 	uint64_t	docs_scored;	/* of those, docs whose length was read */
 	uint64_t	blocks_loaded;
 	uint64_t	blocks_skipped; /* never loaded: loaded + skipped = all blocks */
+	uint64_t	steps;			/* places the walk weighed (pivots, or leapfrog docs) */
 } gpx_rank_stats;
 
 /* scratch bytes (aligned as malloc's) gpx_rank_run needs for nterms terms */

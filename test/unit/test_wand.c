@@ -444,6 +444,7 @@ run_checked(test_segment *s, const gpx_rank_query *q, gpx_topk *h, gpx_rank_stat
 	total->docs_scored += stats.docs_scored;
 	total->blocks_loaded += stats.blocks_loaded;
 	total->blocks_skipped += stats.blocks_skipped;
+	total->steps += stats.steps;
 	free(scratch);
 }
 
@@ -679,10 +680,49 @@ test_bounds_prune(void)
 			  (unsigned long long) st.blocks_loaded, (unsigned long long) st.blocks_skipped);
 		CHECK(st.docs_scored < 2000, "%s: %llu docs scored", conj ? "and" : "or",
 			  (unsigned long long) st.docs_scored);
-		printf("test_wand: frequent %s rare, k 10: %llu blocks loaded, %llu skipped, %llu docs scored\n",
+		printf("test_wand: frequent %s rare, k 10: %llu blocks loaded, %llu skipped, %llu docs scored, %llu steps\n",
 			   conj ? "and" : "or", (unsigned long long) st.blocks_loaded,
-			   (unsigned long long) st.blocks_skipped, (unsigned long long) st.docs_scored);
+			   (unsigned long long) st.blocks_skipped, (unsigned long long) st.docs_scored,
+			   (unsigned long long) st.steps);
 	}
+	seg_free(&s);
+}
+
+/*
+ * A rare term's short docs early and its long docs one in a hundred after,
+ * a frequent term in nine docs of ten: once the early docs set the
+ * threshold, no later doc reaches it, and over each of the rare term's
+ * later blocks (their bounds, with the frequent list's, fall short) the
+ * walk jumps the frequent list's blocks rather than stepping from block
+ * end to block end.
+ */
+static void
+test_frequent_list_jumped(void)
+{
+	test_segment s;
+	double		idf[2];
+	gpx_rank_stats st = {0};
+
+	unit_rng_state = 79;
+	two_terms(&s, 100000, 0.9, 0.0);
+	for (uint32_t d = 0; d < s.ndocs; d++)
+	{
+		bool		early = d < 100 && d % 5 == 0;
+		bool		late = d % 100 == 50;
+
+		s.tf[d * 2] = s.tf[d * 2] > 0 ? 1 : 0;
+		s.tf[d * 2 + 1] = early || late ? 1 : 0;
+		s.dl[d] = early ? 10 : late ? 5000 : 100;
+	}
+	seg_rebuild_lists(&s);
+	assign_keys(&s, 1, true);
+	global_idf(&s, 1, 2, idf);
+	check_query(&s, 1, idf, false, 1.2, 0.75, 100.0, 5, &st, "frequent list jumped");
+	CHECK(st.steps < 250, "frequent list jumped: %llu steps over %llu blocks", (unsigned long long) st.steps,
+		  (unsigned long long) (st.blocks_loaded + st.blocks_skipped));
+	printf("test_wand: frequent list between rare docs: %llu blocks loaded, %llu skipped, %llu steps\n",
+		   (unsigned long long) st.blocks_loaded, (unsigned long long) st.blocks_skipped,
+		   (unsigned long long) st.steps);
 	seg_free(&s);
 }
 
@@ -965,6 +1005,7 @@ main(int argc, char **argv)
 	test_topk();
 	test_score_formula();
 	test_bounds_prune();
+	test_frequent_list_jumped();
 	test_block_bounds_prune();
 	test_threshold_carries();
 	test_rounded_bound();
