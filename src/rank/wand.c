@@ -215,6 +215,40 @@ cursor_block_bound(const gpx_rank_query *q, rank_cursor *c)
  * Cursors
  */
 
+/*
+ * The first i in [from, n) with a[i] >= x (a increasing), n if none:
+ * strides that double from 'from', then a binary search, so that passing m
+ * entries costs about 2 log m reads (a long list skipped between a rare
+ * term's docs, the filter between a list's).
+ */
+static uint64_t
+gallop(const uint32_t *a, uint64_t from, uint64_t n, uint32_t x)
+{
+	uint64_t	lo = from,
+				hi = from,
+				step = 1;
+
+	/* a[lo - 1] < x unless lo == from; a[hi] >= x or hi == n */
+	while (hi < n && a[hi] < x)
+	{
+		lo = hi + 1;
+		hi = from + step;
+		step *= 2;
+	}
+	if (hi > n)
+		hi = n;
+	while (lo < hi)
+	{
+		uint64_t	mid = lo + (hi - lo) / 2;
+
+		if (a[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static void
 cursor_init(rank_cursor *c, const gpx_rank_query *q, int term)
 {
@@ -287,38 +321,8 @@ cursor_skip_to(rank_run_state *st, rank_cursor *c, uint32_t doc)
 		return;
 	if (doc == RANK_END)
 		b = list->nblocks;
-	else if (b < list->nblocks && list->block_last[b] < doc)
-	{
-		/*
-		 * The first block that reaches doc: strides that double, then a
-		 * binary search, so that a long list skipped between rare
-		 * candidates costs the logarithm of the blocks passed, not their
-		 * number.  Blocks before lo end below doc; hi reaches it or is the
-		 * end.
-		 */
-		uint32_t	lo = b + 1,
-					hi = b + 1,
-					step = 1;
-
-		while (hi < list->nblocks && list->block_last[hi] < doc)
-		{
-			lo = hi + 1;
-			hi = b + 1 + step;
-			step *= 2;
-		}
-		if (hi > list->nblocks)
-			hi = list->nblocks;
-		while (lo < hi)
-		{
-			uint32_t	mid = lo + (hi - lo) / 2;
-
-			if (list->block_last[mid] < doc)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		b = lo;
-	}
+	else
+		b = (uint32_t) gallop(list->block_last, b, list->nblocks, doc);
 	if (b != c->block)
 		cursor_leave_block(st, c, b);
 	if (b == list->nblocks)
@@ -408,35 +412,10 @@ cursor_finish(rank_run_state *st, rank_cursor *c)
 static uint32_t
 filter_seek(rank_run_state *st, uint32_t doc)
 {
-	const uint32_t *filter = st->q->filter;
-	uint64_t	n = st->q->nfilter;
-	uint64_t	lo = st->filter_pos;
-	uint64_t	step = 1;
-	uint64_t	hi;
+	uint64_t	at = gallop(st->q->filter, st->filter_pos, st->q->nfilter, doc);
 
-	if (lo >= n)
-		return RANK_END;
-	if (filter[lo] >= doc)
-		return filter[lo];
-	/* filter[lo] < doc; widen until filter[hi] >= doc or hi == n */
-	hi = lo + 1;
-	while (hi < n && filter[hi] < doc)
-	{
-		lo = hi;
-		step *= 2;
-		hi = lo + step < n ? lo + step : n;
-	}
-	while (lo + 1 < hi)
-	{
-		uint64_t	mid = lo + (hi - lo) / 2;
-
-		if (filter[mid] < doc)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	st->filter_pos = (uint32_t) hi;
-	return hi < n ? filter[hi] : RANK_END;
+	st->filter_pos = (uint32_t) at;
+	return at < st->q->nfilter ? st->q->filter[at] : RANK_END;
 }
 
 /* ------------------------------------------------------------------------
@@ -528,6 +507,7 @@ static uint32_t
 prune_resume(const gpx_rank_query *q, rank_cursor **order, int p, uint32_t pivot_doc, double thr)
 {
 	uint32_t	resume = pivot_doc + 1;
+	uint32_t	last;
 
 	for (int i = 0; i <= p; i++)
 		order[i]->past_block = false;
@@ -546,8 +526,9 @@ prune_resume(const gpx_rank_query *q, rank_cursor **order, int p, uint32_t pivot
 		}
 		if (first == NULL)
 			return resume;
-		if (first->list->block_last[first->block] >= resume)
-			resume = first->list->block_last[first->block] + 1;
+		last = first->list->block_last[first->block];
+		if (last >= resume)
+			resume = last == RANK_END ? RANK_END : last + 1;	/* RANK_END: a damaged list */
 		first->past_block = true;
 		for (int i = 0; i <= p; i++)
 		{
