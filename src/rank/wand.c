@@ -465,17 +465,15 @@ rank_consider(rank_run_state *st, uint32_t doc, rank_cursor **at, int nat)
 
 /*
  * Moves cursors[0..n) to doc, loading nothing, and sums the bounds of the
- * blocks they are then in: no doc from doc to *block_end (the first of
- * those blocks' ends) scores above it in these lists.  *ndone: how many
- * lists end before doc.
+ * blocks they are then in: no doc from doc to the first of those blocks'
+ * ends scores above it in these lists (prune_resume goes on from there).
+ * *ndone: how many lists end before doc.
  */
 static double
-blocks_bound_at(rank_run_state *st, rank_cursor **cursors, int n, uint32_t doc,
-				uint32_t *block_end, int *ndone)
+blocks_bound_at(rank_run_state *st, rank_cursor **cursors, int n, uint32_t doc, int *ndone)
 {
 	double		sum = 0.0;
 
-	*block_end = RANK_END;
 	*ndone = 0;
 	for (int i = 0; i < n; i++)
 	{
@@ -488,8 +486,6 @@ blocks_bound_at(rank_run_state *st, rank_cursor **cursors, int n, uint32_t doc,
 			continue;
 		}
 		sum += cursor_block_bound(st->q, c);
-		if (c->list->block_last[c->block] < *block_end)
-			*block_end = c->list->block_last[c->block];
 	}
 	return sum;
 }
@@ -615,7 +611,7 @@ rank_disjunctive(rank_run_state *st)
 			}
 		}
 
-		block_sum = blocks_bound_at(st, order, p + 1, pivot_doc, &next, &ndone);
+		block_sum = blocks_bound_at(st, order, p + 1, pivot_doc, &ndone);
 		if (rank_prunable(block_sum, thr))
 		{
 			/*
@@ -672,7 +668,6 @@ rank_conjunctive(rank_run_state *st)
 	{
 		double		thr = gpx_topk_threshold(st->h);
 		double		block_sum;
-		uint32_t	next;
 		int			ndone;
 		int			i;
 
@@ -683,7 +678,7 @@ rank_conjunctive(rank_run_state *st)
 			if (doc == RANK_END)
 				break;
 		}
-		block_sum = blocks_bound_at(st, order, n, doc, &next, &ndone);
+		block_sum = blocks_bound_at(st, order, n, doc, &ndone);
 		if (ndone > 0)
 			break;
 		if (rank_prunable(block_sum, thr))
