@@ -888,6 +888,9 @@ test_damaged_lists(void)
 				if (seed % 4 == 0)
 					for (uint32_t b = 0; b < s.lists[t]->pub.nblocks; b++)
 						s.lists[t]->block_last[b] = unit_rand_below(s.ndocs * 2);
+				/* a block end at the largest doc id: the walk must end, not wrap */
+				if (seed % 7 == 0)
+					s.lists[t]->block_last[unit_rand_below(s.lists[t]->pub.nblocks)] = UINT32_MAX;
 			}
 		query_for(&q, &s, idf, seed % 5 == 0, 1.2, 0.75, 100.0);
 		gpx_topk_init(&h, (uint32_t) (seed % 20), score, key);
