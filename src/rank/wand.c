@@ -189,14 +189,23 @@ rank_prunable(double ub, double thr)
 	return ub * (1.0 + RANK_BOUND_SLACK) < thr;
 }
 
+/*
+ * The most a term of idf adds to a doc of a block whose largest tf is
+ * max_tf and whose shortest doc has length code dlcode, and the norm it
+ * was scored with
+ */
+static double
+code_bound(const gpx_rank_query *q, double idf, uint32_t max_tf, uint32_t dlcode, double *norm)
+{
+	*norm = gpx_bm25_norm(q->k1, q->b, q->avgdl, gpx_dl_floor(dlcode));
+	return gpx_bm25_term(idf, q->k1, max_tf, *norm);
+}
+
 /* the bound of block b of c's list, and the norm it was scored with */
 static double
 block_bound(const gpx_rank_query *q, const rank_cursor *c, uint32_t b, double *norm)
 {
-	uint32_t	floor_dl = gpx_dl_floor(c->list->block_min_dlcode[b]);
-
-	*norm = gpx_bm25_norm(q->k1, q->b, q->avgdl, floor_dl);
-	return gpx_bm25_term(c->idf, q->k1, c->list->block_max_tf[b], *norm);
+	return code_bound(q, c->idf, c->list->block_max_tf[b], c->list->block_min_dlcode[b], norm);
 }
 
 /* the bound of the block c is in (c not done) */
@@ -282,12 +291,12 @@ cursor_init(rank_cursor *c, const gpx_rank_query *q, int term)
 		}
 		for (uint32_t code = lo; list->nblocks > 0 && code <= hi; code++)
 		{
+			double		norm;
 			double		ub;
 
 			if (tf_of_code[code] == 0)
 				continue;
-			ub = gpx_bm25_term(c->idf, q->k1, tf_of_code[code],
-							   gpx_bm25_norm(q->k1, q->b, q->avgdl, gpx_dl_floor(code)));
+			ub = code_bound(q, c->idf, tf_of_code[code], code, &norm);
 			if (ub > c->list_bound)
 				c->list_bound = ub;
 		}
