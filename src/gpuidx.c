@@ -10,6 +10,7 @@
 #include "utils/guc.h"
 
 #include "am/gpuidx_am.h"
+#include "query/rankcache.h"
 #include "text/tokenize.h"
 #include "type/postinglist.h"
 #include "scan/customscan.h"
@@ -41,6 +42,7 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 	gpx_text_define_settings();
 	gpx_worker_define_settings();
+	gq_rank_cache_define_settings();
 	gpx_define_reloptions();
 	gpx_forget_init();
 	gpx_alter_check_init();

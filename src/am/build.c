@@ -47,6 +47,7 @@
 #include "utils/rel.h"
 
 #include "am/gpuidx_am.h"
+#include "query/rankcache.h"
 #include "store/accum.h"
 #include "store/segment.h"
 #include "worker/worker.h"
@@ -505,6 +506,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	/* new storage: nothing cached under its relfilenode is this index's */
 	gpx_forget_index(index->rd_node);
 	gpx_seg_forget_cached();
+	gq_rank_cache_forget();
 	memset(&bs, 0, sizeof(bs));
 	bs.kind = gpx_kind_of(index);
 	bs.config = gpx_build_config(index);

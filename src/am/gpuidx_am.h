@@ -122,6 +122,7 @@ typedef struct GpxRankScanInfo
 	uint64		worker_segments;	/* segment rankings by the GPU worker */
 	uint64		blocks_loaded;	/* WAND's blocks decoded (backend rankings) */
 	uint64		blocks_skipped;
+	uint64		lists_cached;	/* lists ranked from the backend's copy */
 	uint32		pending;		/* pending entries scored */
 	bool		nulls_read;		/* the table was read for the rows without a document */
 	uint64		nulls;			/* how many of them came */

@@ -686,5 +686,6 @@ gpx_scan_rank_info(IndexScanDesc scan, GpxRankScanInfo *info)
 	info->worker_segments = r->worker_segments;
 	info->blocks_loaded = r->stats.blocks_loaded;
 	info->blocks_skipped = r->stats.blocks_skipped;
+	info->lists_cached = r->lists_cached;
 	info->pending = (uint32) r->npend;
 }

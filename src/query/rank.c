@@ -8,9 +8,11 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "query/rank.h"
+#include "query/rankcache.h"
 #include "store/rankdata.h"
 #include "store/parse.h"
 #include "store/pending.h"
@@ -393,11 +395,8 @@ gq_rank_score(GqRank *r, const GpxLexemes *doc)
 typedef struct SegTerm
 {
 	GpxSegment *seg;
-	GpxList		list;
-	GpxFreqs	freqs;
-	uint32	   *block_last;
-	uint8	   *block_max_tf;
-	uint8	   *block_min_dlcode;
+	GqTermData	d;				/* the list, its tfs and blocks' bounds */
+	bool		kept;			/* d is the backend's copy (rankcache.c) */
 	uint32		held;			/* the codec block decoded in buf, or UINT32_MAX */
 	uint32		buf[GPUIDX_LRC_SEGMENT];
 	gpx_rank_list rl;
@@ -407,52 +406,51 @@ static uint32
 load_block(void *arg, uint32 block, uint32 *docs, uint8 *tfs)
 {
 	SegTerm    *st = arg;
-	uint32		cap = pl_block_capacity(&st->list.view);
+	uint32		cap = pl_block_capacity(&st->d.list.view);
 	uint32		start = block * GPX_RANK_BLOCK;
-	uint32		n = Min(GPX_RANK_BLOCK, st->list.df - start);
+	uint32		n = Min(GPX_RANK_BLOCK, st->d.list.df - start);
 	uint32		pb = start / cap;
 
 	if (st->held != pb)
 	{
-		if (pl_decode_block(&st->list.view, pb, st->buf) < 0)
+		if (pl_decode_block(&st->d.list.view, pb, st->buf) < 0)
 			gpx_seg_corrupt(st->seg, GPX_STREAM_LISTS, PG_UINT32_MAX, "list does not decode");
 		st->held = pb;
 	}
 	memcpy(docs, st->buf + start % cap, n * sizeof(uint32));
-	gpx_freqs_tfs(&st->freqs, block, tfs);
+	gpx_freqs_tfs(&st->d.freqs, block, tfs);
 	return n;
 }
 
+/* a term's list, tfs and blocks' bounds, read from the segment (gq_term_reader) */
 static void
-open_term(GpxSegment *seg, GpxTermRef *ref, SegTerm *st)
+read_term(GpxSegment *seg, GpxTermRef *ref, GqTermData *d)
 {
 	uint32		nb = gpx_freq_nblocks(ref->df);
 
-	st->seg = seg;
-	st->held = PG_UINT32_MAX;
-	gpx_seg_freqs(seg, ref, &st->freqs);
-	gpx_seg_list(seg, ref, &st->list);
-	if (st->list.df != ref->df)
+	gpx_seg_freqs(seg, ref, &d->freqs);
+	gpx_seg_list(seg, ref, &d->list);
+	if (d->list.df != ref->df)
 		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list length differs from its dictionary entry");
-	st->block_last = palloc(nb * sizeof(uint32));
-	st->block_max_tf = palloc(nb);
-	st->block_min_dlcode = palloc(nb);
-	if (st->freqs.record)
+	d->block_last = palloc(nb * sizeof(uint32));
+	d->block_max_tf = palloc(nb);
+	d->block_min_dlcode = palloc(nb);
+	if (d->freqs.record)
 	{
 		for (uint32 b = 0; b < nb; b++)
 		{
 			GpxFreqBlock fb;
 
-			memcpy(&fb, st->freqs.record + sizeof(GpxFreqHeader) + b * sizeof(fb), sizeof(fb));
-			st->block_last[b] = fb.last_doc;
-			st->block_max_tf[b] = fb.max_tf;
-			st->block_min_dlcode[b] = fb.min_dlcode;
+			memcpy(&fb, d->freqs.record + sizeof(GpxFreqHeader) + b * sizeof(fb), sizeof(fb));
+			d->block_last[b] = fb.last_doc;
+			d->block_max_tf[b] = fb.max_tf;
+			d->block_min_dlcode[b] = fb.min_dlcode;
 		}
 	}
 	else
 	{
 		/* an inline list: short, its blocks' maxima are worked out here */
-		const uint32 *ids = st->list.view.values;
+		const uint32 *ids = d->list.view.values;
 
 		for (uint32 b = 0; b < nb; b++)
 		{
@@ -463,19 +461,30 @@ open_term(GpxSegment *seg, GpxTermRef *ref, SegTerm *st)
 
 			for (uint32 j = from; j < from + n; j++)
 			{
-				max_tf = Max(max_tf, st->freqs.tfs[j]);
+				max_tf = Max(max_tf, d->freqs.tfs[j]);
 				min_code = Min(min_code, gpx_dl_code(gpx_seg_doclen(seg, ids[j])));
 			}
-			st->block_last[b] = ids[from + n - 1];
-			st->block_max_tf[b] = (uint8) max_tf;
-			st->block_min_dlcode[b] = (uint8) min_code;
+			d->block_last[b] = ids[from + n - 1];
+			d->block_max_tf[b] = (uint8) max_tf;
+			d->block_min_dlcode[b] = (uint8) min_code;
 		}
 	}
+}
+
+static void
+open_term(GqRank *r, GpxSegment *seg, GpxTermRef *ref, SegTerm *st)
+{
+	GqTermSource from = gq_rank_cache_get(seg, ref, read_term, &st->d);
+
+	st->seg = seg;
+	st->held = PG_UINT32_MAX;
+	st->kept = from != GQ_TERM_READ;
+	r->lists_cached += from == GQ_TERM_CACHED;
 	st->rl.n = ref->df;
-	st->rl.nblocks = nb;
-	st->rl.block_last = st->block_last;
-	st->rl.block_max_tf = st->block_max_tf;
-	st->rl.block_min_dlcode = st->block_min_dlcode;
+	st->rl.nblocks = gpx_freq_nblocks(ref->df);
+	st->rl.block_last = st->d.block_last;
+	st->rl.block_max_tf = st->d.block_max_tf;
+	st->rl.block_min_dlcode = st->d.block_min_dlcode;
 	st->rl.load = load_block;
 	st->rl.arg = st;
 }
@@ -483,11 +492,18 @@ open_term(GpxSegment *seg, GpxTermRef *ref, SegTerm *st)
 static void
 close_term(SegTerm *st)
 {
-	gpx_list_free(&st->list);
-	gpx_freqs_free(&st->freqs);
-	pfree(st->block_last);
-	pfree(st->block_max_tf);
-	pfree(st->block_min_dlcode);
+	if (st->kept)
+		return;
+	if (st->d.cxt != NULL)
+	{
+		MemoryContextDelete(st->d.cxt);
+		return;
+	}
+	gpx_list_free(&st->d.list);
+	gpx_freqs_free(&st->d.freqs);
+	pfree(st->d.block_last);
+	pfree(st->d.block_max_tf);
+	pfree(st->d.block_min_dlcode);
 }
 
 static uint32
@@ -868,11 +884,12 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 	if (r->filter.n > 0 && !r->conjunctive &&
 		!filter_docs(seg, &r->filter, &filter, &nfilter))
 		goto done;
+	gq_rank_cache_begin();
 	for (int i = 0; i < n; i++)
 	{
 		if (!found[i])
 			continue;
-		open_term(seg, &refs[i], &st[i]);
+		open_term(r, seg, &refs[i], &st[i]);
 		refs[i].payload = NULL;
 		opened[i] = true;
 		lists[i] = &st[i].rl;

@@ -38,6 +38,7 @@ typedef struct GqRank
 	uint32		rounds;			/* gq_rank_topk calls */
 	uint64		cpu_segments;	/* segments ranked in this backend */
 	uint64		worker_segments;	/* segments the GPU worker ranked */
+	uint64		lists_cached;	/* lists ranked from the backend's copy (query/rankcache.c) */
 } GqRank;
 
 /*

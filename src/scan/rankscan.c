@@ -298,6 +298,7 @@ add_stats(RankScanState *s)
 	s->info.worker_segments += now.worker_segments;
 	s->info.blocks_loaded += now.blocks_loaded;
 	s->info.blocks_skipped += now.blocks_skipped;
+	s->info.lists_cached += now.lists_cached;
 	s->info.pending += now.pending;
 	s->info.nulls_read |= now.nulls_read;
 	s->info.nulls += now.nulls;
@@ -388,6 +389,9 @@ explain_rank_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("Segments Ranked in Backend", NULL, s->info.cpu_segments, es);
 	ExplainPropertyUInteger("WAND Blocks Decoded", NULL, s->info.blocks_loaded, es);
 	ExplainPropertyUInteger("WAND Blocks Skipped", NULL, s->info.blocks_skipped, es);
+	/* as "Rows Removed by Filter": in text only when some were */
+	if (s->info.lists_cached > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyUInteger("Lists From Backend Cache", NULL, s->info.lists_cached, es);
 	ExplainPropertyUInteger("Pending Entries Scored", NULL, s->info.pending, es);
 	/* the table read for the rows without a document, when the index's ran out */
 	if (s->info.nulls_read)
