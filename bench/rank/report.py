@@ -26,6 +26,7 @@ SHAPES = {
 NAMES = {'gin_rank': 'GIN + ts_rank', 'rum': 'RUM <=>', 'gpuidx': 'gpuidx BM25',
          'gpuidx_gpu': 'gpuidx BM25, GPU worker', 'gpuidx_cpu': 'gpuidx BM25, CPU',
          'gpuidx_gpu_nolimit': 'gpuidx BM25, GPU worker, no backlog limit',
+         'gpuidx_cpu_nocache': 'gpuidx BM25, CPU, lists read each query (rank_cache_size 0)',
          'gpuidx_floor': 'gpuidx, no term in the index'}
 
 

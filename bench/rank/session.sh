@@ -206,6 +206,10 @@ for corpus in $CORPORA; do
 		else
 			runs+=("$m:$m:")
 		fi
+		# RANK_CACHE_OFF=1: also gpuidx in the backend reading every list each query
+		if [ "$m" = gpuidx ] && [ "${RANK_CACHE_OFF:-0}" = 1 ]; then
+			runs+=("gpuidx_cpu_nocache:gpuidx:-c gpuidx.device=cpu -c gpuidx.rank_cache_size=0")
+		fi
 	done
 	for shape in any every; do
 		{
