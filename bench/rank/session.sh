@@ -188,6 +188,44 @@ for corpus in $CORPORA; do
 		$P -c "DROP TABLE tops_cpu, tops_auto"
 	fi
 
+	# PER_QUERY=1 (with the GPU): each query timed alone, best of 3, through
+	# the worker (gpuidx.device = auto) and in the backend, with its terms'
+	# list lengths and the worker requests it made: perquery.csv, for the
+	# placement rules (src/sched/placement.c)
+	if [ "$GPU" = on ] && [ "${PER_QUERY:-0}" = 1 ] && [ "$BASELINE_ONLY" = 0 ] && has gpuidx; then
+		log "$corpus: each query alone, worker and backend"
+		$P -c "CREATE TABLE perq_t (n int, shape text, device text, ms float8, requests bigint)" \
+		   -c "CREATE OR REPLACE FUNCTION time_queries(dev text) RETURNS void LANGUAGE plpgsql AS \$\$
+			DECLARE r record; t0 timestamptz; best float8; req0 bigint; req1 bigint; x int; sql text;
+			BEGIN
+				FOR r IN SELECT n, q FROM bench_q ORDER BY n LOOP
+					FOREACH sql IN ARRAY ARRAY['SELECT count(*) FROM (SELECT id FROM docs ORDER BY body <=> \$1 LIMIT 10) s',
+						'SELECT count(*) FROM (SELECT id FROM docs WHERE body @@& \$1 ORDER BY body <=> \$1 LIMIT 10) s'] LOOP
+						best := 1e9;
+						SELECT requests INTO req0 FROM gpuidx_worker_stats;
+						FOR i IN 1..3 LOOP
+							t0 := clock_timestamp();
+							EXECUTE sql INTO x USING r.q;
+							best := least(best, extract(epoch FROM clock_timestamp() - t0) * 1000);
+						END LOOP;
+						SELECT requests INTO req1 FROM gpuidx_worker_stats;
+						INSERT INTO perq_t VALUES (r.n, CASE WHEN sql LIKE '%@@&%' THEN 'every' ELSE 'any' END, dev, best,
+												  req1 - req0);
+					END LOOP;
+				END LOOP;
+			END \$\$"
+		for dev in cpu auto; do
+			PGOPTIONS="-c gpuidx.device=$dev" $P -c "SELECT time_queries('$dev')" > /dev/null
+		done
+		$P -c "CREATE TABLE perq_df AS SELECT lexeme, documents FROM gpuidx_term_stats('docs_gpx')"
+		$P -c "\copy (SELECT t.n, t.shape, b.nlex, (SELECT string_agg(coalesce(d.documents, 0)::text, ' ' ORDER BY coalesce(d.documents, 0))
+				FROM unnest(tsvector_to_array(to_tsvector('english', b.q))) w LEFT JOIN perq_df d ON d.lexeme = w) AS dfs,
+				t.ms AS cpu_ms, a.ms AS worker_ms, a.requests AS worker_requests
+				FROM perq_t t JOIN perq_t a ON a.n = t.n AND a.shape = t.shape AND a.device = 'auto'
+				JOIN bench_q b ON b.n = t.n WHERE t.device = 'cpu' ORDER BY t.shape, t.n) TO 'perquery-$corpus.csv' WITH (FORMAT csv, HEADER)"
+		$P -c "DROP TABLE perq_t, perq_df"
+	fi
+
 	# gpuidx through the GPU worker and in the backend when the worker is loaded
 	runs=()
 	for m in "${methods[@]}"; do
