@@ -186,11 +186,9 @@ gq_rank_cache_get(GpxSegment *seg, GpxTermRef *ref, gq_term_reader read, GqTermD
 		*d = e->data;
 		return GQ_TERM_CACHED;
 	}
-	if (e != NULL && e->epoch != rank_cache_epoch)
-		entry_free(e);
-	else if (e != NULL)
+	if (e != NULL)
 	{
-		/* invalidated during this ranking and still in use: read apart */
+		/* invalidated during this ranking, which may still use it: read apart */
 		read(seg, ref, d);
 		return GQ_TERM_READ;
 	}
