@@ -149,6 +149,48 @@ RESET gpuidx.enable_customscan;
 SELECT count(*) AS rescanned FROM by_custom WHERE top IS NOT NULL;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 	SELECT id FROM rk WHERE body @@& 'gpu' ORDER BY body <=> 'gpu' LIMIT 2;
+
+-- the first top-k round is the LIMIT (with its OFFSET) when the scan's rows
+-- are the query's; rows the table does not return (deleted, not yet
+-- vacuumed) take a next, larger round: the same rows as the index scan
+-- (customscan off), which ranks a top 32 first
+CREATE TEMP TABLE lim_q (q text, lim int, off int);
+INSERT INTO lim_q VALUES ('gpu', 3, 0), ('gpu', 10, 5), ('gpu index', 1, 0), ('index database', 7, 2),
+	('gpu index', 40, 0), ('nothing here', 5, 0), ('gpu', 2000, 0);
+CREATE FUNCTION lim_top(q text, lim int, off int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+	EXECUTE format('SELECT string_agg(id || '':'' || s, '','') FROM (SELECT id, -(body <=> %L) AS s FROM rk
+		ORDER BY body <=> %L LIMIT %s OFFSET %s) x', q, q, lim, off) INTO r;
+	RETURN r;
+END $$;
+CREATE TEMP TABLE lim_custom AS SELECT q, lim, off, lim_top(q, lim, off) AS top FROM lim_q;
+SET gpuidx.enable_customscan = off;
+SELECT count(*) AS queries, count(*) FILTER (WHERE top = lim_top(q, lim, off)) AS same FROM lim_custom;
+RESET gpuidx.enable_customscan;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT id FROM rk ORDER BY body <=> 'gpu index' LIMIT 3 OFFSET 2;
+-- the best rows deleted: the first round (k 2) finds them gone, a second
+-- one ranks further
+BEGIN;
+DELETE FROM rk WHERE id IN (SELECT id FROM rk ORDER BY body <=> 'gpu' LIMIT 6);
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT id FROM rk ORDER BY body <=> 'gpu' LIMIT 2;
+CREATE TEMP TABLE lim_deleted AS SELECT lim_top('gpu', 2, 0) AS top;
+SET LOCAL gpuidx.enable_customscan = off;
+SELECT top = lim_top('gpu', 2, 0) AS same FROM lim_deleted;
+ROLLBACK;
+-- a condition the index does not take, a LIMIT the plan does not know, a
+-- join: the scan's own first round
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT id FROM rk WHERE id % 2 = 0 ORDER BY body <=> 'gpu' LIMIT 3;
+PREPARE lim_param(int) AS SELECT id FROM rk ORDER BY body <=> 'gpu' LIMIT $1;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE lim_param(3);
+RESET plan_cache_mode;
+DEALLOCATE lim_param;
+SELECT count(*) AS rows FROM (SELECT r.id FROM rk r JOIN outer_q o ON true ORDER BY r.body <=> 'gpu' LIMIT 3) x;
+DROP FUNCTION lim_top(text, int, int);
 RESET enable_seqscan;
 
 -- tsvector documents

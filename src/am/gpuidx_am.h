@@ -129,6 +129,15 @@ typedef struct GpxRankScanInfo
 } GpxRankScanInfo;
 
 extern void gpx_scan_rank_info(IndexScanDesc scan, GpxRankScanInfo *info);
+
+/*
+ * The first top-k round of a ranked scan computes k rows (0: the default,
+ * 32): a LIMIT the scan's rows are all the query needs, so that a top 10
+ * is not computed as a top 32.  With a tsquery key, whose check on the rows
+ * may drop some, no fewer than the default.  Later rounds, when rows run
+ * out, grow from it as before.
+ */
+extern void gpx_scan_set_first_k(IndexScanDesc scan, uint32 k);
 /* the terms of a query string under cfg */
 extern void gpx_query_terms(Oid cfg, text *query, GpxLexemes *out);
 

@@ -21,6 +21,7 @@
 #include "utils/rel.h"
 
 #include "am/gpuidx_am.h"
+#include "gpuidx_engine.h"
 #include "query/query.h"
 #include "query/tsq.h"
 #include "query/rank.h"
@@ -35,6 +36,8 @@ config_name(Oid cfg)
 /* top k first asked of a ranked scan, and the factor it grows by */
 #define RANK_FIRST_K	32
 #define RANK_GROWTH		8
+/* the largest first k a LIMIT sets: the GPU engine's largest */
+#define RANK_FIRST_K_MAX GPUIDX_RANK_MAX_K
 
 typedef struct GpxScanOpaque
 {
@@ -50,6 +53,7 @@ typedef struct GpxScanOpaque
 	GqIndex    *gq;
 	GqRank	   *rank;
 	uint32		k;				/* top k computed */
+	uint32		first_k;		/* the first round's, 0: RANK_FIRST_K (gpx_scan_set_first_k) */
 	uint32		nres;
 	uint32		rescap;			/* room in res */
 	ItemPointerData *res;		/* best first (ranked) or in TID order */
@@ -646,7 +650,17 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 		{
 			/* the next, larger top k, continued after the rows returned */
 			/* never more than the documents the index holds: that is all of them */
-			so->k = so->k == 0 ? RANK_FIRST_K : (uint32) Min((uint64) so->k * RANK_GROWTH, (uint64) PG_INT32_MAX);
+			/*
+			 * A LIMIT's k is the rows it takes unless a tsquery key's
+			 * check on the rows (the ranking has only its required terms)
+			 * may drop some: then no fewer than the default.
+			 */
+			if (so->k == 0 && so->first_k > 0)
+				so->k = so->tree == NULL ? so->first_k : Max(so->first_k, RANK_FIRST_K);
+			else if (so->k == 0)
+				so->k = RANK_FIRST_K;
+			else
+				so->k = (uint32) Min((uint64) so->k * RANK_GROWTH, (uint64) PG_INT32_MAX);
 			so->k = (uint32) Min((double) so->k, Max(so->rank->ndocs, 1.0));
 			if (so->res)
 				pfree(so->res);
@@ -664,6 +678,14 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	MemoryContextSwitchTo(old);
 	return false;
+}
+
+void
+gpx_scan_set_first_k(IndexScanDesc scan, uint32 k)
+{
+	GpxScanOpaque *so = scan->opaque;
+
+	so->first_k = Min(k, RANK_FIRST_K_MAX);
 }
 
 void
