@@ -228,15 +228,43 @@ extern const char *gpx_parse_doclen_chunk(const uint8_t *p, const uint8_t *end, 
 extern const char *gpx_doclen_chunk_header(const uint8_t *p, const uint8_t *end, uint32_t n, bool based,
 										   uint32_t *width, uint32_t *base, const uint8_t **bits);
 
-/* n tfs (at most 128), each stored as tf - 1 in width bits, into tfs */
+/*
+ * n tfs (at most 128), each stored as tf - 1 in width bits, into tfs.  A
+ * ranked query unpacks a block's at every block it loads, and most blocks
+ * have only tfs of 1 (width 0): those are a memset, the others read byte by
+ * byte straight into tfs.
+ */
 static inline void
 gpx_unpack_tfs(const uint8_t *bits, uint32_t n, uint32_t width, uint8_t *tfs)
 {
-	uint32_t	vals[128];
+	if (width == 0)
+		memset(tfs, 1, n);
+	else if (width <= 8)
+	{
+		uint32_t	acc = 0;
+		uint32_t	nbits = 0;
+		uint32_t	mask = (1u << width) - 1;
 
-	gpx_unpack_bits(bits, vals, n, width);
-	for (uint32_t i = 0; i < n; i++)
-		tfs[i] = (uint8_t) (vals[i] + 1);
+		for (uint32_t i = 0; i < n; i++)
+		{
+			if (nbits < width)
+			{
+				acc |= (uint32_t) *bits++ << nbits;
+				nbits += 8;
+			}
+			tfs[i] = (uint8_t) ((acc & mask) + 1);
+			acc >>= width;
+			nbits -= width;
+		}
+	}
+	else
+	{
+		uint32_t	vals[128];
+
+		gpx_unpack_bits(bits, vals, n, width);
+		for (uint32_t i = 0; i < n; i++)
+			tfs[i] = (uint8_t) (vals[i] + 1);
+	}
 }
 
 /* a checked chunk's n lengths from its bits, width and base */

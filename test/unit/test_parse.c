@@ -426,6 +426,22 @@ check_doclen_chunks(void)
 			for (uint32_t i = 0; i < 128; i++)
 				bad += gpx_bits_at(packed, i, w) != vals[i];
 			CHECK(bad == 0, "values read one at a time at width %u", w);
+			/* tfs (tf - 1 stored) unpacked whole, every count, without reading past their bytes */
+			for (uint32_t n = 1; w <= 8 && n <= 128; n++)
+			{
+				uint32_t	bytes = (n * w + 7) / 8;
+				uint8_t    *exact = malloc(bytes > 0 ? bytes : 1);
+				uint8_t		tfs[129];
+
+				memcpy(exact, packed, bytes);
+				tfs[n] = 0xEE;
+				gpx_unpack_tfs(exact, n, w, tfs);
+				for (uint32_t i = 0; i < n; i++)
+					bad += tfs[i] != (uint8_t) (gpx_bits_at(packed, i, w) + 1);
+				bad += tfs[n] != 0xEE;
+				free(exact);
+			}
+			CHECK(bad == 0, "tfs unpacked at width %u", w);
 		}
 	}
 }
