@@ -59,6 +59,7 @@ typedef struct RankCacheEntry
 static HTAB *rank_cache = NULL;
 static MemoryContext rank_cache_cxt = NULL;
 static Size rank_cache_bytes = 0;
+static uint32 rank_cache_ndoomed = 0;	/* entries with doomed set */
 static uint64 rank_cache_clock = 0;
 static uint64 rank_cache_epoch = 1;
 
@@ -66,6 +67,8 @@ static void
 entry_free(RankCacheEntry *e)
 {
 	rank_cache_bytes -= e->bytes;
+	if (e->doomed)
+		rank_cache_ndoomed--;
 	MemoryContextDelete(e->cxt);
 	hash_search(rank_cache, &e->key, HASH_REMOVE, NULL);
 }
@@ -85,7 +88,11 @@ doom(Oid index)
 		if (OidIsValid(index) && e->index != index)
 			continue;
 		if (e->epoch == rank_cache_epoch)
+		{
+			if (!e->doomed)
+				rank_cache_ndoomed++;
 			e->doomed = true;
+		}
 		else
 			entry_free(e);		/* removing the entry just returned is allowed */
 	}
@@ -110,7 +117,8 @@ gq_rank_cache_begin(void)
 	RankCacheEntry *e;
 
 	rank_cache_epoch++;
-	if (rank_cache == NULL)
+	/* every segment's ranking comes here: look for doomed copies only when there are some */
+	if (rank_cache == NULL || rank_cache_ndoomed == 0)
 		return;
 	hash_seq_init(&seq, rank_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
@@ -164,7 +172,8 @@ gq_rank_cache_get(GpxSegment *seg, GpxTermRef *ref, gq_term_reader read, GqTermD
 	bool		found;
 
 	memset(d, 0, sizeof(*d));
-	if (budget == 0 || !ref->external || ref->len < GQ_RANK_CACHE_MIN_BYTES / 2 ||
+	/* a list too short to keep, or whose list bytes alone are more than a copy may take */
+	if (budget == 0 || !ref->external || ref->len < GQ_RANK_CACHE_MIN_BYTES / 2 || ref->len > budget / 2 ||
 		RelationUsesLocalBuffers(seg->index))
 	{
 		read(seg, ref, d);

@@ -72,7 +72,7 @@ typedef struct RankScanState
 	List	   *key_queries;	/* ExprStates: the queries of the doc @@& query keys */
 	List	   *key_strategies; /* and their strategies (@@& or @@ tsquery) */
 	StrategyNumber order_strategy;	/* <=> with a text query or a bm25query */
-	uint32		first_k;		/* the first top-k round's k, 0: the scan's (first_k) */
+	uint32		first_k;		/* the first top-k round's k, 0: the scan's (limit_first_k) */
 	ExprState  *keys_qual;		/* the keys themselves, for EvalPlanQual */
 	int			nkeys;
 	IndexScanDesc scan;
@@ -149,7 +149,7 @@ add_rank_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
  * visible, or without a score) only take a next, larger round.
  */
 static uint32
-first_k(PlannerInfo *root, RelOptInfo *rel, List *qual)
+limit_first_k(PlannerInfo *root, RelOptInfo *rel, List *qual)
 {
 	if (root->limit_tuples < 1.0 || qual != NIL || bms_membership(root->all_baserels) != BMS_SINGLETON ||
 		!bms_equal(root->all_baserels, rel->relids))
@@ -162,7 +162,7 @@ first_k(PlannerInfo *root, RelOptInfo *rel, List *qual)
  * (doc @@& query, doc @@ tsquery) the index answers, so they leave the
  * qual (a tsquery's rows are checked against them when the index says);
  * custom_private: the index, the ORDER BY's strategy (<=> with a text
- * query or with a bm25query), the first top-k round's k (first_k), then
+ * query or with a bm25query), the first top-k round's k (limit_first_k), then
  * each key's strategy.
  */
 static Plan *
@@ -209,7 +209,7 @@ plan_rank_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							   true, &order_strategy, &lefttype, &righttype);
 	cscan->custom_private = lcons(makeInteger((int) ipath->indexinfo->indexoid),
 								  lcons(makeInteger(order_strategy),
-										lcons(makeInteger((int) first_k(root, rel, cscan->scan.plan.qual)),
+										lcons(makeInteger((int) limit_first_k(root, rel, cscan->scan.plan.qual)),
 											  strategies)));
 	cscan->methods = &rank_plan_methods;
 	return &cscan->scan.plan;
