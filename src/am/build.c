@@ -49,6 +49,7 @@
 #include "am/gpuidx_am.h"
 #include "query/rankcache.h"
 #include "store/accum.h"
+#include "store/parse.h"
 #include "store/segment.h"
 #include "worker/worker.h"
 
@@ -62,6 +63,7 @@ typedef struct BuildState
 	uint32		kind;
 	Oid			config;
 	bool		freqs;
+	bool		positions;
 	GpxAccum   *accum;
 	GpxSegWriter *writer;		/* serial: documents go straight to the segment */
 	BufFile    *docs;			/* parallel: each document's TID and length */
@@ -94,6 +96,7 @@ struct BuildShared
 	uint32		kind;
 	Oid			config;
 	bool		freqs;
+	bool		positions;
 	Size		budget;			/* each participant's */
 	BlockNumber nblocks;
 	int			nranges;
@@ -168,8 +171,24 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	}
 	else
 		gpx_segw_add_doc(bs->writer, tid, lex.dl);
-	for (int i = 0; i < lex.n; i++)
-		gpx_accum_add(bs->accum, lex.lex[i], lex.len[i], bs->ndocs, lex.tf[i]);
+	if (bs->positions)
+	{
+		uint32		len;
+		uint8	   *pos = gpx_lexemes_positions(&lex, &len);
+		const uint8 *p = pos;
+
+		for (int i = 0; i < lex.n; i++)
+		{
+			const uint8 *rec = p;
+			uint32		npos;
+
+			(void) gpx_pos_decode(&p, pos + len, NULL, &npos);
+			gpx_accum_add(bs->accum, lex.lex[i], lex.len[i], bs->ndocs, lex.tf[i], rec, (uint32) (p - rec));
+		}
+	}
+	else
+		for (int i = 0; i < lex.n; i++)
+			gpx_accum_add(bs->accum, lex.lex[i], lex.len[i], bs->ndocs, lex.tf[i], NULL, 0);
 	gpx_accum_end_doc(bs->accum);
 	bs->ndocs++;
 	MemoryContextSwitchTo(old);
@@ -244,11 +263,12 @@ build_ranges(BuildShared *sh, Relation heap, Relation index, IndexInfo *indexInf
 		bs.kind = sh->kind;
 		bs.config = sh->config;
 		bs.freqs = sh->freqs;
+		bs.positions = sh->positions;
 		bs.shared = sh;
 		bs.range = range;
 		bs.leader = leader;
 		bs.tmpcxt = AllocSetContextCreate(cxt, "gpuidx build document", ALLOCSET_DEFAULT_SIZES);
-		bs.accum = gpx_accum_create_shared(sh->budget, sh->freqs, &sh->fileset, (int) r);
+		bs.accum = gpx_accum_create_shared(sh->budget, sh->freqs, sh->positions, &sh->fileset, (int) r);
 		range_docs_name(name, (int) r);
 		bs.docs = BufFileCreateFileSet(&sh->fileset.fs, name);
 		if (end > start)
@@ -283,7 +303,7 @@ build_ranges(BuildShared *sh, Relation heap, Relation index, IndexInfo *indexInf
 static void
 merge_ranges(BuildShared *sh, BuildState *bs, Size budget, uint32 *runs, Size *peak)
 {
-	GpxAccum   *merge = gpx_accum_create(budget, bs->freqs);
+	GpxAccum   *merge = gpx_accum_create(budget, bs->freqs, bs->positions);
 	BuildDoc   *docs = palloc(1024 * sizeof(BuildDoc));
 	Size		ranges_peak = 0;
 	uint64		base = 0;
@@ -376,6 +396,7 @@ build_parallel(Relation heap, Relation index, IndexInfo *indexInfo, BuildState *
 	sh->kind = bs->kind;
 	sh->config = bs->config;
 	sh->freqs = bs->freqs;
+	sh->positions = bs->positions;
 	sh->budget = budget / nranges;
 	/* after the snapshot: every row it sees lies in these blocks */
 	sh->nblocks = RelationGetNumberOfBlocks(heap);
@@ -527,8 +548,9 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	UnlockReleaseBuffer(metabuf);
 
 	bs.freqs = gpx_index_freqs_option(index);
+	bs.positions = gpx_index_positions_option(index, bs.kind, bs.freqs);
 	bs.leader = true;
-	bs.writer = gpx_segw_begin(index, 1, false, gpx_index_codec(index), bs.freqs);
+	bs.writer = gpx_segw_begin(index, 1, false, gpx_index_codec(index), bs.freqs, bs.positions);
 	budget = budget > 2 * BUILD_RESERVE ? budget - BUILD_RESERVE : budget / 2;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GPX_PHASE_SCAN);
@@ -536,7 +558,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (workers == 0 ||
 		!build_parallel(heap, index, indexInfo, &bs, workers, budget, &reltuples, &runs, &peak))
 	{
-		bs.accum = gpx_accum_create(budget, bs.freqs);
+		bs.accum = gpx_accum_create(budget, bs.freqs, bs.positions);
 		reltuples = table_index_build_range_scan(heap, index, indexInfo, false, false, true,
 												 0, InvalidBlockNumber, build_callback, &bs, NULL);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.ndocs);
@@ -551,6 +573,8 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	gpx_meta_init(&meta, bs.kind, bs.config);
 	if (bs.freqs)
 		meta.flags |= GPX_META_FREQS;
+	if (bs.positions)
+		meta.flags |= GPX_META_POSITIONS;
 	if (bs.ndocs > 0)
 	{
 		gpx_segw_finish(bs.writer, &meta.segments[0]);
@@ -588,6 +612,8 @@ gpx_buildempty(Relation index)
 	gpx_meta_init(&meta, gpx_kind_of(index), gpx_build_config(index));
 	if (gpx_index_freqs_option(index))
 		meta.flags |= GPX_META_FREQS;
+	if (gpx_index_positions_option(index, meta.kind, gpx_index_freqs_option(index)))
+		meta.flags |= GPX_META_POSITIONS;
 	gpx_page_init(page.data, GPX_PAGE_META);
 	gpx_meta_pack(page.data, &meta);
 	PageSetChecksumInplace(page.data, GPX_META_BLKNO);

@@ -28,6 +28,7 @@ typedef struct GpxOptions
 	int			pending_list_limit; /* kB */
 	int			text_config;	/* offset of the name in this struct, or 0 */
 	bool		freqs;			/* store tfs and doc lengths (at build) */
+	bool		positions;		/* store positions (at build) */
 	double		k1;				/* BM25 parameters of ranked queries */
 	double		b;
 } GpxOptions;
@@ -65,6 +66,8 @@ extern bytea *gpx_options(Datum reloptions, bool validate);
 extern int	gpx_index_codec(Relation index);
 extern Size gpx_pending_limit(Relation index);
 extern bool gpx_index_freqs_option(Relation index);
+/* the option positions, checked against the index's kind and freqs */
+extern bool gpx_index_positions_option(Relation index, uint32 kind, bool freqs);
 extern void gpx_index_bm25_params(Relation index, double *k1, double *b);
 extern void gpx_check_index(Relation index);	/* ERROR unless a gpuidx index */
 extern void gpx_alter_check_init(void);

@@ -58,6 +58,9 @@ gpx_define_reloptions(void)
 	add_bool_reloption(gpx_relopt_kind, "freqs",
 					   "Store term frequencies and document lengths, which ranking needs (takes effect at REINDEX)",
 					   true, AccessExclusiveLock);
+	add_bool_reloption(gpx_relopt_kind, "positions",
+					   "Store where each lexeme stands in its tsvector, so that phrases and weights are checked in the index (takes effect at REINDEX)",
+					   false, AccessExclusiveLock);
 	add_real_reloption(gpx_relopt_kind, "k1",
 					   "BM25 term frequency saturation of ranked queries",
 					   GPX_BM25_K1_DEFAULT, 0.0, 1000.0, ShareUpdateExclusiveLock);
@@ -74,6 +77,7 @@ gpx_options(Datum reloptions, bool validate)
 		{"pending_list_limit", RELOPT_TYPE_INT, offsetof(GpxOptions, pending_list_limit)},
 		{"text_config", RELOPT_TYPE_STRING, offsetof(GpxOptions, text_config)},
 		{"freqs", RELOPT_TYPE_BOOL, offsetof(GpxOptions, freqs)},
+		{"positions", RELOPT_TYPE_BOOL, offsetof(GpxOptions, positions)},
 		{"k1", RELOPT_TYPE_REAL, offsetof(GpxOptions, k1)},
 		{"b", RELOPT_TYPE_REAL, offsetof(GpxOptions, b)},
 	};
@@ -96,6 +100,25 @@ gpx_index_freqs_option(Relation index)
 	GpxOptions *opts = (GpxOptions *) index->rd_options;
 
 	return opts ? opts->freqs : true;
+}
+
+bool
+gpx_index_positions_option(Relation index, uint32 kind, bool freqs)
+{
+	GpxOptions *opts = (GpxOptions *) index->rd_options;
+
+	if (opts == NULL || !opts->positions)
+		return false;
+	if (kind != GPX_KIND_TSVECTOR)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gpuidx option \"positions\" applies to indexes on tsvector"),
+				 errdetail("Positions are those of the indexed tsvector, which phrase and weight queries (@@ tsquery) read.")));
+	if (!freqs)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gpuidx option \"positions\" needs \"freqs\"")));
+	return true;
 }
 
 void

@@ -38,7 +38,7 @@ gpx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	old = MemoryContextSwitchTo(cxt);
 	gpx_document_lexemes(info->kind, info->kind == GPX_KIND_TEXT ? gpx_index_config(index) : InvalidOid,
 						 values[0], &lex);
-	pending = gpx_pending_insert(index, ht_ctid, lex.lex, lex.len, lex.tf, lex.n, lex.dl);
+	pending = gpx_pending_insert(index, ht_ctid, &lex);
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(cxt);
 

@@ -100,6 +100,7 @@ gpx_merge_pending(Relation index, Size budget)
 	uint64		bytes = 0;
 	uint64		sum_dl = 0;
 	bool		freqs;
+	bool		positions;
 	uint32		pages;
 	MemoryContext cxt;
 	MemoryContext old;
@@ -134,12 +135,14 @@ gpx_merge_pending(Relation index, Size budget)
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx merge", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	freqs = (meta.flags & GPX_META_FREQS) != 0;
-	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index), freqs);
-	accum = gpx_accum_create(budget, freqs);
+	positions = (meta.flags & GPX_META_POSITIONS) != 0;
+	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index), freqs, positions);
+	accum = gpx_accum_create(budget, freqs, positions);
 	gpx_pending_begin(&r, index, &meta, stop_blk, stop_off);
 	while (gpx_pending_next(&r))
 	{
 		const uint8 *p = r.lex;
+		const uint8 *pos = r.positions_at;
 		const char *lex;
 		int			len;
 		uint32		tf;
@@ -147,7 +150,15 @@ gpx_merge_pending(Relation index, Size budget)
 
 		gpx_segw_add_doc(w, &r.tid, r.dl);
 		while (gpx_pending_lexeme(&p, r.end, freqs, &lex, &len, &tf))
-			gpx_accum_add(accum, lex, len, doc, tf);
+		{
+			const uint8 *rec = pos;
+			uint32		npos;
+
+			/* the entry's records were checked as it was read */
+			if (positions && !gpx_pos_decode(&pos, r.entry_end, NULL, &npos))
+				gpx_report_corrupt(index, r.blk, "A pending entry's positions are malformed");
+			gpx_accum_add(accum, lex, len, doc, tf, rec, positions ? (uint32) (pos - rec) : 0);
+		}
 		gpx_accum_end_doc(accum);
 		entries++;
 		bytes += r.entry_bytes;
@@ -309,7 +320,8 @@ input_cmp(Datum x, Datum y, void *arg)
 }
 
 static void
-merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, bool freqs, uint32 *ids)
+merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, bool freqs, bool positions, uint32 *ids,
+				 StringInfo posbuf)
 {
 	uint32		buf[GPUIDX_LRC_SEGMENT];
 	uint8		tfbuf[GPUIDX_LRC_SEGMENT];
@@ -320,6 +332,7 @@ merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, bool freqs, uint32 *
 		MergeInput *in = same[i];
 		GpxListReader *r = gpx_list_reader_begin(&in->it);
 		GpxFreqReader *fr = freqs ? gpx_freq_reader_begin(&in->it) : NULL;
+		GpxPositions *pr = positions ? gpx_dict_iter_positions(&in->it) : NULL;
 		uint32		len;
 
 		while ((len = gpx_list_reader_next(r, buf)) > 0)
@@ -328,17 +341,33 @@ merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, bool freqs, uint32 *
 
 			if (fr)
 				gpx_freq_reader_next(fr, tfbuf, len);
+			resetStringInfo(posbuf);
 			for (uint32 j = 0; j < len; j++)
+			{
+				const uint8 *rec = NULL;
+				uint32		reclen = 0;
+				uint32		npos;
+
+				if (pr)
+					rec = gpx_positions_next_record(pr, &reclen, &npos);
 				if (remap(in, buf[j], &ids[k]))
 				{
 					tfs[k] = fr ? tfbuf[j] : 0;
+					if (pr)
+						appendBinaryStringInfo(posbuf, (const char *) rec, (int) reclen);
 					k++;
 				}
-			gpx_segw_term_add(w, ids, tfs, k);
+			}
+			gpx_segw_term_add(w, ids, tfs, (const uint8 *) posbuf->data, posbuf->len, k);
 		}
 		gpx_list_reader_end(r);
 		if (fr)
 			gpx_freq_reader_end(fr);
+		if (pr)
+		{
+			gpx_positions_check_end(pr);
+			gpx_positions_free(pr);
+		}
 	}
 }
 
@@ -357,7 +386,10 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 	GpxSegRef	ref;
 	uint64		base = 0;
 	uint32		nfreqs = 0;
+	uint32		npositions = 0;
 	bool		freqs;
+	bool		positions;
+	StringInfoData posbuf;
 	uint32		dls[GPX_DOCMAP_CHUNK];
 	Buffer		metabuf;
 	GenericXLogState *state;
@@ -372,12 +404,15 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 		load_dead(&in[i], budget / 2 / n);
 		base += refs[i].ndocs - refs[i].ndead;
 		nfreqs += (in[i].seg->hdr->flags & GPX_SEG_FREQS) ? 1 : 0;
+		npositions += (in[i].seg->hdr->flags & GPX_SEG_POSITIONS) ? 1 : 0;
 	}
-	/* an index stores frequencies in all its segments or in none */
-	if (nfreqs != 0 && nfreqs != (uint32) n)
-		gpx_report_corrupt(index, refs[0].head, "Segments to merge differ in whether they store frequencies");
+	/* an index stores frequencies (positions) in all its segments or in none */
+	if ((nfreqs != 0 && nfreqs != (uint32) n) || (npositions != 0 && npositions != (uint32) n))
+		gpx_report_corrupt(index, refs[0].head, "Segments to merge differ in whether they store frequencies or positions");
 	freqs = nfreqs > 0;
-	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index), freqs);
+	positions = npositions > 0;
+	initStringInfo(&posbuf);
+	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index), freqs, positions);
 
 	/* the doc map: each input's live docs, in order */
 	for (int i = 0; i < n; i++)
@@ -430,7 +465,7 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 		for (int i = 0; i < nsame; i++)
 			df += same[i]->it.df;
 		gpx_segw_term_begin(w, top->it.term, top->it.term_len, df);
-		merge_term_lists(same, nsame, w, freqs, ids);
+		merge_term_lists(same, nsame, w, freqs, positions, ids, &posbuf);
 		gpx_segw_term_end(w);
 		for (int i = 0; i < nsame; i++)
 			if (gpx_dict_iter_next(&same[i]->it))

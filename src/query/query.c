@@ -8,6 +8,7 @@
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 
+#include "query/positions.h"
 #include "query/query.h"
 #include "query/tsq.h"
 #include "store/pending.h"
@@ -1116,6 +1117,9 @@ segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi,
 	src.any_of = seg_any_of;
 	src.any_within = seg_any_within;
 	gq_tree_eval_split(tree, &src, sure, nsure, unsure, nunsure);
+	/* phrases and weights, where the segment has the positions to settle them */
+	if (*nunsure > 0 && (ss.seg->hdr->flags & GPX_SEG_POSITIONS) && gq_tree_positions_settle(tree))
+		gq_settle_by_positions(ss.seg, tree, sure, nsure, unsure, nunsure);
 }
 
 /* does the pending entry being read have the lexeme (or one with the prefix)? */

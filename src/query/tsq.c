@@ -149,6 +149,15 @@ gq_tree_add_tsquery(GqTree *tree, TSQuery query)
 	}
 	add_flat(tree->root, from_item(query, GETQUERY(query), tree));
 	tree->recheck = !tree->root->exact;
+	tree->queries = tree->queries ? repalloc(tree->queries, (tree->nqueries + 1) * sizeof(TSQuery))
+		: palloc(sizeof(TSQuery));
+	tree->queries[tree->nqueries++] = query;
+}
+
+bool
+gq_tree_positions_settle(const GqTree *tree)
+{
+	return tree->root != NULL && tree->recheck && tree->nqueries > 0 && tree->nprefix == 0;
 }
 
 void

@@ -53,6 +53,9 @@ typedef struct GqTree
 	bool		recheck;		/* the rows found are candidates: recheck each */
 	int			nterms;			/* term nodes */
 	int			nprefix;		/* of them prefix terms */
+	/* the tsqueries ANDed in (not copied), which positions can settle */
+	TSQuery    *queries;
+	int			nqueries;
 } GqTree;
 
 /* a tree ANDing what is added to it */
@@ -131,6 +134,13 @@ extern GqAnswer gq_tree_answer(const GqTree *tree, gq_has_fn has, void *arg);
 /* the tree's selectivity from its terms' frequencies, freq(arg, term) in [0, 1] */
 extern double gq_tree_selectivity(const GqTree *tree, double (*freq) (void *arg, const GqNode *term),
 								  void *arg);
+
+/*
+ * Can the index's positions settle the tree's unsure candidates?  Every
+ * unsure candidate comes from a tsquery's phrase or weight, and those name
+ * plain lexemes only (a prefix's terms are not looked up per document).
+ */
+extern bool gq_tree_positions_settle(const GqTree *tree);
 
 /* does the tree's root need every document (a complement)? */
 extern bool gq_tree_needs_all(const GqTree *tree);

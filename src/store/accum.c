@@ -13,18 +13,22 @@
  *
  * With freqs, the nbytes are the first posting's tf (a byte), then for
  * each later posting its gap minus one and its tf: the same bytes whether
- * a list is whole or the concatenation of the runs' pieces.
+ * a list is whole or the concatenation of the runs' pieces.  With
+ * positions, each posting's tf is followed by its positions record
+ * (store/parse.h).
  */
 #include "postgres.h"
 
 #include "common/hashfn.h"
 #include "lib/binaryheap.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/sharedfileset.h"
 #include "utils/logtape.h"
 #include "utils/memutils.h"
 
 #include "store/accum.h"
+#include "store/parse.h"
 #include "store/varint.h"
 
 #define ARENA_BLOCK		(64 * 1024)	/* at most; a sixteenth of small budgets */
@@ -57,6 +61,7 @@ struct GpxAccum
 	MemoryContext parent;
 	Size		budget;
 	bool		freqs;			/* keep each posting's tf */
+	bool		positions;		/* and its positions record */
 	Size		used;
 	Size		peak;
 	char	   *arena;
@@ -119,11 +124,14 @@ reset_table(GpxAccum *a)
 }
 
 GpxAccum *
-gpx_accum_create(Size budget, bool freqs)
+gpx_accum_create(Size budget, bool freqs, bool positions)
 {
 	GpxAccum   *a = palloc0(sizeof(GpxAccum));
 
+	if (positions && !freqs)
+		elog(ERROR, "gpuidx: positions are kept only with freqs");
 	a->freqs = freqs;
+	a->positions = positions;
 	a->parent = CurrentMemoryContext;
 	a->budget = Max(budget, 64 * 1024);
 	/* small blocks: the context grows in steps far below the budget */
@@ -189,11 +197,11 @@ grow_table(GpxAccum *a)
 	a->table_base = size;
 }
 
-/* a gap (gap >= 0), a tf (tf > 0), or both */
+/* a gap (gap >= 0), a tf (tf > 0), or both; then the posting's positions record */
 static void
-append_gap(GpxAccum *a, AccEntry *e, int64 gap, uint32 tf)
+append_gap(GpxAccum *a, AccEntry *e, int64 gap, uint32 tf, const uint8 *pos, uint32 poslen)
 {
-	int			n = (gap >= 0 ? gpx_varint_size((uint64) gap) : 0) + (tf > 0 ? 1 : 0);
+	int			n = (gap >= 0 ? gpx_varint_size((uint64) gap) : 0) + (tf > 0 ? 1 : 0) + poslen;
 
 	if (e->nbytes + n > e->cap)
 	{
@@ -218,14 +226,20 @@ append_gap(GpxAccum *a, AccEntry *e, int64 gap, uint32 tf)
 		e->nbytes += gpx_varint_put(e->gaps + e->nbytes, (uint64) gap);
 	if (tf > 0)
 		e->gaps[e->nbytes++] = (uint8) tf;
+	memcpy(e->gaps + e->nbytes, pos, poslen);
+	e->nbytes += poslen;
 }
 
 void
-gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc, uint32 tf)
+gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc, uint32 tf, const uint8 *pos,
+			  uint32 poslen)
 {
 	uint32		hash = hash_bytes((const unsigned char *) term, len);
 	Size		slot = hash & (a->table_size - 1);
 	AccEntry   *e;
+
+	if (a->positions != (poslen > 0) || poslen > GPX_POS_MAX_RECORD)
+		elog(ERROR, "gpuidx: a posting's positions do not fit the accumulator");
 
 	while ((e = a->table[slot]) != NULL)
 	{
@@ -246,7 +260,7 @@ gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc, uint32 tf)
 		memcpy(e->term, term, len);
 		a->table[slot] = e;
 		if (a->freqs)
-			append_gap(a, e, -1, tf);
+			append_gap(a, e, -1, tf, pos, poslen);
 		if (++a->nentries * (Size) 2 > a->table_size)
 		{
 			/*
@@ -270,7 +284,7 @@ gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc, uint32 tf)
 			return;
 		}
 		Assert(doc > e->last);
-		append_gap(a, e, doc - e->last - 1, a->freqs ? tf : 0);
+		append_gap(a, e, doc - e->last - 1, a->freqs ? tf : 0, pos, poslen);
 		e->df++;
 		e->last = doc;
 	}
@@ -604,21 +618,24 @@ join_repeats(Source **same, int i, bool freqs)
  * writer, without the first if it repeats
  */
 static void
-src_emit(Source *s, GpxSegWriter *w, bool freqs, uint32 *ids, uint8 *tfs, uint8 *bytes,
-		 bool skip_first)
+src_emit(Source *s, GpxSegWriter *w, bool freqs, bool positions, uint32 *ids, uint8 *tfs,
+		 StringInfo posbuf, uint8 *bytes, bool skip_first)
 {
 	uint32		n = 0;
 	uint32		v = s->first;
 	uint32		have = 0;
 	uint32		pos = 0;
 	bool		first = true;
+	/* the most one posting takes: gap, tf, positions */
+	const uint32 most = GPX_VARINT_MAX + 1 + (positions ? GPX_POS_MAX_RECORD : 0);
 
+	resetStringInfo(posbuf);
 	for (;;)
 	{
 		uint64		gap = 0;
 		const uint8 *p;
 
-		if (have - pos < GPX_VARINT_MAX + 1 && s->left > 0)
+		if (have - pos < most && s->left > 0)
 		{
 			memmove(bytes, bytes + pos, have - pos);
 			have -= pos;
@@ -641,16 +658,28 @@ src_emit(Source *s, GpxSegWriter *w, bool freqs, uint32 *ids, uint8 *tfs, uint8 
 				elog(ERROR, "gpuidx: a sorted run is damaged");
 			tfs[n] = bytes[pos++];
 		}
+		if (positions)
+		{
+			uint32		npos;
+
+			p = bytes + pos;
+			if (!gpx_pos_decode(&p, bytes + have, NULL, &npos))
+				elog(ERROR, "gpuidx: a sorted run is damaged");
+			if (!first || !skip_first)
+				appendBinaryStringInfo(posbuf, (const char *) bytes + pos, (int) (p - (bytes + pos)));
+			pos = p - bytes;
+		}
 		if (!first || !skip_first)
 			ids[n++] = v;
 		first = false;
 		if (n == EMIT_BATCH)
 		{
-			gpx_segw_term_add(w, ids, tfs, n);
+			gpx_segw_term_add(w, ids, tfs, (const uint8 *) posbuf->data, posbuf->len, n);
+			resetStringInfo(posbuf);
 			n = 0;
 		}
 	}
-	gpx_segw_term_add(w, ids, tfs, n);
+	gpx_segw_term_add(w, ids, tfs, (const uint8 *) posbuf->data, posbuf->len, n);
 }
 
 /*
@@ -696,7 +725,9 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 	uint32	   *ids = palloc(EMIT_BATCH * sizeof(uint32));
 	uint8	   *tfs = palloc(EMIT_BATCH);
 	uint8	   *bytes = palloc(RUN_BUFFER);
+	StringInfoData posbuf;
 
+	initStringInfo(&posbuf);
 	for (int i = 0; i < nsrc; i++)
 		if (src_next(&src[i]))
 			binaryheap_add_unordered(heap, PointerGetDatum(&src[i]));
@@ -738,7 +769,7 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 		{
 			gpx_segw_term_begin(w, top->term, top->len, df);
 			for (int i = 0; i < nsame; i++)
-				src_emit(same[i], w, a->freqs, ids, tfs, bytes, repeats[i]);
+				src_emit(same[i], w, a->freqs, a->positions, ids, tfs, &posbuf, bytes, repeats[i]);
 			gpx_segw_term_end(w);
 		}
 		for (int i = 0; i < nsame; i++)
@@ -752,6 +783,7 @@ merge_sources(GpxAccum *a, Source *src, int nsrc, RunWriter *out, GpxSegWriter *
 	pfree(ids);
 	pfree(tfs);
 	pfree(bytes);
+	pfree(posbuf.data);
 }
 
 static void
@@ -894,9 +926,9 @@ gpx_accum_emit(GpxAccum *a, GpxSegWriter *w)
  * run; the leader imports the runs in doc order and merges them.
  */
 GpxAccum *
-gpx_accum_create_shared(Size budget, bool freqs, SharedFileSet *fileset, int fileno)
+gpx_accum_create_shared(Size budget, bool freqs, bool positions, SharedFileSet *fileset, int fileno)
 {
-	GpxAccum   *a = gpx_accum_create(budget, freqs);
+	GpxAccum   *a = gpx_accum_create(budget, freqs, positions);
 
 	a->fileset = fileset;
 	a->fileno = fileno;

@@ -19,10 +19,17 @@
 
 typedef struct GpxAccum GpxAccum;
 
-/* budget: bytes the accumulator and its merge may use; freqs: keep tfs */
-extern GpxAccum *gpx_accum_create(Size budget, bool freqs);
-/* tf: the term's frequency in doc (with freqs: each term once per doc) */
-extern void gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc, uint32 tf);
+/*
+ * budget: bytes the accumulator and its merge may use; freqs: keep tfs;
+ * positions (with freqs): keep each posting's positions record
+ */
+extern GpxAccum *gpx_accum_create(Size budget, bool freqs, bool positions);
+/*
+ * tf: the term's frequency in doc (with freqs: each term once per doc);
+ * pos: with positions, its positions record (store/parse.h) of poslen bytes
+ */
+extern void gpx_accum_add(GpxAccum *a, const char *term, int len, uint32 doc, uint32 tf,
+						  const uint8 *pos, uint32 poslen);
 /* between documents: spill a run if over budget */
 extern void gpx_accum_end_doc(GpxAccum *a);
 /* every term, in order, into the writer */
@@ -36,8 +43,8 @@ extern uint32 gpx_accum_runs(GpxAccum *a);
  * the participants' runs in doc order, each with the number of documents
  * before it, and gpx_accum_emit merges them in one pass.
  */
-extern GpxAccum *gpx_accum_create_shared(Size budget, bool freqs, SharedFileSet *fileset,
-										 int fileno);
+extern GpxAccum *gpx_accum_create_shared(Size budget, bool freqs, bool positions,
+										 SharedFileSet *fileset, int fileno);
 extern void gpx_accum_export(GpxAccum *a, TapeShare *share);
 extern void gpx_accum_import(GpxAccum *a, SharedFileSet *fileset, int fileno, TapeShare *share,
 							 uint32 base);

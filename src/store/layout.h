@@ -81,8 +81,10 @@ typedef GpxPageOpaqueData *GpxPageOpaque;
 								 * with their blocks' maxima (ranking only) */
 #define GPX_STREAM_LENDIR	7	/* where each doc length chunk starts */
 #define GPX_STREAM_LENS		8	/* each doc's length, chunks of 128 docs */
-#define GPX_NSTREAMS		9
+#define GPX_STREAM_POSITIONS 9	/* each term's positions in its docs */
+#define GPX_NSTREAMS		10
 #define GPX_NSTREAMS_V1		6	/* segments written before format version 3 */
+#define GPX_NSTREAMS_V3		9	/* headers without GPX_SEG_STREAMS_V4 */
 
 typedef struct GpxStreamInfo
 {
@@ -123,8 +125,12 @@ typedef struct GpxSegHeaderData
 #define GPX_SEG_PACKED_LEAF	0x8
 /* doc length chunks less their shortest length (store/parse.h); written by every segment since */
 #define GPX_SEG_LENS_BASE	0x10
+/* the header has GPX_NSTREAMS streams (else GPX_NSTREAMS_V3, the last read as empty); every segment since */
+#define GPX_SEG_STREAMS_V4	0x20
+/* each term's positions are stored (store/parse.h); dictionary entries place them */
+#define GPX_SEG_POSITIONS	0x40
 #define GPX_SEG_FLAGS		(GPX_SEG_STREAMS | GPX_SEG_FREQS | GPX_SEG_TID_ORDER | GPX_SEG_PACKED_LEAF | \
-							 GPX_SEG_LENS_BASE)
+							 GPX_SEG_LENS_BASE | GPX_SEG_STREAMS_V4 | GPX_SEG_POSITIONS)
 
 #define GPX_SEGHEAD_SLOTS \
 	((GPX_PAGE_CAPACITY - offsetof(GpxSegHeaderData, table)) / sizeof(BlockNumber))
@@ -248,6 +254,12 @@ typedef struct GpxMetaPageData
  * carry them, and it can rank.  Fixed when the index is built.
  */
 #define GPX_META_FREQS		0x1
+/*
+ * The index stores each posting's positions (option positions, tsvector
+ * documents, with freqs): its segments have GPX_SEG_POSITIONS and its
+ * pending entries carry them.  Fixed when the index is built.
+ */
+#define GPX_META_POSITIONS	0x2
 
 /*
  * Retired sets past the metapage's room: a chain of GPX_PAGE_RETIRED pages,

@@ -194,7 +194,8 @@ gpx_meta_check(Relation index, const GpxMetaPageData *meta)
 	gpx_meta_check_version(index, meta);
 	if (meta->kind != GPX_KIND_TEXT && meta->kind != GPX_KIND_TSVECTOR)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has an unknown document kind %u", meta->kind);
-	if (meta->flags & ~GPX_META_FREQS)
+	if ((meta->flags & ~(GPX_META_FREQS | GPX_META_POSITIONS)) ||
+		((meta->flags & GPX_META_POSITIONS) && (!(meta->flags & GPX_META_FREQS) || meta->kind != GPX_KIND_TSVECTOR)))
 		gpx_report_corrupt(index, GPX_META_BLKNO, "Metapage has unknown flags %x", meta->flags);
 	for (uint32 i = 0; i < meta->nsegments; i++)
 	{

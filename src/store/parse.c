@@ -188,7 +188,15 @@ gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *
 		return false;
 	e->suffix = *p;
 	*p += e->suffix_len;
-	return limits->packed ? parse_entry_packed(p, end, limits, e) : parse_entry_bytes_tfs(p, end, limits, e);
+	e->pos_page = e->pos_offset = 0;
+	if (!limits->packed)
+		return parse_entry_bytes_tfs(p, end, limits, e);
+	if (!parse_entry_packed(p, end, limits, e))
+		return false;
+	if (!limits->positions)
+		return true;
+	return gpx_varint_get32(p, end, &e->pos_page) && gpx_varint_get32(p, end, &e->pos_offset) &&
+		e->pos_page < limits->pos_pages && e->pos_offset < limits->page_capacity;
 }
 
 const char *
@@ -478,7 +486,7 @@ gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, uint32_t n, uint16_
 
 const char *
 gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, bool freqs,
-						GpxPendingEntry *entry)
+						bool positions, GpxPendingEntry *entry)
 {
 	const uint8_t *p = body + GPX_PENDING_TID_BYTES;
 	const uint8_t *end = body + len;
@@ -509,6 +517,27 @@ gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset, 
 			return "A pending entry's frequencies are malformed";
 		if (freqs)
 			dl += *p++;
+	}
+	entry->end = p;
+	entry->pos = NULL;
+	if (positions)
+	{
+		const uint8_t *l = entry->lex;
+
+		/* each lexeme's positions, in order, agreeing with its tf */
+		entry->pos = p;
+		for (uint32_t i = 0; i < entry->nlex; i++)
+		{
+			uint32_t	n;
+			uint32_t	tf;
+
+			if (!gpx_varint_get32(&l, end, &n))
+				return "A pending entry's lexemes are malformed";
+			l += n;
+			tf = *l++;
+			if (!gpx_pos_decode(&p, end, NULL, &n) || gpx_pos_tf(n) != tf)
+				return "A pending entry's positions are malformed";
+		}
 	}
 	if (p != end)
 		return "A pending entry has bytes after its lexemes";

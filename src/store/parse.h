@@ -36,7 +36,9 @@
  *		(1..8), then each posting's tf - 1 in w bits (gpx_pack_bits);
  *	 GPX_ENTRY_EXTERNAL: varint len, varint page and varint offset of the
  *		list's start in the LISTS stream, then with freqs varint page and
- *		varint offset of its frequency record in the FREQS stream.
+ *		varint offset of its frequency record in the FREQS stream;
+ * then, in a segment with GPX_SEG_POSITIONS, varint page and varint offset
+ * of the term's positions record in the POSITIONS stream.
  * Most lexemes of real text occur in a few documents, once each, so the
  * entry's own bytes are most of the dictionary: one byte for the term's
  * two lengths, one for df and kind, none for tfs all 1.
@@ -104,6 +106,8 @@ typedef struct GpxSegLimits
 	bool		freqs;			/* entries carry tfs (GPX_SEG_FREQS) */
 	uint32_t	freq_pages;		/* pages of the FREQS stream */
 	bool		packed;			/* entries in the packed form (GPX_SEG_PACKED_LEAF) */
+	bool		positions;		/* entries place a positions record (GPX_SEG_POSITIONS) */
+	uint32_t	pos_pages;		/* pages of the POSITIONS stream */
 } GpxSegLimits;
 
 /*
@@ -314,6 +318,8 @@ typedef struct GpxLeafEntry
 	uint32_t	offset;
 	uint32_t	freq_page;		/* external list with freqs: its record */
 	uint32_t	freq_offset;
+	uint32_t	pos_page;		/* with positions: its positions record */
+	uint32_t	pos_offset;
 } GpxLeafEntry;
 
 /* how an inline list's tfs are stored (GpxLeafEntry.tf_width, besides 1..8 bits each) */
@@ -459,11 +465,101 @@ extern const char *gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, 
 										  uint16_t max_offset, uint32_t *blocks, uint16_t *offsets);
 
 /*
+ * Positions (an index with the option positions): where each posting's
+ * lexeme stands in its document, as the document's tsvector holds it
+ * (WordEntryPos: the weight in the top 2 bits, the position in the low 14).
+ * A posting's record: varint npos (0 for a lexeme stored without positions,
+ * as in a stripped tsvector), then each position as a varint of its gap
+ * from the one before (the first's from 0) shifted left 2, or'd with its
+ * weight.  Positions strictly increase, as in every tsvector.
+ *
+ * A term's positions record in the POSITIONS stream (may span pages):
+ *
+ *	 uint32 df | uint32 data_len | uint32 block_start[ceil(df / 128) - 1] | data
+ *
+ * data holds the postings' records in list order; block_start[b - 1] is
+ * where posting 128 b's record starts in it, so a doc's positions are
+ * found by skipping at most 127 records.  Damage is caught by the pages'
+ * checksums and by the parse (counts, bounds, order).
+ */
+#define GPX_POS_MAX_COUNT	256		/* a tsvector's positions per lexeme (MAXNUMPOS) */
+#define GPX_POS_MAX_VALUE	0x3FFF	/* MAXENTRYPOS - 1 */
+#define GPX_POS_MAX_RECORD	(3 + GPX_POS_MAX_COUNT * 3)
+#define GPX_POS_HEAD		(2 * sizeof(uint32_t))
+#define GPX_POS_BLOCK		128
+
+/* the record of n positions (n <= GPX_POS_MAX_COUNT) into out; its bytes, 0 if out of order */
+static inline uint32_t
+gpx_pos_encode(const uint16_t *wep, uint32_t n, uint8_t *out)
+{
+	uint32_t	len = 0;
+	uint32_t	prev = 0;
+	uint32_t	v = (uint32_t) n;
+
+	do
+	{
+		out[len++] = (uint8_t) ((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+		v >>= 7;
+	} while (v > 0);
+	for (uint32_t i = 0; i < n; i++)
+	{
+		uint32_t	pos = wep[i] & GPX_POS_MAX_VALUE;
+
+		if (i > 0 && pos <= prev)
+			return 0;
+		v = (pos - prev) << 2 | (uint32_t) (wep[i] >> 14);
+		prev = pos;
+		do
+		{
+			out[len++] = (uint8_t) ((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+			v >>= 7;
+		} while (v > 0);
+	}
+	return len;
+}
+
+/*
+ * The record at *p (moved past it) into wep (room for GPX_POS_MAX_COUNT;
+ * NULL: only checked and skipped); false if it is malformed
+ */
+static inline bool
+gpx_pos_decode(const uint8_t **p, const uint8_t *end, uint16_t *wep, uint32_t *n)
+{
+	uint32_t	prev = 0;
+
+	if (!gpx_varint_get32(p, end, n) || *n > GPX_POS_MAX_COUNT)
+		return false;
+	for (uint32_t i = 0; i < *n; i++)
+	{
+		uint32_t	v;
+		uint32_t	pos;
+
+		if (!gpx_varint_get32(p, end, &v))
+			return false;
+		pos = prev + (v >> 2);
+		if ((i > 0 && (v >> 2) == 0) || pos > GPX_POS_MAX_VALUE)
+			return false;
+		if (wep)
+			wep[i] = (uint16_t) ((v & 3) << 14 | pos);
+		prev = pos;
+	}
+	return true;
+}
+
+/* the tf a posting of n positions has (1..255, as the index counts it) */
+static inline uint32_t
+gpx_pos_tf(uint32_t n)
+{
+	return n == 0 ? 1 : n > 255 ? 255 : n;
+}
+
+/*
  * The pending area's entries: uint32 length of the body, then the body:
  * 6 bytes TID (uint32 block, uint16 offset), varint nlexemes, then each
  * lexeme as varint length and bytes.  In an index with freqs, nlexemes is
  * followed by varint dl (the doc's length) and each lexeme by one byte, its
- * tf (1..255).
+ * tf (1..255).  In an index with positions, the lexemes are followed by
+ * each one's positions record (above), in the same order.
  */
 #define GPX_PENDING_HEAD		sizeof(uint32_t)
 #define GPX_PENDING_TID_BYTES	6
@@ -477,12 +573,13 @@ typedef struct GpxPendingEntry
 	uint32_t	nlex;
 	uint32_t	dl;				/* with freqs: the doc's length */
 	const uint8_t *lex;			/* its lexemes */
-	const uint8_t *end;
+	const uint8_t *end;			/* their end */
+	const uint8_t *pos;			/* with positions: each lexeme's record, in order */
 } GpxPendingEntry;
 
 /* an entry's body of len bytes, its lexemes checked once; NULL or what is wrong */
 extern const char *gpx_parse_pending_entry(const uint8_t *body, uint32_t len, uint16_t max_offset,
-										   bool freqs, GpxPendingEntry *entry);
+										   bool freqs, bool positions, GpxPendingEntry *entry);
 
 /*
  * next lexeme of a checked entry; false after the last.  tf is the

@@ -38,9 +38,15 @@
 #define PENDING_WRITERS_LOCK	InvalidBlockNumber
 
 static char *
-encode_entry(ItemPointer tid, const char *const *lex, const int *len, bool freqs, const uint8 *tf,
-			 int n, uint32 dl, uint32 *size)
+encode_entry(ItemPointer tid, const GpxLexemes *doc, bool freqs, bool positions, uint32 *size)
 {
+	const char *const *lex = doc->lex;
+	const int  *len = doc->len;
+	const uint8 *tf = doc->tf;
+	int			n = doc->n;
+	uint32		dl = doc->dl;
+	uint8	   *pos = NULL;
+	uint32		poslen = 0;
 	Size		body = TID_BYTES + gpx_varint_size(n) + (freqs ? gpx_varint_size(dl) + n : 0);
 	char	   *buf;
 	uint8	   *p;
@@ -50,6 +56,11 @@ encode_entry(ItemPointer tid, const char *const *lex, const int *len, bool freqs
 
 	for (int i = 0; i < n; i++)
 		body += gpx_varint_size(len[i]) + len[i];
+	if (positions)
+	{
+		pos = gpx_lexemes_positions(doc, &poslen);
+		body += poslen;
+	}
 	if (body > MaxAllocSize - ENTRY_HEAD)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -71,6 +82,11 @@ encode_entry(ItemPointer tid, const char *const *lex, const int *len, bool freqs
 		p += len[i];
 		if (freqs)
 			*p++ = tf[i];
+	}
+	if (positions)
+	{
+		memcpy(p, pos, poslen);
+		pfree(pos);
 	}
 	*size = ENTRY_HEAD + body;
 	return buf;
@@ -160,9 +176,9 @@ write_entry_pages(Relation index, const char *entry, uint32 size, uint32 first_s
 }
 
 uint64
-gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, const int *len,
-				   const uint8 *tf, int n, uint32 dl)
+gpx_pending_insert(Relation index, ItemPointer tid, const GpxLexemes *doc)
 {
+	uint32		dl = doc->dl;
 	uint32		size;
 	char	   *entry;
 	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
@@ -170,6 +186,7 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 	Buffer		metabuf = gpx_meta_lock(index, meta);
 	Buffer		tailbuf = InvalidBuffer;
 	bool		freqs = (meta->flags & GPX_META_FREQS) != 0;
+	bool		positions = (meta->flags & GPX_META_POSITIONS) != 0;
 	uint32		npages;
 	uint32		first_seq;
 	BlockNumber first;
@@ -178,7 +195,7 @@ gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex, cons
 	uint64		pending_bytes;
 
 	/* the index's flags decide the entry's form; they never change */
-	entry = encode_entry(tid, lex, len, freqs, tf, n, dl, &size);
+	entry = encode_entry(tid, doc, freqs, positions, &size);
 
 	/* the common case: the entry fits the tail page */
 	if (meta->pend_tail != InvalidBlockNumber)
@@ -307,6 +324,7 @@ reader_init(GpxPendingReader *r, Relation index, const GpxMetaPageData *meta, Bl
 	r->stop_blk = stop_blk;
 	r->stop_off = stop_off;
 	r->freqs = (meta->flags & GPX_META_FREQS) != 0;
+	r->positions = (meta->flags & GPX_META_POSITIONS) != 0;
 	r->bytes_left = meta->pend_bytes;
 	r->entries_left = meta->pend_entries;
 	r->dl_left = meta->pend_dl;
@@ -433,7 +451,7 @@ gpx_pending_next(GpxPendingReader *r)
 	p = read_bytes(r, body, &eof);
 	if (eof)
 		gpx_report_corrupt(r->index, r->blk, "A pending entry is cut short");
-	problem = gpx_parse_pending_entry(p, body, MaxOffsetNumber, r->freqs, &entry);
+	problem = gpx_parse_pending_entry(p, body, MaxOffsetNumber, r->freqs, r->positions, &entry);
 	if (problem != NULL)
 		gpx_report_corrupt(r->index, r->blk, "%s", problem);
 	if (r->entries_left == 0 || entry.dl > r->dl_left)
@@ -447,6 +465,8 @@ gpx_pending_next(GpxPendingReader *r)
 	r->dl = entry.dl;
 	r->lex = entry.lex;
 	r->end = entry.end;
+	r->positions_at = entry.pos;
+	r->entry_end = p + body;
 	r->entry_bytes = ENTRY_HEAD + body;
 	return true;
 }

@@ -11,14 +11,15 @@
 #include "storage/itemptr.h"
 
 #include "store/meta.h"
+#include "text/tokenize.h"
 
 /*
  * Append one document (its distinct lexemes, sorted bytewise, with their
- * tfs and the doc's length, kept when the index has freqs) at the tail.
- * Returns the pending area's size in bytes afterwards.
+ * tfs and the doc's length, kept when the index has freqs, and their
+ * positions, kept when it has positions) at the tail.  Returns the pending
+ * area's size in bytes afterwards.
  */
-extern uint64 gpx_pending_insert(Relation index, ItemPointer tid, const char *const *lex,
-								 const int *len, const uint8 *tf, int n, uint32 dl);
+extern uint64 gpx_pending_insert(Relation index, ItemPointer tid, const GpxLexemes *doc);
 
 /* the sequence number of the page a pending page links to */
 extern uint32 gpx_pending_next_seq(Page page);
@@ -48,6 +49,7 @@ typedef struct GpxPendingReader
 	StringInfoData assembly;	/* an entry straddling pages */
 	uint32		pages_read;
 	bool		freqs;			/* entries carry tfs and lengths */
+	bool		positions;		/* and positions */
 	/* what the metapage copy counts that is not read yet */
 	uint64		bytes_left;
 	uint64		entries_left;
@@ -59,6 +61,8 @@ typedef struct GpxPendingReader
 	uint32		dl;				/* its doc's length (with freqs) */
 	const uint8 *lex;			/* its lexemes */
 	const uint8 *end;
+	const uint8 *positions_at;	/* with positions: each lexeme's record, in order */
+	const uint8 *entry_end;		/* the end of the positions */
 	uint32		entry_bytes;	/* as counted in pend_bytes */
 } GpxPendingReader;
 

@@ -11,6 +11,7 @@
 
 #include "codec/codec.h"
 #include "store/page.h"
+#include "store/parse.h"
 
 /* ---------------------------------------------------------------------------
  * Writing
@@ -24,13 +25,17 @@ typedef struct GpxSegWriter GpxSegWriter;
 /*
  * codec: GPUIDX_CODEC_* for long lists, or -1 (PL_CODEC_AUTO) for the
  * smallest; freqs: store each doc's length and each posting's tf (then
- * tfs may not be NULL below)
+ * tfs may not be NULL below); positions (with freqs): each posting's
+ * positions too (then pos may not be NULL)
  */
-extern GpxSegWriter *gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs);
+extern GpxSegWriter *gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs,
+									bool positions);
 extern void gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid, uint32 dl);
 extern uint32 gpx_segw_ndocs(GpxSegWriter *w);
 extern void gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint);
-extern void gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, uint32 n);
+/* pos: with positions, the n postings' positions records (store/parse.h), poslen bytes */
+extern void gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, const uint8 *pos,
+							  Size poslen, uint32 n);
 extern void gpx_segw_term_end(GpxSegWriter *w);
 
 /* write what is left and the header; fills ref (ndead 0) */
@@ -96,6 +101,8 @@ typedef struct GpxTermRef
 	uint32		freq_offset;
 	uint8	   *payload;		/* inline: a palloc'd copy of the list (then
 								 * its df tfs, with freqs) */
+	uint32		pos_page;		/* with positions: its positions record */
+	uint32		pos_offset;
 } GpxTermRef;
 
 /*
@@ -193,6 +200,8 @@ typedef struct GpxDictIter
 	uint8		inline_tf_width;	/* GPX_TFS_ONES, 1..8 bits, GPX_TFS_BYTES */
 	uint32		freq_page;
 	uint32		freq_off;
+	uint32		pos_page;		/* with positions */
+	uint32		pos_off;
 } GpxDictIter;
 
 extern void gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg);
@@ -253,6 +262,24 @@ typedef struct GpxFreqReader GpxFreqReader;
 extern GpxFreqReader *gpx_freq_reader_begin(GpxDictIter *it);
 extern void gpx_freq_reader_next(GpxFreqReader *r, uint8 *tfs, uint32 n);
 extern void gpx_freq_reader_end(GpxFreqReader *r);
+
+/*
+ * Positions (segments with GPX_SEG_POSITIONS): a term's positions record,
+ * opened from its dictionary entry (found or iterated), then the positions
+ * of the posting of each rank in the term's list (WordEntryPos values, at
+ * most GPX_POS_MAX_COUNT; returns how many, 0 for a lexeme stored without
+ * them).  Ranks asked in increasing order read the record forward.
+ */
+typedef struct GpxPositions GpxPositions;
+
+extern GpxPositions *gpx_seg_positions(GpxSegment *seg, const GpxTermRef *ref);
+extern GpxPositions *gpx_dict_iter_positions(GpxDictIter *it);
+extern uint32 gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep);
+/* the next posting's record as stored (checked), in list order (merges); *len its bytes */
+extern const uint8 *gpx_positions_next_record(GpxPositions *p, uint32 *len, uint32 *npos);
+/* after the last posting: its record ends where the data does, each block where its entry says */
+extern void gpx_positions_check_end(GpxPositions *p);
+extern void gpx_positions_free(GpxPositions *p);
 
 /* doc lengths: of one chunk (returns its docs), or of one doc */
 extern uint32 gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls);

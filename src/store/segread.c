@@ -25,7 +25,8 @@
 
 static const char *const stream_names[GPX_NSTREAMS] = {
 	"dictionary leaf", "dictionary inner node", "posting list", "doc map directory",
-	"doc map", "dead-doc bitmap", "term frequencies", "doc length directory", "doc lengths"
+	"doc map", "dead-doc bitmap", "term frequencies", "doc length directory", "doc lengths",
+	"positions"
 };
 
 void
@@ -50,16 +51,19 @@ gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what)
 /*
  * A copy of a header page's contents in the current layout: headers
  * written before format version 3 (flags 0) have GPX_NSTREAMS_V1 streams,
- * so what follows them moves up and the new streams read as empty.  *used
- * becomes the size the copy would have in the current layout.
+ * those without GPX_SEG_STREAMS_V4 GPX_NSTREAMS_V3, so what follows them
+ * moves up and the new streams read as empty.  *used becomes the size the
+ * copy would have in the current layout.
  */
 static GpxSegHeaderData *
 header_copy(const char *contents, uint32 *used)
 {
-	const Size	old_streams = offsetof(GpxSegHeaderData, streams) + GPX_NSTREAMS_V1 * sizeof(GpxStreamInfo);
-	const Size	shift = (GPX_NSTREAMS - GPX_NSTREAMS_V1) * sizeof(GpxStreamInfo);
-	GpxSegHeaderData *h = palloc0(Max(*used, sizeof(GpxSegHeaderData)) + shift);
+	const Size	most = (GPX_NSTREAMS - GPX_NSTREAMS_V1) * sizeof(GpxStreamInfo);
+	GpxSegHeaderData *h = palloc0(Max(*used, sizeof(GpxSegHeaderData)) + most);
 	uint32		flags;
+	int			nstreams;
+	Size		old_streams;
+	Size		shift;
 
 	if (*used < offsetof(GpxSegHeaderData, streams))
 	{
@@ -67,15 +71,19 @@ header_copy(const char *contents, uint32 *used)
 		return h;
 	}
 	memcpy(&flags, contents + offsetof(GpxSegHeaderData, flags), sizeof(flags));
-	if ((flags & GPX_SEG_STREAMS) || *used < old_streams)
+	nstreams = (flags & GPX_SEG_STREAMS_V4) ? GPX_NSTREAMS :
+		(flags & GPX_SEG_STREAMS) ? GPX_NSTREAMS_V3 : GPX_NSTREAMS_V1;
+	old_streams = offsetof(GpxSegHeaderData, streams) + nstreams * sizeof(GpxStreamInfo);
+	shift = (GPX_NSTREAMS - nstreams) * sizeof(GpxStreamInfo);
+	if (nstreams == GPX_NSTREAMS || *used < old_streams)
 	{
 		memcpy(h, contents, *used);
 		return h;
 	}
 	memcpy(h, contents, old_streams);
 	memcpy((char *) h + offsetof(GpxSegHeaderData, npages), contents + old_streams, *used - old_streams);
-	for (int i = GPX_NSTREAMS_V1; i < GPX_NSTREAMS; i++)
-		h->streams[i].first = h->streams[GPX_NSTREAMS_V1 - 1].first + h->streams[GPX_NSTREAMS_V1 - 1].npages;
+	for (int i = nstreams; i < GPX_NSTREAMS; i++)
+		h->streams[i].first = h->streams[nstreams - 1].first + h->streams[nstreams - 1].npages;
 	*used += shift;
 	return h;
 }
@@ -91,8 +99,13 @@ check_header(GpxSegment *seg, uint32 used)
 		gpx_seg_corrupt(seg, -1, 0, "header is not this segment's");
 	if (h->ndocs != seg->ref.ndocs || h->nterms != seg->ref.nterms || h->npostings != seg->ref.npostings)
 		gpx_seg_corrupt(seg, -1, 0, "counts differ from the metapage's");
-	if ((h->flags & ~GPX_SEG_FLAGS) || (h->flags & GPX_SEG_FREQS && !(h->flags & GPX_SEG_STREAMS)))
+	if ((h->flags & ~GPX_SEG_FLAGS) || (h->flags & GPX_SEG_FREQS && !(h->flags & GPX_SEG_STREAMS)) ||
+		((h->flags & GPX_SEG_POSITIONS) &&
+		 (h->flags & (GPX_SEG_STREAMS_V4 | GPX_SEG_FREQS | GPX_SEG_PACKED_LEAF)) !=
+		 (GPX_SEG_STREAMS_V4 | GPX_SEG_FREQS | GPX_SEG_PACKED_LEAF)))
 		gpx_seg_corrupt(seg, -1, 0, "header has unknown flags");
+	if (!(h->flags & GPX_SEG_POSITIONS) && h->streams[GPX_STREAM_POSITIONS].npages != 0)
+		gpx_seg_corrupt(seg, -1, 0, "positions stream without positions");
 	if (h->flags & GPX_SEG_FREQS ?
 		(h->streams[GPX_STREAM_LENDIR].bytes != (uint64) h->docmap_chunks * sizeof(uint32)) :
 		(h->streams[GPX_STREAM_FREQS].npages | h->streams[GPX_STREAM_LENDIR].npages |
@@ -227,6 +240,8 @@ seg_limits(GpxSegment *seg)
 	l.freqs = (seg->hdr->flags & GPX_SEG_FREQS) != 0;
 	l.freq_pages = seg->hdr->streams[GPX_STREAM_FREQS].npages;
 	l.packed = (seg->hdr->flags & GPX_SEG_PACKED_LEAF) != 0;
+	l.positions = (seg->hdr->flags & GPX_SEG_POSITIONS) != 0;
+	l.pos_pages = seg->hdr->streams[GPX_STREAM_POSITIONS].npages;
 	return l;
 }
 
@@ -691,6 +706,8 @@ gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
 		ref->offset = e.external ? e.offset : 0;
 		ref->freq_page = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_page : 0;
 		ref->freq_offset = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_offset : 0;
+		ref->pos_page = e.pos_page;
+		ref->pos_offset = e.pos_offset;
 	}
 	if (c != NULL)
 		term_cache_put(c, seg, term, len, found, ref);
@@ -916,6 +933,8 @@ gpx_dict_iter_next(GpxDictIter *it)
 	it->inline_tf_width = e.tf_width;
 	it->freq_page = e.external ? e.freq_page : 0;
 	it->freq_off = e.external ? e.freq_offset : 0;
+	it->pos_page = e.pos_page;
+	it->pos_off = e.pos_offset;
 	it->pos = p - (const uint8 *) it->page;
 	it->left--;
 	it->ordinal++;
@@ -1740,4 +1759,133 @@ gpx_seg_doclen(GpxSegment *seg, uint32 doc)
 		seg->dl_chunk = chunk;
 	}
 	return seg->dl_base + gpx_bits_at(seg->dl_bits, doc % GPX_DOCMAP_CHUNK, seg->dl_width);
+}
+
+/* ---------------------------------------------------------------------------
+ * Positions
+ */
+#define POS_BUF		8192		/* at least GPX_POS_MAX_RECORD */
+
+struct GpxPositions
+{
+	ListBytes	lb;				/* the record, read through one page */
+	uint32		df;
+	uint32		nblocks;
+	uint32		data_start;		/* the data's offset in the record */
+	uint32		data_len;
+	uint32		next_rank;		/* the posting whose record starts at at */
+	uint32		at;				/* offset in the data */
+	uint32		buf_from;		/* data offset of buf[0] */
+	uint32		buf_len;
+	uint8		buf[POS_BUF];
+};
+
+static GpxPositions *
+positions_open(GpxSegment *seg, uint32 df, uint32 page, uint32 offset)
+{
+	GpxPositions *p = palloc(sizeof(GpxPositions));
+	uint32		head[2];
+
+	if (!(seg->hdr->flags & GPX_SEG_POSITIONS))
+		elog(ERROR, "gpuidx: positions asked of a segment without them");
+	list_bytes_init(&p->lb, seg, GPX_STREAM_POSITIONS, page, offset, GPX_POS_HEAD);
+	list_bytes_read(&p->lb, 0, GPX_POS_HEAD, head);
+	p->df = df;
+	p->nblocks = (df + GPX_POS_BLOCK - 1) / GPX_POS_BLOCK;
+	p->data_start = GPX_POS_HEAD + (p->nblocks - 1) * sizeof(uint32);
+	p->data_len = head[1];
+	if (head[0] != df || p->data_len < df ||
+		(uint64) page * GPX_PAGE_CAPACITY + offset + p->data_start + p->data_len >
+		seg->hdr->streams[GPX_STREAM_POSITIONS].bytes)
+		gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, page, "positions record does not match its dictionary entry");
+	p->lb.len = p->data_start + p->data_len;
+	p->next_rank = 0;
+	p->at = 0;
+	p->buf_from = 0;
+	p->buf_len = 0;
+	return p;
+}
+
+GpxPositions *
+gpx_seg_positions(GpxSegment *seg, const GpxTermRef *ref)
+{
+	return positions_open(seg, ref->df, ref->pos_page, ref->pos_offset);
+}
+
+GpxPositions *
+gpx_dict_iter_positions(GpxDictIter *it)
+{
+	return positions_open(it->seg, it->df, it->pos_page, it->pos_off);
+}
+
+/* the record at p->at: checked, decoded into wep when it is not NULL */
+static const uint8 *
+positions_record(GpxPositions *p, uint16 *wep, uint32 *npos, uint32 *len)
+{
+	const uint8 *start;
+	const uint8 *q;
+
+	if (p->next_rank >= p->df || p->at >= p->data_len)
+		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions record is shorter than its list");
+	if (p->at < p->buf_from || p->at - p->buf_from + Min(GPX_POS_MAX_RECORD, p->data_len - p->at) > p->buf_len)
+	{
+		p->buf_from = p->at;
+		p->buf_len = Min(POS_BUF, p->data_len - p->at);
+		list_bytes_read(&p->lb, p->data_start + p->at, p->buf_len, p->buf);
+	}
+	start = q = p->buf + (p->at - p->buf_from);
+	if (!gpx_pos_decode(&q, p->buf + p->buf_len, wep, npos))
+		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions are malformed");
+	*len = (uint32) (q - start);
+	p->at += *len;
+	p->next_rank++;
+	return start;
+}
+
+uint32
+gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep)
+{
+	uint32		npos;
+	uint32		len;
+
+	if (rank >= p->df)
+		elog(ERROR, "gpuidx: positions asked past a list's end");
+	/* forward within reach: on from here; else from the start of rank's block */
+	if (rank < p->next_rank || rank - p->next_rank >= GPX_POS_BLOCK)
+	{
+		uint32		b = rank / GPX_POS_BLOCK;
+
+		p->at = b == 0 ? 0 : list_bytes_u32(&p->lb, GPX_POS_HEAD + (b - 1) * sizeof(uint32));
+		p->next_rank = b * GPX_POS_BLOCK;
+		if (p->at >= p->data_len)
+			gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions block is past the record");
+	}
+	while (p->next_rank < rank)
+		positions_record(p, NULL, &npos, &len);
+	positions_record(p, wep, &npos, &len);
+	return npos;
+}
+
+const uint8 *
+gpx_positions_next_record(GpxPositions *p, uint32 *len, uint32 *npos)
+{
+	/* each block starts where its entry says */
+	if (p->next_rank > 0 && p->next_rank % GPX_POS_BLOCK == 0 && p->next_rank < p->df &&
+		list_bytes_u32(&p->lb, GPX_POS_HEAD + (p->next_rank / GPX_POS_BLOCK - 1) * sizeof(uint32)) != p->at)
+		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions block starts elsewhere than its entry says");
+	return positions_record(p, NULL, npos, len);
+}
+
+void
+gpx_positions_check_end(GpxPositions *p)
+{
+	if (p->next_rank != p->df || p->at != p->data_len)
+		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions record's length does not match its postings");
+}
+
+void
+gpx_positions_free(GpxPositions *p)
+{
+	pfree(p->lb.data);
+	pfree(p);
 }

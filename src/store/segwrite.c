@@ -116,6 +116,17 @@ typedef struct GpxFreqStream
 	SpillBuf	data;
 } GpxFreqStream;
 
+/*
+ * A term's positions record (store/parse.h), built as its postings come:
+ * the block starts and the postings' records go to spill buffers.
+ */
+typedef struct GpxPosStream
+{
+	uint32		count;
+	SpillBuf	blocks;
+	SpillBuf	data;
+} GpxPosStream;
+
 static void spill_reset(SpillBuf *sb);
 static void freq_reset(GpxFreqStream *fs);
 static void freq_add(GpxSegWriter *w, GpxFreqStream *fs, const uint32 *ids, const uint8 *tfs, uint32 n);
@@ -128,6 +139,7 @@ struct GpxSegWriter
 	bool		use_wal;
 	int			codec;
 	bool		freqs;			/* store tfs and doc lengths */
+	bool		positions;		/* and each posting's positions */
 	GpxStreamW	streams[GPX_NSTREAMS];
 
 	/* doc map */
@@ -170,6 +182,7 @@ struct GpxSegWriter
 	uint32		idcap;
 	GpxListStream ls;
 	GpxFreqStream fs;
+	GpxPosStream ps;
 
 	/* what the header reports */
 	uint32		nterms;
@@ -269,16 +282,19 @@ stream_reserve(GpxSegWriter *w, int id, Size len)
 }
 
 GpxSegWriter *
-gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs)
+gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs, bool positions)
 {
 	GpxSegWriter *w = palloc0(sizeof(GpxSegWriter));
 
+	if (positions && !freqs)
+		elog(ERROR, "gpuidx: positions are stored only with freqs");
 	w->cxt = CurrentMemoryContext;
 	w->index = index;
 	w->segid = segid;
 	w->use_wal = use_wal;
 	w->codec = codec;
 	w->freqs = freqs;
+	w->positions = positions;
 	w->tid_order = true;
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 		stream_reset_page(w, i);
@@ -485,13 +501,30 @@ encode_entry(GpxSegWriter *w, uint8 *out, int shared, uint32 df, uint32 kind,
 	return n + payload_len;
 }
 
+static void pos_finish(GpxSegWriter *w, uint32 df, uint32 *page, uint32 *offset);
+
 static void
 add_entry(GpxSegWriter *w, uint32 df, uint32 kind, const uint8 *payload, uint32 payload_len)
 {
-	uint8		entry[GPX_MAX_TERM_LEN + 2 * GPX_INLINE_MAX + 8 * GPX_VARINT_MAX];
+	uint8		entry[GPX_MAX_TERM_LEN + 2 * GPX_INLINE_MAX + 10 * GPX_VARINT_MAX];
+	uint8		with_pos[2 * GPX_INLINE_MAX + 10 * GPX_VARINT_MAX];
 	bool		restart = w->leaf_entries % GPX_RESTART_INTERVAL == 0;
 	int			shared = restart ? 0 : common_prefix(w->prev, w->prev_len, w->term, w->term_len);
-	uint32		len = encode_entry(w, entry, shared, df, kind, payload, payload_len);
+	uint32		len;
+
+	if (w->positions)
+	{
+		uint32		page;
+		uint32		offset;
+
+		/* the entry ends with where its positions record is */
+		pos_finish(w, df, &page, &offset);
+		memcpy(with_pos, payload, payload_len);
+		payload_len += gpx_varint_put(with_pos + payload_len, page);
+		payload_len += gpx_varint_put(with_pos + payload_len, offset);
+		payload = with_pos;
+	}
+	len = encode_entry(w, entry, shared, df, kind, payload, payload_len);
 
 	if (sizeof(GpxLeafHeader) + (w->nrestarts + (restart ? 1 : 0)) * sizeof(uint16) +
 		w->leaf_len + len > GPX_PAGE_CAPACITY)
@@ -533,6 +566,12 @@ gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint)
 	w->last_id = -1;
 	if (w->freqs)
 		freq_reset(&w->fs);
+	if (w->positions)
+	{
+		spill_reset(&w->ps.blocks);
+		spill_reset(&w->ps.data);
+		w->ps.count = 0;
+	}
 	/* long lists are encoded as they come: EF unless a codec is asked for */
 	w->streaming = df_hint > GPX_STREAM_MIN_POSTINGS;
 	if (w->streaming)
@@ -666,8 +705,72 @@ stream_block(GpxSegWriter *w, GpxListStream *ls, uint64 universe)
 	ls->nblk = 0;
 }
 
+/* the postings' positions records into the term's: each checked against its tf */
+static void
+pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32 n)
+{
+	GpxPosStream *ps = &w->ps;
+	const uint8 *p = pos;
+	const uint8 *end = pos + poslen;
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		const uint8 *start = p;
+		uint32		npos;
+
+		if (!gpx_pos_decode(&p, end, NULL, &npos) || gpx_pos_tf(npos) != tfs[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuidx: positions of term \"%.*s\" do not match its frequencies",
+							w->term_len, w->term)));
+		if (ps->count > 0 && ps->count % GPX_POS_BLOCK == 0)
+		{
+			uint32		at = (uint32) ps->data.total;
+
+			if (ps->data.total > PG_UINT32_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("the positions of a gpuidx posting list would exceed 4 GB")));
+			spill_append(&ps->blocks, w->cxt, &at, sizeof(at));
+		}
+		spill_append(&ps->data, w->cxt, start, p - start);
+		ps->count++;
+	}
+	if (p != end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuidx: positions of term \"%.*s\" outnumber its postings",
+						w->term_len, w->term)));
+}
+
+/* the term's positions record into the POSITIONS stream; returns its place */
+static void
+pos_finish(GpxSegWriter *w, uint32 df, uint32 *page, uint32 *offset)
+{
+	GpxPosStream *ps = &w->ps;
+	GpxStreamW *s = &w->streams[GPX_STREAM_POSITIONS];
+	uint32		head[2];
+
+	if (ps->count != df || ps->data.total > PG_UINT32_MAX - GPX_POS_HEAD - ps->blocks.total)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuidx: term \"%.*s\" has positions for %u of its %u postings",
+						w->term_len, w->term, ps->count, df)));
+	*page = s->npages;
+	*offset = s->used;
+	head[0] = df;
+	head[1] = (uint32) ps->data.total;
+	stream_write(w, GPX_STREAM_POSITIONS, head, sizeof(head));
+	spill_drain(&ps->blocks, w, 0, GPX_STREAM_POSITIONS);
+	spill_drain(&ps->data, w, 0, GPX_STREAM_POSITIONS);
+	spill_reset(&ps->blocks);
+	spill_reset(&ps->data);
+	ps->count = 0;
+}
+
 void
-gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, uint32 n)
+gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, const uint8 *pos, Size poslen,
+				  uint32 n)
 {
 	/*
 	 * Every writer hands over ids it decoded and checked itself; this is the
@@ -691,6 +794,12 @@ gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, uint32 n
 						(errcode(ERRCODE_INDEX_CORRUPTED),
 						 errmsg("gpuidx: doc id %u of term \"%.*s\" has a frequency of 0",
 								ids[i], w->term_len, w->term)));
+	}
+	if (w->positions)
+	{
+		if (pos == NULL && n > 0)
+			elog(ERROR, "gpuidx: postings without positions where positions are stored");
+		pos_add(w, pos, poslen, tfs, n);
 	}
 	if (w->streaming)
 	{
@@ -1179,7 +1288,8 @@ gpx_segw_finish(GpxSegWriter *w, GpxSegRef *ref)
 	}
 
 	hdr->magic = GPX_MAGIC;
-	hdr->flags = GPX_SEG_STREAMS | GPX_SEG_PACKED_LEAF | GPX_SEG_LENS_BASE | (w->freqs ? GPX_SEG_FREQS : 0) |
+	hdr->flags = GPX_SEG_STREAMS | GPX_SEG_STREAMS_V4 | GPX_SEG_PACKED_LEAF | GPX_SEG_LENS_BASE |
+		(w->freqs ? GPX_SEG_FREQS : 0) | (w->positions ? GPX_SEG_POSITIONS : 0) |
 		(w->tid_order ? GPX_SEG_TID_ORDER : 0);
 	hdr->id = w->segid;
 	hdr->ndocs = w->ndocs;

@@ -18,6 +18,7 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
+#include "store/parse.h"
 #include "text/tokenize.h"
 
 /* repalloc, or a first palloc; huge either way */
@@ -311,6 +312,8 @@ gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out)
 	out->lex = NULL;
 	out->len = NULL;
 	out->tf = NULL;
+	out->pos = NULL;
+	out->npos = NULL;
 	out->dl = 0;
 	if (c.n == 0)
 		return;
@@ -349,17 +352,48 @@ gpx_lexemes_of_tsvector(TSVector tsv, GpxLexemes *out)
 	out->lex = palloc(Max(tsv->size, 1) * sizeof(char *));
 	out->len = palloc(Max(tsv->size, 1) * sizeof(int));
 	out->tf = palloc(Max(tsv->size, 1) * sizeof(uint8));
+	out->pos = palloc(Max(tsv->size, 1) * sizeof(WordEntryPos *));
+	out->npos = palloc(Max(tsv->size, 1) * sizeof(uint16));
 	out->dl = 0;
 	for (int i = 0; i < tsv->size; i++)
 	{
 		/* a lexeme stored without positions counts once; more than 255 as 255 */
-		int			npos = we[i].haspos ? POSDATALEN(tsv, &we[i]) : 1;
+		int			npos = we[i].haspos ? POSDATALEN(tsv, &we[i]) : 0;
 
 		out->lex[i] = str + we[i].pos;
 		out->len[i] = we[i].len;
-		out->tf[i] = (uint8) Min(Max(npos, 1), MAXNUMPOS - 1);
+		out->tf[i] = (uint8) gpx_pos_tf(npos);
+		out->pos[i] = npos > 0 ? POSDATAPTR(tsv, &we[i]) : NULL;
+		out->npos[i] = (uint16) npos;
 		out->dl += out->tf[i];
 	}
+}
+
+uint8 *
+gpx_lexemes_positions(const GpxLexemes *doc, uint32 *len)
+{
+	uint8	   *out;
+	uint32		n = 0;
+
+	if (doc->pos == NULL)
+		elog(ERROR, "gpuidx: a document without positions where positions are stored");
+	for (int i = 0; i < doc->n; i++)
+		n += 3 + 3 * doc->npos[i];
+	out = palloc_extended(Max(n, 1), MCXT_ALLOC_HUGE);
+	n = 0;
+	for (int i = 0; i < doc->n; i++)
+	{
+		uint32		k = gpx_pos_encode(doc->pos[i], doc->npos[i], out + n);
+
+		if (k == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tsvector positions of lexeme \"%.*s\" are not in increasing order",
+							doc->len[i], doc->lex[i])));
+		n += k;
+	}
+	*len = n;
+	return out;
 }
 
 void
@@ -372,6 +406,8 @@ gpx_lexemes_union(const GpxLexemes *a, const GpxLexemes *b, GpxLexemes *out)
 	out->lex = palloc(Max(a->n + b->n, 1) * sizeof(char *));
 	out->len = palloc(Max(a->n + b->n, 1) * sizeof(int));
 	out->tf = NULL;
+	out->pos = NULL;
+	out->npos = NULL;
 	out->dl = 0;
 	while (i < a->n || j < b->n)
 	{

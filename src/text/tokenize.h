@@ -44,7 +44,17 @@ typedef struct GpxLexemes
 	int		   *len;
 	uint8	   *tf;
 	uint32		dl;
+	/* a tsvector's: each lexeme's positions (npos 0: stored without), or NULL */
+	const WordEntryPos **pos;
+	uint16	   *npos;
 } GpxLexemes;
+
+/*
+ * The positions records (store/parse.h) of a document's lexemes, in order,
+ * concatenated (palloc'd; *len their bytes).  ERROR for a tsvector whose
+ * positions are out of order (PostgreSQL makes none).
+ */
+extern uint8 *gpx_lexemes_positions(const GpxLexemes *doc, uint32 *len);
 
 extern void gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out);
 extern void gpx_lexemes_of_tsvector(TSVector tsv, GpxLexemes *out);

@@ -155,7 +155,7 @@ walk_pending(const uint8_t *p, uint32_t len, bool freqs)
 
 		memcpy(&body, p, GPX_PENDING_HEAD);
 		p += GPX_PENDING_HEAD;
-		if (body > (uint32_t) (end - p) || gpx_parse_pending_entry(p, body, 291, freqs, &e) != NULL)
+		if (body > (uint32_t) (end - p) || gpx_parse_pending_entry(p, body, 291, freqs, false, &e) != NULL)
 			return;
 		q = e.lex;
 		while (gpx_pending_lexeme(&q, e.end, freqs, &lex, &n, &tf))

@@ -558,29 +558,29 @@ check_pending_entries(void)
 	int			len;
 	uint32_t	tf;
 
-	CHECK(gpx_parse_pending_entry(body, n, 291, false, &e) == NULL && e.block == 12 && e.offset == 3 && e.nlex == 2,
+	CHECK(gpx_parse_pending_entry(body, n, 291, false, false, &e) == NULL && e.block == 12 && e.offset == 3 && e.nlex == 2,
 		  "pending entry");
 	p = e.lex;
 	CHECK(gpx_pending_lexeme(&p, e.end, false, &lex, &len, &tf) && len == 3 && memcmp(lex, "fox", 3) == 0, "lexeme 1");
 	CHECK(gpx_pending_lexeme(&p, e.end, false, &lex, &len, &tf) && len == 4 && !gpx_pending_lexeme(&p, e.end, false, &lex, &len, &tf),
 		  "lexeme 2, then none");
-	CHECK(gpx_parse_pending_entry(body, n - 1, 291, false, &e) != NULL, "lexeme cut short");
-	CHECK(gpx_parse_pending_entry(body, n + 1, 291, false, &e) != NULL, "bytes after the lexemes");
-	CHECK(gpx_parse_pending_entry(body, n, 2, false, &e) != NULL, "offset past the page");
-	CHECK(gpx_parse_pending_entry(body, 4, 291, false, &e) != NULL, "shorter than a TID");
+	CHECK(gpx_parse_pending_entry(body, n - 1, 291, false, false, &e) != NULL, "lexeme cut short");
+	CHECK(gpx_parse_pending_entry(body, n + 1, 291, false, false, &e) != NULL, "bytes after the lexemes");
+	CHECK(gpx_parse_pending_entry(body, n, 2, false, false, &e) != NULL, "offset past the page");
+	CHECK(gpx_parse_pending_entry(body, 4, 291, false, false, &e) != NULL, "shorter than a TID");
 
 	/* with freqs: the doc's length, then a tf after each lexeme; the length is their sum */
 	{
 		uint8_t		f[32] = {12, 0, 0, 0, 3, 0, 2, 5, 3, 'f', 'o', 'x', 2, 4, 'q', 'u', 'i', 'k', 3};
 		uint32_t	flen = 19;
 
-		CHECK(gpx_parse_pending_entry(f, flen, 291, true, &e) == NULL && e.nlex == 2 && e.dl == 5,
+		CHECK(gpx_parse_pending_entry(f, flen, 291, true, false, &e) == NULL && e.nlex == 2 && e.dl == 5,
 			  "pending entry with freqs");
 		f[7] = 6;
-		CHECK(gpx_parse_pending_entry(f, flen, 291, true, &e) != NULL, "a length other than the tfs' sum");
+		CHECK(gpx_parse_pending_entry(f, flen, 291, true, false, &e) != NULL, "a length other than the tfs' sum");
 		f[7] = 5;
 		f[18] = 0;
-		CHECK(gpx_parse_pending_entry(f, flen, 291, true, &e) != NULL, "a tf of 0");
+		CHECK(gpx_parse_pending_entry(f, flen, 291, true, false, &e) != NULL, "a tf of 0");
 	}
 }
 
