@@ -344,17 +344,17 @@ merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, bool freqs, bool pos
 			resetStringInfo(posbuf);
 			for (uint32 j = 0; j < len; j++)
 			{
-				const uint8 *rec = NULL;
-				uint32		reclen = 0;
-				uint32		npos;
+				uint16		wep[GPX_POS_MAX_COUNT];
+				uint8		rec[GPX_POS_MAX_RECORD];
+				uint32		npos = 0;
 
 				if (pr)
-					rec = gpx_positions_next_record(pr, &reclen, &npos);
+					npos = gpx_positions_next(pr, wep);
 				if (remap(in, buf[j], &ids[k]))
 				{
 					tfs[k] = fr ? tfbuf[j] : 0;
 					if (pr)
-						appendBinaryStringInfo(posbuf, (const char *) rec, (int) reclen);
+						appendBinaryStringInfo(posbuf, (const char *) rec, (int) gpx_pos_encode(wep, npos, rec));
 					k++;
 				}
 			}

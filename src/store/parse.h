@@ -467,60 +467,69 @@ extern const char *gpx_parse_docmap_chunk(const uint8_t *p, const uint8_t *end, 
 /*
  * Positions (an index with the option positions): where each posting's
  * lexeme stands in its document, as the document's tsvector holds it
- * (WordEntryPos: the weight in the top 2 bits, the position in the low 14).
- * A posting's record: varint npos (0 for a lexeme stored without positions,
- * as in a stripped tsvector), then each position as a varint of its gap
- * from the one before (the first's from 0) shifted left 2, or'd with its
- * weight.  Positions strictly increase, as in every tsvector.
+ * (WordEntryPos: the weight in the top 2 bits, the position in the low 14),
+ * strictly increasing as in every tsvector.
  *
- * A term's positions record in the POSITIONS stream (may span pages):
+ * Writers hand them over (pending entries, sorted runs) as one record a
+ * posting: varint npos (0 for a lexeme stored without positions, as in a
+ * stripped tsvector), then each position as a varint of its gap from the
+ * one before (the first's from 0) shifted left 2, or'd with its weight.
  *
- *	 uint32 df | uint32 data_len | uint32 block_start[ceil(df / 128) - 1] | data
+ * A segment stores a term's positions as one record in the POSITIONS
+ * stream (may span pages):
  *
- * data holds the postings' records in list order; block_start[b - 1] is
- * where posting 128 b's record starts in it, so a doc's positions are
- * found by skipping at most 127 records.  Damage is caught by the pages'
- * checksums and by the parse (counts, bounds, order).
+ *	 varint data_len << 1 | weighted | uint32 block_start[ceil(df / 128) - 1] | data
+ *
+ * data holds each posting's positions in list order: a byte 0 for a
+ * lexeme without positions, else each position as a varint of its gap
+ * from the one before (the first's from -1, so never 0) shifted left 1,
+ * with the weight in the next 2 bits when the term is weighted (any of its
+ * positions has a weight), and a low bit set on the last.  Most text
+ * carries no weights, and most gaps are below 64: a byte a position.
+ * block_start[b - 1] is where posting 128 b starts in data, so a doc's
+ * positions are found by skipping at most 127 postings.  Damage is caught
+ * by the pages' checksums and by the parse (counts, bounds, order).
  */
 #define GPX_POS_MAX_COUNT	256		/* a tsvector's positions per lexeme (MAXNUMPOS) */
 #define GPX_POS_MAX_VALUE	0x3FFF	/* MAXENTRYPOS - 1 */
 #define GPX_POS_MAX_RECORD	(3 + GPX_POS_MAX_COUNT * 3)
-#define GPX_POS_HEAD		(2 * sizeof(uint32_t))
 #define GPX_POS_BLOCK		128
 
-/* the record of n positions (n <= GPX_POS_MAX_COUNT) into out; its bytes, 0 if out of order */
 static inline uint32_t
-gpx_pos_encode(const uint16_t *wep, uint32_t n, uint8_t *out)
+gpx_pos_put_varint(uint8_t *out, uint32_t v)
 {
 	uint32_t	len = 0;
-	uint32_t	prev = 0;
-	uint32_t	v = (uint32_t) n;
 
 	do
 	{
 		out[len++] = (uint8_t) ((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
 		v >>= 7;
 	} while (v > 0);
+	return len;
+}
+
+/* the handed-over record of n positions (n <= GPX_POS_MAX_COUNT) into out; its bytes, 0 if out of order */
+static inline uint32_t
+gpx_pos_encode(const uint16_t *wep, uint32_t n, uint8_t *out)
+{
+	uint32_t	len = gpx_pos_put_varint(out, n);
+	uint32_t	prev = 0;
+
 	for (uint32_t i = 0; i < n; i++)
 	{
 		uint32_t	pos = wep[i] & GPX_POS_MAX_VALUE;
 
 		if (i > 0 && pos <= prev)
 			return 0;
-		v = (pos - prev) << 2 | (uint32_t) (wep[i] >> 14);
+		len += gpx_pos_put_varint(out + len, (pos - prev) << 2 | (uint32_t) (wep[i] >> 14));
 		prev = pos;
-		do
-		{
-			out[len++] = (uint8_t) ((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
-			v >>= 7;
-		} while (v > 0);
 	}
 	return len;
 }
 
 /*
- * The record at *p (moved past it) into wep (room for GPX_POS_MAX_COUNT;
- * NULL: only checked and skipped); false if it is malformed
+ * The handed-over record at *p (moved past it) into wep (room for
+ * GPX_POS_MAX_COUNT; NULL: only checked and skipped); false if malformed
  */
 static inline bool
 gpx_pos_decode(const uint8_t **p, const uint8_t *end, uint16_t *wep, uint32_t *n)
@@ -543,6 +552,63 @@ gpx_pos_decode(const uint8_t **p, const uint8_t *end, uint16_t *wep, uint32_t *n
 			wep[i] = (uint16_t) ((v & 3) << 14 | pos);
 		prev = pos;
 	}
+	return true;
+}
+
+/* a posting's positions as a segment stores them (above) into out; its bytes */
+static inline uint32_t
+gpx_pos_store(const uint16_t *wep, uint32_t n, bool weighted, uint8_t *out)
+{
+	uint32_t	len = 0;
+	int32_t		prev = -1;
+
+	if (n == 0)
+	{
+		out[0] = 0;
+		return 1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+	{
+		int32_t		pos = wep[i] & GPX_POS_MAX_VALUE;
+		uint32_t	v = (uint32_t) (pos - prev);
+
+		v = weighted ? (v << 3 | (uint32_t) (wep[i] >> 14) << 1) : v << 1;
+		len += gpx_pos_put_varint(out + len, v | (i == n - 1 ? 1 : 0));
+		prev = pos;
+	}
+	return len;
+}
+
+/*
+ * A stored posting's positions at *p (moved past them) into wep (room for
+ * GPX_POS_MAX_COUNT; NULL: only checked and skipped); false if malformed
+ */
+static inline bool
+gpx_pos_load(const uint8_t **p, const uint8_t *end, bool weighted, uint16_t *wep, uint32_t *n)
+{
+	int32_t		prev = -1;
+	uint32_t	v;
+
+	*n = 0;
+	if (*p < end && **p == 0)
+	{
+		(*p)++;
+		return true;
+	}
+	do
+	{
+		uint32_t	gap;
+
+		if (*n == GPX_POS_MAX_COUNT || !gpx_varint_get32(p, end, &v))
+			return false;
+		gap = weighted ? v >> 3 : v >> 1;
+		if (gap == 0 || prev + (int64_t) gap > GPX_POS_MAX_VALUE)
+			return false;
+		prev += (int32_t) gap;
+		if (wep)
+			wep[*n] = (uint16_t) ((weighted ? (v >> 1 & 3) << 14 : 0) | (uint32_t) prev);
+		(*n)++;
+	} while (!(v & 1));
 	return true;
 }
 

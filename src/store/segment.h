@@ -275,8 +275,8 @@ typedef struct GpxPositions GpxPositions;
 extern GpxPositions *gpx_seg_positions(GpxSegment *seg, const GpxTermRef *ref);
 extern GpxPositions *gpx_dict_iter_positions(GpxDictIter *it);
 extern uint32 gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep);
-/* the next posting's record as stored (checked), in list order (merges); *len its bytes */
-extern const uint8 *gpx_positions_next_record(GpxPositions *p, uint32 *len, uint32 *npos);
+/* the next posting's positions, in list order (merges, verification) */
+extern uint32 gpx_positions_next(GpxPositions *p, uint16 *wep);
 /* after the last posting: its record ends where the data does, each block where its entry says */
 extern void gpx_positions_check_end(GpxPositions *p);
 extern void gpx_positions_free(GpxPositions *p);

@@ -1771,9 +1771,10 @@ struct GpxPositions
 	ListBytes	lb;				/* the record, read through one page */
 	uint32		df;
 	uint32		nblocks;
+	bool		weighted;		/* its positions carry weights */
 	uint32		data_start;		/* the data's offset in the record */
 	uint32		data_len;
-	uint32		next_rank;		/* the posting whose record starts at at */
+	uint32		next_rank;		/* the posting whose positions start at at */
 	uint32		at;				/* offset in the data */
 	uint32		buf_from;		/* data offset of buf[0] */
 	uint32		buf_len;
@@ -1784,20 +1785,28 @@ static GpxPositions *
 positions_open(GpxSegment *seg, uint32 df, uint32 page, uint32 offset)
 {
 	GpxPositions *p = palloc(sizeof(GpxPositions));
-	uint32		head[2];
+	uint64		start = (uint64) page * GPX_PAGE_CAPACITY + offset;
+	uint64		stream = seg->hdr->streams[GPX_STREAM_POSITIONS].bytes;
+	uint8		head[GPX_VARINT_MAX];
+	const uint8 *h = head;
+	uint64		v;
 
 	if (!(seg->hdr->flags & GPX_SEG_POSITIONS))
 		elog(ERROR, "gpuidx: positions asked of a segment without them");
-	list_bytes_init(&p->lb, seg, GPX_STREAM_POSITIONS, page, offset, GPX_POS_HEAD);
-	list_bytes_read(&p->lb, 0, GPX_POS_HEAD, head);
+	if (start >= stream)
+		gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, page, "positions record is past the stream");
+	list_bytes_init(&p->lb, seg, GPX_STREAM_POSITIONS, page, offset,
+					(uint32) Min((uint64) GPX_VARINT_MAX, stream - start));
+	list_bytes_read(&p->lb, 0, p->lb.len, head);
 	p->df = df;
 	p->nblocks = (df + GPX_POS_BLOCK - 1) / GPX_POS_BLOCK;
-	p->data_start = GPX_POS_HEAD + (p->nblocks - 1) * sizeof(uint32);
-	p->data_len = head[1];
-	if (head[0] != df || p->data_len < df ||
-		(uint64) page * GPX_PAGE_CAPACITY + offset + p->data_start + p->data_len >
-		seg->hdr->streams[GPX_STREAM_POSITIONS].bytes)
-		gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, page, "positions record does not match its dictionary entry");
+	if (!gpx_varint_get(&h, head + p->lb.len, &v) || (v >> 1) < df || (v >> 1) > PG_INT32_MAX)
+		gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, page, "positions record's header is malformed");
+	p->weighted = (v & 1) != 0;
+	p->data_len = (uint32) (v >> 1);
+	p->data_start = (uint32) (h - head) + (p->nblocks - 1) * sizeof(uint32);
+	if (start + p->data_start + p->data_len > stream)
+		gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, page, "positions record runs past the stream");
 	p->lb.len = p->data_start + p->data_len;
 	p->next_rank = 0;
 	p->at = 0;
@@ -1818,36 +1827,33 @@ gpx_dict_iter_positions(GpxDictIter *it)
 	return positions_open(it->seg, it->df, it->pos_page, it->pos_off);
 }
 
-/* the record at p->at: checked, decoded into wep when it is not NULL */
-static const uint8 *
-positions_record(GpxPositions *p, uint16 *wep, uint32 *npos, uint32 *len)
+/* the posting at p->at, checked, decoded into wep when it is not NULL; returns its count */
+static uint32
+positions_load(GpxPositions *p, uint16 *wep)
 {
-	const uint8 *start;
 	const uint8 *q;
+	uint32		npos;
 
 	if (p->next_rank >= p->df || p->at >= p->data_len)
 		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions record is shorter than its list");
-	if (p->at < p->buf_from || p->at - p->buf_from + Min(GPX_POS_MAX_RECORD, p->data_len - p->at) > p->buf_len)
+	if (p->at < p->buf_from ||
+		p->at - p->buf_from + Min(GPX_POS_MAX_RECORD, p->data_len - p->at) > p->buf_len)
 	{
 		p->buf_from = p->at;
 		p->buf_len = Min(POS_BUF, p->data_len - p->at);
 		list_bytes_read(&p->lb, p->data_start + p->at, p->buf_len, p->buf);
 	}
-	start = q = p->buf + (p->at - p->buf_from);
-	if (!gpx_pos_decode(&q, p->buf + p->buf_len, wep, npos))
+	q = p->buf + (p->at - p->buf_from);
+	if (!gpx_pos_load(&q, p->buf + p->buf_len, p->weighted, wep, &npos))
 		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions are malformed");
-	*len = (uint32) (q - start);
-	p->at += *len;
+	p->at = p->buf_from + (uint32) (q - p->buf);
 	p->next_rank++;
-	return start;
+	return npos;
 }
 
 uint32
 gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep)
 {
-	uint32		npos;
-	uint32		len;
-
 	if (rank >= p->df)
 		elog(ERROR, "gpuidx: positions asked past a list's end");
 	/* forward within reach: on from here; else from the start of rank's block */
@@ -1855,25 +1861,24 @@ gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep)
 	{
 		uint32		b = rank / GPX_POS_BLOCK;
 
-		p->at = b == 0 ? 0 : list_bytes_u32(&p->lb, GPX_POS_HEAD + (b - 1) * sizeof(uint32));
+		p->at = b == 0 ? 0 : list_bytes_u32(&p->lb, p->data_start - (p->nblocks - b) * sizeof(uint32));
 		p->next_rank = b * GPX_POS_BLOCK;
 		if (p->at >= p->data_len)
 			gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions block is past the record");
 	}
 	while (p->next_rank < rank)
-		positions_record(p, NULL, &npos, &len);
-	positions_record(p, wep, &npos, &len);
-	return npos;
+		positions_load(p, NULL);
+	return positions_load(p, wep);
 }
 
-const uint8 *
-gpx_positions_next_record(GpxPositions *p, uint32 *len, uint32 *npos)
+uint32
+gpx_positions_next(GpxPositions *p, uint16 *wep)
 {
 	/* each block starts where its entry says */
 	if (p->next_rank > 0 && p->next_rank % GPX_POS_BLOCK == 0 && p->next_rank < p->df &&
-		list_bytes_u32(&p->lb, GPX_POS_HEAD + (p->next_rank / GPX_POS_BLOCK - 1) * sizeof(uint32)) != p->at)
+		list_bytes_u32(&p->lb, p->data_start - (p->nblocks - p->next_rank / GPX_POS_BLOCK) * sizeof(uint32)) != p->at)
 		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions block starts elsewhere than its entry says");
-	return positions_record(p, NULL, npos, len);
+	return positions_load(p, wep);
 }
 
 void

@@ -117,14 +117,14 @@ typedef struct GpxFreqStream
 } GpxFreqStream;
 
 /*
- * A term's positions record (store/parse.h), built as its postings come:
- * the block starts and the postings' records go to spill buffers.
+ * A term's positions (store/parse.h), kept as its postings come in a spill
+ * buffer and written in the stored form when the term ends.
  */
 typedef struct GpxPosStream
 {
 	uint32		count;
-	SpillBuf	blocks;
-	SpillBuf	data;
+	bool		weighted;		/* a position has a weight */
+	SpillBuf	data;			/* the postings' records as handed over */
 } GpxPosStream;
 
 static void spill_reset(SpillBuf *sb);
@@ -568,9 +568,9 @@ gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint)
 		freq_reset(&w->fs);
 	if (w->positions)
 	{
-		spill_reset(&w->ps.blocks);
 		spill_reset(&w->ps.data);
 		w->ps.count = 0;
+		w->ps.weighted = false;
 	}
 	/* long lists are encoded as they come: EF unless a codec is asked for */
 	w->streaming = df_hint > GPX_STREAM_MIN_POSTINGS;
@@ -716,23 +716,16 @@ pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32
 	for (uint32 i = 0; i < n; i++)
 	{
 		const uint8 *start = p;
+		uint16		wep[GPX_POS_MAX_COUNT];
 		uint32		npos;
 
-		if (!gpx_pos_decode(&p, end, NULL, &npos) || gpx_pos_tf(npos) != tfs[i])
+		if (!gpx_pos_decode(&p, end, wep, &npos) || gpx_pos_tf(npos) != tfs[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("gpuidx: positions of term \"%.*s\" do not match its frequencies",
 							w->term_len, w->term)));
-		if (ps->count > 0 && ps->count % GPX_POS_BLOCK == 0)
-		{
-			uint32		at = (uint32) ps->data.total;
-
-			if (ps->data.total > PG_UINT32_MAX)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("the positions of a gpuidx posting list would exceed 4 GB")));
-			spill_append(&ps->blocks, w->cxt, &at, sizeof(at));
-		}
+		for (uint32 k = 0; k < npos && !ps->weighted; k++)
+			ps->weighted = (wep[k] >> 14) != 0;
 		spill_append(&ps->data, w->cxt, start, p - start);
 		ps->count++;
 	}
@@ -743,29 +736,125 @@ pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32
 						w->term_len, w->term)));
 }
 
-/* the term's positions record into the POSITIONS stream; returns its place */
+/* bytes of a spill buffer read back in order, a window at a time */
+typedef struct SpillReader
+{
+	SpillBuf   *sb;
+	uint64		done;			/* bytes taken into buf so far */
+	uint8	   *buf;
+	uint32		len;
+	uint32		pos;
+} SpillReader;
+
+#define SPILL_READ	(64 * 1024)
+
+static void
+spill_read_begin(SpillReader *r, SpillBuf *sb, MemoryContext cxt)
+{
+	r->sb = sb;
+	r->done = 0;
+	r->len = r->pos = 0;
+	r->buf = NULL;
+	if (sb->file == NULL)
+	{
+		r->buf = (uint8 *) sb->mem;
+		r->len = (uint32) sb->len;
+		r->done = sb->len;
+		return;
+	}
+	r->buf = MemoryContextAlloc(cxt, SPILL_READ);
+	if (BufFileSeek(sb->file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rewind a temporary file of gpuidx positions: %m")));
+}
+
+/* at least want bytes at the reader's place (fewer only at the end) */
+static const uint8 *
+spill_read_peek(SpillReader *r, uint32 want, uint32 *avail)
+{
+	if (r->len - r->pos < want && r->done < r->sb->total)
+	{
+		uint32		keep = r->len - r->pos;
+		Size		n = Min((uint64) (SPILL_READ - keep), r->sb->total - r->done);
+
+		memmove(r->buf, r->buf + r->pos, keep);
+		if (BufFileRead(r->sb->file, r->buf + keep, n) != n)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read a temporary file of gpuidx positions: %m")));
+		r->done += n;
+		r->len = keep + (uint32) n;
+		r->pos = 0;
+	}
+	*avail = r->len - r->pos;
+	return r->buf + r->pos;
+}
+
+/*
+ * The term's positions record into the POSITIONS stream, in the stored
+ * form (store/parse.h): the handed-over records read back and written
+ * without their counts, and without weights unless the term has some.
+ * Returns its place.
+ */
 static void
 pos_finish(GpxSegWriter *w, uint32 df, uint32 *page, uint32 *offset)
 {
 	GpxPosStream *ps = &w->ps;
 	GpxStreamW *s = &w->streams[GPX_STREAM_POSITIONS];
-	uint32		head[2];
+	SpillReader r;
+	SpillBuf	blocks = {0};
+	SpillBuf	data = {0};
+	uint8		head[GPX_VARINT_MAX];
+	uint32		hlen;
 
-	if (ps->count != df || ps->data.total > PG_UINT32_MAX - GPX_POS_HEAD - ps->blocks.total)
+	if (ps->count != df)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("gpuidx: term \"%.*s\" has positions for %u of its %u postings",
 						w->term_len, w->term, ps->count, df)));
+	spill_read_begin(&r, &ps->data, w->cxt);
+	for (uint32 i = 0; i < df; i++)
+	{
+		uint16		wep[GPX_POS_MAX_COUNT];
+		uint8		out[GPX_POS_MAX_RECORD];
+		uint32		avail;
+		const uint8 *p = spill_read_peek(&r, GPX_POS_MAX_RECORD, &avail);
+		const uint8 *q = p;
+		uint32		npos;
+
+		if (i > 0 && i % GPX_POS_BLOCK == 0)
+		{
+			uint32		at = (uint32) data.total;
+
+			spill_append(&blocks, w->cxt, &at, sizeof(at));
+		}
+		if (!gpx_pos_decode(&q, p + avail, wep, &npos))
+			elog(ERROR, "gpuidx: positions kept for a term are damaged");
+		r.pos += (uint32) (q - p);
+		spill_append(&data, w->cxt, out, gpx_pos_store(wep, npos, ps->weighted, out));
+		if (data.total > PG_INT32_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the positions of a gpuidx posting list would exceed 2 GB")));
+	}
 	*page = s->npages;
 	*offset = s->used;
-	head[0] = df;
-	head[1] = (uint32) ps->data.total;
-	stream_write(w, GPX_STREAM_POSITIONS, head, sizeof(head));
-	spill_drain(&ps->blocks, w, 0, GPX_STREAM_POSITIONS);
-	spill_drain(&ps->data, w, 0, GPX_STREAM_POSITIONS);
-	spill_reset(&ps->blocks);
+	hlen = gpx_varint_put(head, data.total << 1 | (ps->weighted ? 1 : 0));
+	stream_write(w, GPX_STREAM_POSITIONS, head, hlen);
+	spill_drain(&blocks, w, 0, GPX_STREAM_POSITIONS);
+	spill_drain(&data, w, 0, GPX_STREAM_POSITIONS);
+	spill_reset(&blocks);
+	spill_reset(&data);
+	if (blocks.mem)
+		pfree(blocks.mem);
+	if (data.mem)
+		pfree(data.mem);
+	if (r.sb->file)
+		pfree(r.buf);
 	spill_reset(&ps->data);
 	ps->count = 0;
+	ps->weighted = false;
 }
 
 void
