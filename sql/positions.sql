@@ -1,0 +1,134 @@
+-- The option positions: each posting's positions and weights stored, so
+-- that phrases and weights are settled in the index, without the row.
+-- Every answer is compared with a sequential scan's.
+CREATE EXTENSION IF NOT EXISTS gpuidx;
+SET gpuidx.text_config = 'english';
+
+CREATE TABLE pq (id int PRIMARY KEY, title text, body text, tsv tsvector);
+INSERT INTO pq (id, title, body)
+SELECT g,
+       (ARRAY['Postgres indexes', 'GPU search', 'Data structures', 'Cooking'])[1 + g % 4],
+       (ARRAY['the postgres database answers queries',
+              'a gpu database engine searches posting lists',
+              'sorted data in compressed lists',
+              'apple pie with red cherries and a gpu',
+              'mysql or postgres: which database is the database',
+              'database gpu database gpu database',
+              ''])[1 + g % 7] || ' w' || (g % 11) ||
+       repeat(' filler', g % 5) || (ARRAY[' gpu database', ' database', ''])[1 + g % 3]
+FROM generate_series(1, 3000) g;
+UPDATE pq SET tsv = setweight(to_tsvector('english', title), (ARRAY['A', 'B', 'C', 'D'])[1 + id % 4]::"char") ||
+                    to_tsvector('english', body);
+-- lexemes without positions (a stripped tsvector) and a NULL
+UPDATE pq SET tsv = strip(tsv) WHERE id % 97 = 0;
+INSERT INTO pq VALUES (3001, NULL, NULL, NULL);
+CREATE INDEX pq_body ON pq USING gpuidx (to_tsvector('english', body)) WITH (positions = on);
+CREATE INDEX pq_tsv ON pq USING gpuidx (tsv) WITH (positions = on);
+ANALYZE pq;
+
+CREATE TABLE pq_queries (qid serial, q tsquery);
+INSERT INTO pq_queries (q) VALUES
+  ('gpu <-> databas'), ('databas <-> gpu'), ('postgr <2> answer'), ('postgr <-> answer'),
+  ('!(gpu <-> databas)'), ('databas <-> !gpu'), ('!databas <-> gpu'), ('gpu <-> databas <-> gpu'),
+  ('(gpu <-> databas) & postgr'), ('(gpu <-> databas) | w3'), ('databas <0> databas'),
+  ('postgr:A'), ('postgr:B'), ('postgr:D'), ('gpu:AB & databas'), ('search:A <-> databas'),
+  ('cook:C | index:A'), ('filler <-> filler <-> filler'), ('filler <3> databas'),
+  ('(!postgr <-> databas) | w5'), ('databas:* <-> gpu'), ('w1 & !(gpu <-> databas)'),
+  ('nothing_here <-> gpu'), ('postgres & database');
+
+CREATE FUNCTION pq_ids(col text, q tsquery) RETURNS int[] LANGUAGE plpgsql AS $$
+DECLARE r int[];
+BEGIN
+  IF col = 'body' THEN
+    SELECT array_agg(id ORDER BY id) INTO r FROM pq WHERE to_tsvector('english', body) @@ q;
+  ELSE
+    SELECT array_agg(id ORDER BY id) INTO r FROM pq WHERE tsv @@ q;
+  END IF;
+  RETURN coalesce(r, '{}');
+END $$;
+CREATE FUNCTION pq_count(col text, q tsquery) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  IF col = 'body' THEN
+    SELECT count(*) INTO n FROM pq WHERE to_tsvector('english', body) @@ q;
+  ELSE
+    SELECT count(*) INTO n FROM pq WHERE tsv @@ q;
+  END IF;
+  RETURN n;
+END $$;
+
+CREATE TEMP TABLE pq_ref (col text, qid int, ids int[]);
+CREATE FUNCTION pq_compare(label text) RETURNS TABLE (what text, queries bigint, same bigint, nonempty bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE pq_ref;
+  SET LOCAL enable_indexscan = off;
+  SET LOCAL enable_bitmapscan = off;
+  SET LOCAL gpuidx.enable_customscan = off;
+  INSERT INTO pq_ref SELECT c, qid, pq_ids(c, q) FROM pq_queries, unnest(ARRAY['body', 'tsv']) c;
+  RESET enable_indexscan;
+  RESET enable_bitmapscan;
+  RESET gpuidx.enable_customscan;
+  SET LOCAL enable_seqscan = off;
+  RETURN QUERY
+    SELECT label || ' custom scan', count(*), count(*) FILTER (WHERE r.ids = pq_ids(r.col, q.q)),
+           count(*) FILTER (WHERE r.ids <> '{}')
+    FROM pq_ref r JOIN pq_queries q USING (qid);
+  RETURN QUERY
+    SELECT label || ' counted in the scan', count(*),
+           count(*) FILTER (WHERE coalesce(array_length(r.ids, 1), 0) = pq_count(r.col, q.q)),
+           count(*) FILTER (WHERE r.ids <> '{}')
+    FROM pq_ref r JOIN pq_queries q USING (qid);
+  SET LOCAL gpuidx.enable_customscan = off;
+  RETURN QUERY
+    SELECT label || ' bitmap', count(*), count(*) FILTER (WHERE r.ids = pq_ids(r.col, q.q)),
+           count(*) FILTER (WHERE r.ids <> '{}')
+    FROM pq_ref r JOIN pq_queries q USING (qid);
+END $$;
+
+SELECT * FROM pq_compare('built');
+
+-- the index settles phrases and weights: the recheck removes no row (a
+-- prefix inside a phrase is still checked on the row)
+CREATE FUNCTION pq_removed(q tsquery) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; r text := 'none';
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  SET LOCAL gpuidx.enable_customscan = off;
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM pq WHERE tsv @@ %L::tsquery', q) LOOP
+    IF line ~ 'Rows Removed by Index Recheck' THEN r := trim(line); END IF;
+  END LOOP;
+  RETURN r;
+END $$;
+SELECT pq_removed('databas <-> gpu') AS phrase, pq_removed('postgr:A') AS weight,
+       pq_removed('databas:* <-> gpu') AS prefix_phrase;
+
+-- new rows wait in the pending area with their positions, then merge into a segment
+INSERT INTO pq (id, title, body)
+SELECT g, 'GPU search', (ARRAY['gpu database', 'database gpu', 'the gpu the database'])[1 + g % 3] || ' w' || (g % 11)
+FROM generate_series(3002, 3400) g;
+UPDATE pq SET tsv = setweight(to_tsvector('english', title), 'B') || to_tsvector('english', body) WHERE id > 3001;
+SELECT * FROM pq_compare('pending');
+SELECT gpuidx_merge_pending('pq_tsv') > 0 AS merged_tsv, gpuidx_merge_pending('pq_body') > 0 AS merged_body;
+SELECT * FROM pq_compare('merged');
+SELECT pq_removed('databas <-> gpu') AS phrase_after_merge;
+
+-- deleted rows, VACUUM (segments with many dead docs are rewritten, positions kept)
+DELETE FROM pq WHERE id % 3 = 0;
+VACUUM pq;
+SELECT * FROM pq_compare('vacuumed');
+SELECT gpuidx_verify('pq_tsv') ~ 'is sound' AS tsv_sound, gpuidx_verify('pq_body') ~ 'is sound' AS body_sound;
+
+-- REINDEX keeps the option; positions cost room
+REINDEX INDEX pq_tsv;
+SELECT * FROM pq_compare('reindexed');
+CREATE INDEX pq_tsv_plain ON pq USING gpuidx (tsv);
+SELECT pg_relation_size('pq_tsv') > pg_relation_size('pq_tsv_plain') AS positions_take_room;
+DROP INDEX pq_tsv_plain;
+
+-- positions are a tsvector's: not for text, and only with freqs
+CREATE INDEX pq_text ON pq USING gpuidx (body) WITH (positions = on);
+CREATE INDEX pq_nofreqs ON pq USING gpuidx (tsv) WITH (positions = on, freqs = off);
+
+DROP TABLE pq, pq_queries;
+DROP FUNCTION pq_ids(text, tsquery), pq_count(text, tsquery), pq_compare(text), pq_removed(tsquery);
