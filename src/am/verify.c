@@ -324,6 +324,8 @@ check_segment(VerifyState *vs, uint32 segno, const GpxSegRef *ref, RowSig *rows)
 			GpxFreqs	f;
 			uint32		held = 0;
 			uint32		next_block = 0;
+			/* with positions: every posting's, parsed, as many as its tf says */
+			GpxPositions *pos = (h->flags & GPX_SEG_POSITIONS) ? gpx_dict_iter_positions(&it) : NULL;
 
 			gpx_dict_iter_freqs(&it, &f);
 			for (uint32 b = 0; b < gpx_freq_nblocks(list.df); b++, freq_block++)
@@ -344,6 +346,14 @@ check_segment(VerifyState *vs, uint32 segno, const GpxSegRef *ref, RowSig *rows)
 					held += got;
 				}
 				gpx_freqs_tfs(&f, b, tfs);
+				for (uint32 j = 0; j < nb && pos; j++)
+				{
+					uint16		wep[GPX_POS_MAX_COUNT];
+
+					if (gpx_pos_tf(gpx_positions_next(pos, wep)) != tfs[j])
+						gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, it.pos_page,
+										"positions do not match the term's frequencies");
+				}
 				for (uint32 j = 0; j < nb; j++)
 				{
 					RowSig	   *r = pass_row(vs, rows, n, contiguous, buf[j]);
@@ -378,6 +388,11 @@ check_segment(VerifyState *vs, uint32 segno, const GpxSegRef *ref, RowSig *rows)
 			if (held > 0 || next_block < list.view.nblocks)
 				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, it.list_page, "list does not decode");
 			gpx_freqs_free(&f);
+			if (pos)
+			{
+				gpx_positions_check_end(pos);
+				gpx_positions_free(pos);
+			}
 		}
 		else
 			for (uint32 b = 0; b < list.view.nblocks; b++)

@@ -138,7 +138,7 @@ check_docmap(const uint8_t *p, uint32_t len, uint32_t n, uint16_t max_offset)
 
 /* a run of entries as the pending area's stream holds them */
 static void
-walk_pending(const uint8_t *p, uint32_t len, bool freqs)
+walk_pending(const uint8_t *p, uint32_t len, bool freqs, bool positions)
 {
 	const uint8_t *end = p + len;
 
@@ -155,7 +155,7 @@ walk_pending(const uint8_t *p, uint32_t len, bool freqs)
 
 		memcpy(&body, p, GPX_PENDING_HEAD);
 		p += GPX_PENDING_HEAD;
-		if (body > (uint32_t) (end - p) || gpx_parse_pending_entry(p, body, 291, freqs, false, &e) != NULL)
+		if (body > (uint32_t) (end - p) || gpx_parse_pending_entry(p, body, 291, freqs, positions, &e) != NULL)
 			return;
 		q = e.lex;
 		while (gpx_pending_lexeme(&q, e.end, freqs, &lex, &n, &tf))
@@ -193,6 +193,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	limits.freq_pages = data[3];
 	/* bit 0x40: a leaf's entries in the packed form */
 	limits.packed = (data[0] & 0x40) != 0;
+	/* bit 0x20: packed entries place a positions record */
+	limits.positions = limits.packed && (data[0] & 0x20) != 0;
+	limits.pos_pages = data[3];
 	plen = data[4] % 16;
 	if (size < 8 + plen)
 		return 0;
@@ -215,7 +218,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				check_docmap(bytes, used, 1 + data[5] % GPX_DOCMAP_CHUNK, (uint16_t) (1 + data[6]));
 				break;
 			case 3:
-				walk_pending(bytes, used, limits.freqs);
+				walk_pending(bytes, used, limits.freqs, limits.freqs && (data[0] & 0x20) != 0);
 				break;
 			default:
 				check_inline(bytes, used, data[5], limits.ndocs, limits.packed);

@@ -10,7 +10,7 @@
 
 #define CAPACITY 8144
 
-static const GpxSegLimits limits = {1000, 4, CAPACITY, false, 0, false};
+static const GpxSegLimits limits = {1000, 4, CAPACITY, false, 0, false, false, 0};
 
 static void
 check_inline_lists(void)
@@ -214,7 +214,7 @@ check_packed_leaves(void)
 		{long_next, 700, NULL, 100, 2, 64, NULL},
 		{"b", 2, ids_a, 0, 0, 0, tfs_small},
 	};
-	GpxSegLimits fl = {1000, 4, CAPACITY, true, 1, false};
+	GpxSegLimits fl = {1000, 4, CAPACITY, true, 1, false, false, 0};
 
 	for (int packed = 0; packed <= 1; packed++)
 	{
@@ -271,7 +271,7 @@ check_packed_leaves(void)
 		int			n;
 		GpxLeafEntry out;
 		const uint8_t *p;
-		GpxSegLimits nofreqs = {1000, 4, CAPACITY, false, 0, true};
+		GpxSegLimits nofreqs = {1000, 4, CAPACITY, false, 0, true, false, 0};
 
 		fl.packed = true;
 		/* the lengths byte: 0x12 is shared 1, suffix 2 */
@@ -584,6 +584,84 @@ check_pending_entries(void)
 	}
 }
 
+/*
+ * Positions: the handed-over form and the stored form give back every
+ * position and weight; order, bounds and counts are checked; a stored
+ * posting never starts with a 0 byte unless it has no positions.
+ */
+static void
+check_positions(void)
+{
+	uint16_t	wep[GPX_POS_MAX_COUNT];
+	uint16_t	back[GPX_POS_MAX_COUNT];
+	uint8_t		buf[GPX_POS_MAX_RECORD + 8];
+	uint32_t	seed = 12345;
+	bool		ok = true;
+
+	for (int round = 0; round < 2000 && ok; round++)
+	{
+		uint32_t	n = round % 7 == 0 ? 0 : round % 11 == 0 ? GPX_POS_MAX_COUNT : 1 + (round % 40);
+		uint32_t	pos = 0;
+		bool		weighted = false;
+
+		for (uint32_t i = 0; i < n; i++)
+		{
+			seed = seed * 1103515245 + 12345;
+			pos += 1 + (seed >> 16) % (round % 3 == 0 ? 3 : 60);
+			if (pos > GPX_POS_MAX_VALUE - (n - i))
+				pos = GPX_POS_MAX_VALUE - (n - i) + 1;
+			wep[i] = (uint16_t) (pos | (round % 5 == 0 ? ((seed >> 8) & 3) << 14 : 0));
+			weighted |= (wep[i] >> 14) != 0;
+		}
+		for (int form = 0; form < 3; form++)
+		{
+			const uint8_t *p = buf;
+			uint32_t	len;
+			uint32_t	got = 999;
+			bool		w = form == 2 || weighted;
+
+			if (form == 0)
+				len = gpx_pos_encode(wep, n, buf);
+			else
+				len = gpx_pos_store(wep, n, w, buf);
+			if (form == 0 ? !gpx_pos_decode(&p, buf + len, back, &got) : !gpx_pos_load(&p, buf + len, w, back, &got))
+				ok = false;
+			else if (got != n || p != buf + len || memcmp(wep, back, n * sizeof(uint16_t)) != 0)
+				ok = false;
+			/* cut short: never read past the end, always refused */
+			p = buf;
+			if (len > 1 && (form == 0 ? gpx_pos_decode(&p, buf + len - 1, back, &got)
+							: gpx_pos_load(&p, buf + len - 1, w, back, &got)))
+				ok = false;
+			if (form > 0 && n > 0 && buf[0] == 0)
+				ok = false;
+		}
+	}
+	CHECK(ok, "positions round trip in both forms, and refuse a cut record");
+
+	wep[0] = 5;
+	wep[1] = 5;
+	CHECK(gpx_pos_encode(wep, 2, buf) == 0, "positions out of order are refused");
+	{
+		/* a stored gap of 0, a position past 16383, more than 256 positions */
+		const uint8_t zero_gap[] = {0x06, 0x00};
+		const uint8_t far[] = {0xFF, 0xFF, 0x03};
+		uint8_t		many[300];
+		const uint8_t *p;
+		uint32_t	got;
+
+		p = zero_gap;
+		CHECK(!gpx_pos_load(&p, zero_gap + 2, false, back, &got), "a stored gap of 0 is refused");
+		p = far;
+		CHECK(!gpx_pos_load(&p, far + 3, false, back, &got), "a position past 16383 is refused");
+		memset(many, 0x02, sizeof(many));
+		many[299] = 0x03;
+		p = many;
+		CHECK(!gpx_pos_load(&p, many + 300, false, back, &got), "more than 256 positions are refused");
+		CHECK(gpx_pos_tf(0) == 1 && gpx_pos_tf(3) == 3 && gpx_pos_tf(256) == 255, "a posting's tf from its positions");
+	}
+}
+
 int
 main(void)
 {
@@ -595,5 +673,6 @@ main(void)
 	check_freqs();
 	check_packed_leaves();
 	check_doclen_chunks();
+	check_positions();
 	return unit_report("test_parse");
 }
