@@ -143,7 +143,7 @@ is(u32(0, seg_at('ndead')), $dead, 'and the segment\'s dead docs');
 my ($head) = grep { page_type($_) == 3 } 0 .. $npages - 1;
 is(u32($head, $CONTENTS + 4), 1, "the segment header is block $head");
 is(u32(0, seg_at('head')), $head, 'as the metapage says');
-my %hdr = (ndocs => 8, lists_bytes => 64 + 2 * 16 + 8, npages => 208, ntables => 212, table => 216);
+my %hdr = (ndocs => 8, lists_bytes => 64 + 2 * 16 + 8, npages => 224, ntables => 228, table => 232);
 is(u32($head, $CONTENTS + $hdr{ndocs}), u32(0, seg_at('ndocs')), 'its doc count where expected');
 my $table_pages = u32($head, $CONTENTS + $hdr{npages});
 is(u32($head, $CONTENTS + $hdr{ntables}), 0, "its page table of $table_pages pages is in the header");
