@@ -173,18 +173,12 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		gpx_segw_add_doc(bs->writer, tid, lex.dl);
 	if (bs->positions)
 	{
-		uint32		len;
-		uint8	   *pos = gpx_lexemes_positions(&lex, &len);
-		const uint8 *p = pos;
+		uint8		rec[GPX_POS_MAX_RECORD];
 
+		/* each lexeme's record made where it is added: nothing to split again */
 		for (int i = 0; i < lex.n; i++)
-		{
-			const uint8 *rec = p;
-			uint32		npos;
-
-			(void) gpx_pos_decode(&p, pos + len, NULL, &npos);
-			gpx_accum_add(bs->accum, lex.lex[i], lex.len[i], bs->ndocs, lex.tf[i], rec, (uint32) (p - rec));
-		}
+			gpx_accum_add(bs->accum, lex.lex[i], lex.len[i], bs->ndocs, lex.tf[i], rec,
+						  gpx_lexeme_positions(&lex, i, rec));
 	}
 	else
 		for (int i = 0; i < lex.n; i++)

@@ -369,6 +369,22 @@ gpx_lexemes_of_tsvector(TSVector tsv, GpxLexemes *out)
 	}
 }
 
+uint32
+gpx_lexeme_positions(const GpxLexemes *doc, int i, uint8 *out)
+{
+	uint32		k;
+
+	if (doc->pos == NULL)
+		elog(ERROR, "gpuidx: a document without positions where positions are stored");
+	k = gpx_pos_encode(doc->pos[i], doc->npos[i], out);
+	if (k == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tsvector positions of lexeme \"%.*s\" are not in increasing order",
+						doc->len[i], doc->lex[i])));
+	return k;
+}
+
 uint8 *
 gpx_lexemes_positions(const GpxLexemes *doc, uint32 *len)
 {
@@ -377,21 +393,13 @@ gpx_lexemes_positions(const GpxLexemes *doc, uint32 *len)
 
 	if (doc->pos == NULL)
 		elog(ERROR, "gpuidx: a document without positions where positions are stored");
+	/* a count and each position take at most 3 bytes */
 	for (int i = 0; i < doc->n; i++)
 		n += 3 + 3 * doc->npos[i];
 	out = palloc_extended(Max(n, 1), MCXT_ALLOC_HUGE);
 	n = 0;
 	for (int i = 0; i < doc->n; i++)
-	{
-		uint32		k = gpx_pos_encode(doc->pos[i], doc->npos[i], out + n);
-
-		if (k == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("tsvector positions of lexeme \"%.*s\" are not in increasing order",
-							doc->len[i], doc->lex[i])));
-		n += k;
-	}
+		n += gpx_lexeme_positions(doc, i, out + n);
 	*len = n;
 	return out;
 }

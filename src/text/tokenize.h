@@ -55,6 +55,8 @@ typedef struct GpxLexemes
  * positions are out of order (PostgreSQL makes none).
  */
 extern uint8 *gpx_lexemes_positions(const GpxLexemes *doc, uint32 *len);
+/* lexeme i's record alone into out (room for GPX_POS_MAX_RECORD); its bytes */
+extern uint32 gpx_lexeme_positions(const GpxLexemes *doc, int i, uint8 *out);
 
 extern void gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out);
 extern void gpx_lexemes_of_tsvector(TSVector tsv, GpxLexemes *out);
