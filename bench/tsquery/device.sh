@@ -12,7 +12,7 @@
 # the bundled PostgreSQL, a cluster with the GPU worker (gpuidx.device =
 # worker); then bench/tsquery/run.sh on each corpus of CORPORA ("dpaths
 # gcide"): ROWS_DPATHS and ROWS_GCIDE (all) rows, TIME (5) seconds
-# a cell, CLIENTS ("1 8 32 64"), MIXES, SHAPES, NQ, CELLS, CHECK_JOBS, CPU_COLUMN as run.sh has them;
+# a cell, CLIENTS ("1 8 32 64"), MIXES, SHAPES, NQ, CELLS, CHECK_JOBS, CPU_COLUMN, GPX_WITH as run.sh has them;
 # TIME_dpaths, CLIENTS_gcide, MIXES_..., CELLS_... for one corpus alone.  Results in
 # $OUT after each call: CORPUS.md (the report), CORPUS.log (progress),
 # machine.txt, run.log, server.log and stats.txt (the worker's view).
@@ -60,7 +60,7 @@ if [ "$mode" = run ]; then
 		own() { local v="$1_$c"; echo "${!v:-${!1:-$2}}"; }
 		as_user env PGHOST="$w" PGPORT=5432 TIME="$(own TIME 5)" CLIENTS="$(own CLIENTS "1 8 32 64")" \
 			MIXES="$(own MIXES "bool prefix phrase web")" NQ="${NQ:-200}" MAINTENANCE_WORK_MEM=1GB \
-			SHAPES="${SHAPES:-count limit}" CELLS="$(own CELLS "")" CHECK_JOBS="${CHECK_JOBS:-}" CPU_COLUMN="${CPU_COLUMN:-0}" \
+			SHAPES="${SHAPES:-count limit}" CELLS="$(own CELLS "")" CHECK_JOBS="${CHECK_JOBS:-}" CPU_COLUMN="${CPU_COLUMN:-0}" GPX_WITH="${GPX_WITH:-}" \
 			bash "$w/bench/tsquery/run.sh" "$w/data/$c" "$rows" > "$dir/$c.md" 2> "$dir/$c.log"
 		log "$c: run.sh exit $?"
 		tail -3 "$dir/$c.log"

@@ -24,7 +24,8 @@
 # \gset, then passed as the statement's parameter), the same seed in every
 # cell, gpuidx then GIN.  tps and the transaction latency's p50 and p99
 # from pgbench's per-transaction log.  CPU_COLUMN=1 adds a labelled extra
-# column: gpuidx again with gpuidx.device = cpu (no GPU worker).  The floor:
+# column: gpuidx again with gpuidx.device = cpu (no GPU worker).  GPX_WITH
+# ("positions = on") builds the gpuidx index with those storage options.  The floor:
 # per client count, the same transaction with SELECT 1 for the statement,
 # what PostgreSQL and pgbench cost whatever the index.  Prints a Markdown
 # report on stdout, progress on stderr.
@@ -42,6 +43,7 @@ mixes=${MIXES:-bool prefix phrase web}
 shapes=${SHAPES:-count limit}
 nq=${NQ:-200}
 mwm=${MAINTENANCE_WORK_MEM:-256MB}
+gpx_with=${GPX_WITH:-}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
 work=$(mktemp -d)
@@ -58,17 +60,18 @@ echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d:
      'jit', 'plan_cache_mode', 'gpuidx.device', 'shared_preload_libraries')"
 
 # load and build: each index alone, timed here
-tag="$data $rows"
+tag="$data $rows $gpx_with"
 loaded=$("${P[@]}" -Atc "SELECT v FROM tsq_meta WHERE k = 'loaded'" 2>/dev/null || true)
 if [ "${RELOAD:-0}" = 1 ] || [ "$loaded" != "$tag" ]; then
 	log "load: first $rows rows of $data"
 	head -n "$rows" "$data/docs.tsv" | "${P[@]}" -f "$here/load.sql"
 	for ix in gpx gin; do
-		am=gpuidx; [ $ix = gin ] && am=gin
-		log "build: $am"
+		am=gpuidx; with=${gpx_with:+ WITH ($gpx_with)}
+		[ $ix = gin ] && { am=gin; with=; }
+		log "build: $am$with"
 		start=$(date +%s.%N)
 		PGOPTIONS="-c maintenance_work_mem=$mwm" "${P[@]}" \
-			-c "CREATE INDEX docs_${ix}_ix ON docs_$ix USING $am (to_tsvector('english', body))"
+			-c "CREATE INDEX docs_${ix}_ix ON docs_$ix USING $am (to_tsvector('english', body))$with"
 		end=$(date +%s.%N)
 		"${P[@]}" -c "INSERT INTO tsq_meta VALUES ('build_$ix', round($end - $start, 1))"
 	done
@@ -172,15 +175,16 @@ echo
 echo "## Tables and indexes"
 echo
 echo "Two tables of the same $rows rows in the same order, one index each on \`to_tsvector('english', body)\`;"
+[ -z "$gpx_with" ] || echo "the gpuidx index built \`WITH ($gpx_with)\`;"
 echo "build times with maintenance_work_mem = $mwm, one build at a time."
 echo
 echo "| table | index | build (s) | index size | table size |"
 echo "|---|---|---:|---:|---:|"
 "${P[@]}" -At -F' | ' <<'SQL' | sed 's/^/| /; s/$/ |/'
-SELECT t, CASE t WHEN 'docs_gpx' THEN 'gpuidx' ELSE 'GIN' END,
+SELECT t, CASE t WHEN 'docs_gpx' THEN 'gpuidx' || coalesce(' (' || array_to_string(c.reloptions, ', ') || ')', '') ELSE 'GIN' END,
        (SELECT v FROM tsq_meta WHERE k = 'build_' || right(t, 3)),
        pg_size_pretty(pg_relation_size((t || '_ix')::regclass)), pg_size_pretty(pg_table_size(t::regclass))
-FROM unnest(ARRAY['docs_gpx', 'docs_gin']) t
+FROM unnest(ARRAY['docs_gpx', 'docs_gin']) t JOIN pg_class c ON c.oid = (t || '_ix')::regclass
 SQL
 echo
 echo "## Query mixes"
