@@ -123,7 +123,10 @@ wait_events(EngineProcess *e, int64_t timeout_ns)
 		{
 			uint64_t	count;
 
-			(void) read(e->freed_fd, &count, sizeof(count));
+			/* reset the count; nonblocking, and nothing to read is no matter */
+			if (read(e->freed_fd, &count, sizeof(count)) < 0)
+			{
+			}
 		}
 		else if (fd == e->control_fd)
 		{

@@ -432,8 +432,13 @@ serve_runner_main(void *arg)
 		gpx_store_relaxed_i64(&e->hdr->batch_started_ns, 0);
 		pthread_mutex_lock(&e->lock);
 		e->batches[next].state = BATCH_FREE;
-		/* the main thread may be waiting for a free batch */
-		(void) write(e->freed_fd, &one, sizeof(one));
+		/*
+		 * the main thread may be waiting for a free batch: an eventfd's
+		 * write fails only when its count is full, and then it is awake
+		 */
+		if (write(e->freed_fd, &one, sizeof(one)) < 0)
+		{
+		}
 		if (lost)
 		{
 			/* the main thread ends the process; the supervisor fails what is left */
