@@ -7,7 +7,8 @@
 # same rows as @@ evaluated row by row with no index, and as GIN on a copy of
 # the table.  Two tables: text with an expression index on
 # to_tsvector('english', body) (every 36th entry), and a stored tsvector
-# whose first words weigh A and B (every 12th); each queried as an
+# whose first words weigh A and B (every 12th), its index built with
+# positions (it settles phrases and weights itself); each queried as an
 # application would, to_tsvector('english', body) @@ to_tsquery('english',
 # '...'): with the index forced (its bitmap scan, which EXPLAIN shows for
 # every shape), with its custom scan (rows, count(*) alone, LIMIT, and every
@@ -129,10 +130,13 @@ my $nq = sql('SELECT count(*) FROM qs');
 cmp_ok($nq, '>=', 2000, "$nq queries generated (" . elapsed() . ')');
 is(sql(q{SELECT count(*) FROM qs WHERE q IS NULL}), '0', 'each made into a tsquery by its function');
 
+# the tsvector table's index stores positions: it settles phrases and
+# weights itself, the text table's checks them on the rows
 my $with = $gpuidx ? 'WITH (pending_list_limit = 262144)' : '';
+my $with_positions = $gpuidx ? 'WITH (pending_list_limit = 262144, positions = on)' : '';
 sql(qq{
 	CREATE INDEX dt_idx ON dt USING $method (to_tsvector('english', body)) $with;
-	CREATE INDEX dv_idx ON dv USING $method (v) $with;
+	CREATE INDEX dv_idx ON dv USING $method (v) $with_positions;
 	ANALYZE;
 });
 note("indexes built (" . elapsed() . ')');
@@ -390,6 +394,19 @@ if ($gpuidx)
 	cmp_ok($windows // 0, '>=', 4,
 		"under a LIMIT the custom scan evaluates a tree a window of a segment at a time (97, 388, 1552, ... docs): "
 		. ($windows // 'no') . ' windows');
+	# dv_idx's positions settle a phrase and a weight in the index; dt_idx checks them on the rows
+	for my $q ('water <-> fire', 'water:A', 'water <2> !fire')
+	{
+		my %removed = map {
+			my ($tbl, $doc) = @$_;
+			my ($n) = sql(qq{SET enable_seqscan = off; SET gpuidx.enable_customscan = off;
+				EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM $tbl WHERE $doc @@ to_tsquery('english', '$q')})
+				=~ /Rows Removed by Index Recheck: (\d+)/;
+			($tbl => $n // 0)
+		} ([ 'dt', q{to_tsvector('english', body)} ], [ 'dv', 'v' ]);
+		is($removed{dv}, 0, "'$q': no row removed by the recheck through dv_idx, which has positions"
+			. " (dt_idx: $removed{dt} removed)");
+	}
 	like(sql("SELECT gpuidx_verify('dt_idx') || gpuidx_verify('dv_idx')"), qr/is sound.*is sound/s,
 		'gpuidx_verify: both indexes match their tables (' . elapsed() . ')');
 
