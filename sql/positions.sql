@@ -109,6 +109,14 @@ SELECT g, 'GPU search', (ARRAY['gpu database', 'database gpu', 'the gpu the data
 FROM generate_series(3002, 3400) g;
 UPDATE pq SET tsv = setweight(to_tsvector('english', title), 'B') || to_tsvector('english', body) WHERE id > 3001;
 SELECT * FROM pq_compare('pending');
+-- settled there too, from the entries' positions: by the backend's index of
+-- the pending area, and entry by entry (a pending area too large to index)
+SELECT pq_removed('databas <-> gpu') AS phrase_pending, pq_removed('search:B <-> databas') AS weight_pending;
+SET gpuidx.pending_index_max_size = 0;
+SELECT * FROM pq_compare('pending, entry by entry');
+SELECT pq_removed('databas <-> gpu') AS phrase_pending, pq_removed('search:B <-> databas') AS weight_pending,
+       pq_removed('databas:* <-> gpu') AS prefix_phrase_pending;
+RESET gpuidx.pending_index_max_size;
 SELECT gpuidx_merge_pending('pq_tsv') > 0 AS merged_tsv, gpuidx_merge_pending('pq_body') > 0 AS merged_body;
 SELECT * FROM pq_compare('merged');
 SELECT pq_removed('databas <-> gpu') AS phrase_after_merge;

@@ -14,6 +14,8 @@
  * entries its copy of the metapage counts (the first of them), so the
  * index of a later, longer pending area also serves an older snapshot.
  * Rows are still checked for visibility one by one: they are new rows.
+ * In an index with positions each entry's lexemes and positions are kept
+ * too, so that phrases and weights are settled here as in a segment.
  */
 #include "postgres.h"
 
@@ -24,6 +26,7 @@
 #include "utils/rel.h"
 
 #include "port/pg_bitutils.h"
+#include "query/positions.h"
 #include "query/query.h"
 #include "query/tsq.h"
 #include "store/parse.h"
@@ -31,7 +34,9 @@
 
 /* pending areas indexed at once per backend; and the largest indexed */
 #define PENDINDEX_SLOTS			4
-#define PENDINDEX_MAX_BYTES		(64 * 1024 * 1024)
+#define PENDINDEX_MAX_BYTES		((uint64) gq_pending_index_max_kb * 1024)
+
+int			gq_pending_index_max_kb = 64 * 1024;
 
 typedef struct PendTermKey
 {
@@ -61,6 +66,12 @@ typedef struct PendIndex
 	ItemPointerData *tids;		/* per entry */
 	uint32		n;
 	uint32		cap;
+	/* with positions: per entry, its lexemes then their positions, in entries */
+	bool		positions;
+	bool		freqs;
+	uint32	   *entry_at;		/* [n + 1]: where each entry's bytes start */
+	uint32	   *lex_bytes;		/* [n]: its lexemes' bytes (the rest: positions) */
+	StringInfoData entries;
 	/* where reading goes on, and what was read of the metapage's counts */
 	BlockNumber blk;
 	uint32		seq;
@@ -115,6 +126,20 @@ slot_reset(PendIndex *p, Relation index, const GpxMetaPageData *meta)
 	p->cap = 1024;
 	p->tids = MemoryContextAlloc(p->cxt, p->cap * sizeof(ItemPointerData));
 	p->n = 0;
+	p->positions = (meta->flags & GPX_META_POSITIONS) != 0;
+	p->freqs = (meta->flags & GPX_META_FREQS) != 0;
+	p->entry_at = NULL;
+	p->lex_bytes = NULL;
+	if (p->positions)
+	{
+		MemoryContext old = MemoryContextSwitchTo(p->cxt);
+
+		p->entry_at = palloc((p->cap + 1) * sizeof(uint32));
+		p->lex_bytes = palloc(p->cap * sizeof(uint32));
+		p->entry_at[0] = 0;
+		initStringInfo(&p->entries);
+		MemoryContextSwitchTo(old);
+	}
 	p->blk = InvalidBlockNumber;
 	p->seq = p->pos = p->pages = 0;
 	p->bytes = p->dl = 0;
@@ -167,6 +192,19 @@ extend(PendIndex *p, Relation index, const GpxMetaPageData *meta)
 		{
 			p->cap *= 2;
 			p->tids = repalloc_huge(p->tids, (Size) p->cap * sizeof(ItemPointerData));
+			if (p->positions)
+			{
+				p->entry_at = repalloc_huge(p->entry_at, ((Size) p->cap + 1) * sizeof(uint32));
+				p->lex_bytes = repalloc_huge(p->lex_bytes, (Size) p->cap * sizeof(uint32));
+			}
+		}
+		if (p->positions)
+		{
+			/* the area is at most PENDINDEX_MAX_BYTES (under 1 GB): offsets fit */
+			p->lex_bytes[p->n] = (uint32) (r.end - r.lex);
+			appendBinaryStringInfo(&p->entries, (const char *) r.lex, (int) (r.end - r.lex));
+			appendBinaryStringInfo(&p->entries, (const char *) r.positions_at, (int) (r.entry_end - r.positions_at));
+			p->entry_at[p->n + 1] = (uint32) p->entries.len;
 		}
 		while (gpx_pending_lexeme(&lp, r.end, r.freqs, &lex, &len, &tf))
 		{
@@ -407,6 +445,35 @@ pend_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
 	return k;
 }
 
+/* the unsure entries settled from their positions: those that match join *sure */
+static void
+settle_by_positions(PendIndex *p, const GqTree *tree, uint32 **sure, uint32 *nsure, uint32 **unsure,
+					uint32 *nunsure)
+{
+	GqPosMatch	m;
+	uint32	   *yes = palloc(*nunsure * sizeof(uint32));
+	uint32		nyes = 0;
+
+	gq_pos_match_begin(&m, tree);
+	for (uint32 i = 0; i < *nunsure; i++)
+	{
+		uint32		ord = (*unsure)[i];
+		const uint8 *at = (const uint8 *) p->entries.data + p->entry_at[ord];
+		const uint8 *lex_end = at + p->lex_bytes[ord];
+
+		CHECK_FOR_INTERRUPTS();
+		if (gq_pos_match_pending(&m, at, lex_end, p->freqs, lex_end,
+								 (const uint8 *) p->entries.data + p->entry_at[ord + 1]))
+			yes[nyes++] = ord;
+	}
+	gq_pos_match_end(&m);
+	gq_settled_join(sure, nsure, yes, nyes);
+	pfree(yes);
+	pfree(*unsure);
+	*unsure = NULL;
+	*nunsure = 0;
+}
+
 bool
 gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 {
@@ -432,6 +499,8 @@ gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 	src.docs_of = pend_docs_of;
 	src.without = pend_without;
 	gq_tree_eval_split(tree, &src, &sure, &nsure, &unsure, &nunsure);
+	if (nunsure > 0 && ps.p->positions && gq_tree_positions_settle(tree))
+		settle_by_positions(ps.p, tree, &sure, &nsure, &unsure, &nunsure);
 	emit_ords(ps.p, sure, nsure, gq_flagged_tids, &f);
 	f.recheck = true;
 	emit_ords(ps.p, unsure, nunsure, gq_flagged_tids, &f);

@@ -9,7 +9,9 @@
  * on it by PostgreSQL's ts_match_vq.  A tsquery looks up only its own
  * operands (the tree settles nothing when one is a prefix), so its answer
  * on that tsvector is its answer on the document's: the same rows as the
- * check on the heap, without reading or parsing them.
+ * check on the heap, without reading or parsing them.  The pending area's
+ * entries carry their lexemes' positions, so its candidates are settled the
+ * same way (gq_pos_match_pending).
  */
 #include "postgres.h"
 
@@ -21,42 +23,26 @@
 #include "query/positions.h"
 #include "store/segment.h"
 
-/* one of the queries' lexemes in the segment */
-typedef struct PosTerm
-{
-	const char *lex;
-	int			len;
-	bool		found;			/* in the segment */
-	GpxList		list;			/* opened for the candidates */
-	pl_cursor	cur;
-	uint32		cap;			/* postings a block of the list holds */
-	GpxPositions *pos;
-	/* the current candidate's */
-	bool		has;
-	uint32		npos;
-	uint16		wep[GPX_POS_MAX_COUNT];
-} PosTerm;
-
 static int
 posterm_cmp(const void *a, const void *b)
 {
-	const PosTerm *x = a;
-	const PosTerm *y = b;
+	const GqPosTerm *x = a;
+	const GqPosTerm *y = b;
 
 	return gpx_lexeme_cmp(x->lex, x->len, y->lex, y->len);
 }
 
-/* the distinct operands of the queries, sorted as a tsvector's lexemes are */
-static PosTerm *
-query_terms(const GqTree *tree, int *n)
+void
+gq_pos_match_begin(GqPosMatch *m, const GqTree *tree)
 {
 	int			cap = 0;
 	int			k = 0;
-	PosTerm    *t;
+	GqPosTerm  *t;
 
+	Assert(gq_tree_positions_settle(tree));
 	for (int q = 0; q < tree->nqueries; q++)
 		cap += tree->queries[q]->size;
-	t = palloc0(Max(cap, 1) * sizeof(PosTerm));
+	t = palloc0(Max(cap, 1) * sizeof(GqPosTerm));
 	for (int q = 0; q < tree->nqueries; q++)
 	{
 		TSQuery		query = tree->queries[q];
@@ -70,20 +56,29 @@ query_terms(const GqTree *tree, int *n)
 				k++;
 			}
 	}
-	qsort(t, k, sizeof(PosTerm), posterm_cmp);
-	*n = 0;
+	/* the distinct operands, sorted as a tsvector's lexemes are */
+	qsort(t, k, sizeof(GqPosTerm), posterm_cmp);
+	m->nterms = 0;
 	for (int i = 0; i < k; i++)
-		if (*n == 0 || posterm_cmp(&t[*n - 1], &t[i]) != 0)
-			t[(*n)++] = t[i];
-	return t;
+		if (m->nterms == 0 || posterm_cmp(&t[m->nterms - 1], &t[i]) != 0)
+			t[m->nterms++] = t[i];
+	m->terms = t;
+	m->tree = tree;
+}
+
+void
+gq_pos_match_end(GqPosMatch *m)
+{
+	pfree(m->terms);
+	m->terms = NULL;
 }
 
 /*
- * The tsvector of the terms the candidate has (sorted, distinct), made as
+ * The tsvector of the terms the document has (sorted, distinct), made as
  * tsvector_in makes one: lexemes, then each one's positions after it
  */
 static TSVector
-candidate_tsvector(PosTerm *t, int n)
+doc_tsvector(const GqPosTerm *t, int n)
 {
 	int			nlex = 0;
 	Size		strlen_total = 0;
@@ -128,88 +123,147 @@ candidate_tsvector(PosTerm *t, int n)
 	return tsv;
 }
 
-void
-gq_settle_by_positions(GpxSegment *seg, const GqTree *tree, uint32 **sure, uint32 *nsure,
-					   uint32 **unsure, uint32 *nunsure)
+bool
+gq_pos_match_doc(GqPosMatch *m)
 {
-	int			nterms;
-	PosTerm    *t;
-	uint32	   *yes;
-	uint32		nyes = 0;
+	TSVector	tsv = doc_tsvector(m->terms, m->nterms);
+	bool		match = true;
+
+	for (int q = 0; q < m->tree->nqueries && match; q++)
+		match = DatumGetBool(DirectFunctionCall2(ts_match_vq, PointerGetDatum(tsv),
+												 PointerGetDatum(m->tree->queries[q])));
+	pfree(tsv);
+	return match;
+}
+
+bool
+gq_pos_match_pending(GqPosMatch *m, const uint8 *lex, const uint8 *lex_end, bool freqs,
+					 const uint8 *pos, const uint8 *pos_end)
+{
+	const char *l;
+	int			ll;
+	uint32		tf;
+	int			i = 0;
+
+	for (int x = 0; x < m->nterms; x++)
+		m->terms[x].has = false;
+	/* both in lexeme order: each lexeme's positions record follows the one before */
+	while (i < m->nterms && gpx_pending_lexeme(&lex, lex_end, freqs, &l, &ll, &tf))
+	{
+		GqPosTerm  *t;
+		int			c = 1;
+
+		while (i < m->nterms && (c = gpx_lexeme_cmp(m->terms[i].lex, m->terms[i].len, l, ll)) < 0)
+			i++;
+		t = i < m->nterms && c == 0 ? &m->terms[i] : NULL;
+		if (!gpx_pos_decode(&pos, pos_end, t ? t->wep : NULL, t ? &t->npos : &tf))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("a pending entry's positions are malformed")));
+		if (t)
+		{
+			t->has = true;
+			i++;
+		}
+	}
+	return gq_pos_match_doc(m);
+}
+
+void
+gq_settled_join(uint32 **sure, uint32 *nsure, uint32 *yes, uint32 nyes)
+{
 	uint32	   *merged;
 	uint32		i,
 				j,
 				k;
 
+	merged = nyes + *nsure > 0 ? palloc((nyes + *nsure) * sizeof(uint32)) : NULL;
+	for (i = j = k = 0; i < *nsure || j < nyes;)
+		merged[k++] = j == nyes || (i < *nsure && (*sure)[i] < yes[j]) ? (*sure)[i++] : yes[j++];
+	if (*sure)
+		pfree(*sure);
+	*sure = merged;
+	*nsure = k;
+}
+
+/* a term's list in the segment, opened for the candidates */
+typedef struct SegTerm
+{
+	bool		found;
+	GpxList		list;
+	pl_cursor	cur;
+	uint32		cap;			/* postings a block of the list holds */
+	GpxPositions *pos;
+} SegTerm;
+
+void
+gq_settle_by_positions(GpxSegment *seg, const GqTree *tree, uint32 **sure, uint32 *nsure,
+					   uint32 **unsure, uint32 *nunsure)
+{
+	GqPosMatch	m;
+	SegTerm    *st;
+	uint32	   *yes;
+	uint32		nyes = 0;
+
 	Assert(gq_tree_positions_settle(tree) && (seg->hdr->flags & GPX_SEG_POSITIONS));
 	if (*nunsure == 0)
 		return;
-	t = query_terms(tree, &nterms);
-	for (int x = 0; x < nterms; x++)
+	gq_pos_match_begin(&m, tree);
+	st = palloc0(Max(m.nterms, 1) * sizeof(SegTerm));
+	for (int x = 0; x < m.nterms; x++)
 	{
 		GpxTermRef	ref;
 
-		t[x].found = gpx_seg_find(seg, t[x].lex, t[x].len, &ref);
-		if (!t[x].found)
+		st[x].found = gpx_seg_find(seg, m.terms[x].lex, m.terms[x].len, &ref);
+		if (!st[x].found)
 			continue;
-		t[x].pos = gpx_seg_positions(seg, &ref);
+		st[x].pos = gpx_seg_positions(seg, &ref);
 		/* only the blocks that can hold a candidate are read */
-		gpx_seg_list_probed(seg, &ref, *unsure, *nunsure, &t[x].list);
-		pl_cursor_init(&t[x].cur, &t[x].list.view);
-		t[x].cap = pl_block_capacity(&t[x].list.view);
+		gpx_seg_list_probed(seg, &ref, *unsure, *nunsure, &st[x].list);
+		pl_cursor_init(&st[x].cur, &st[x].list.view);
+		st[x].cap = pl_block_capacity(&st[x].list.view);
 	}
 
 	yes = palloc(*nunsure * sizeof(uint32));
 	for (uint32 u = 0; u < *nunsure; u++)
 	{
 		uint32		doc = (*unsure)[u];
-		TSVector	tsv;
-		bool		match = true;
 
 		CHECK_FOR_INTERRUPTS();
-		for (int x = 0; x < nterms; x++)
+		for (int x = 0; x < m.nterms; x++)
 		{
+			GqPosTerm  *t = &m.terms[x];
 			uint32		v;
 
-			t[x].has = false;
-			if (!t[x].found)
+			t->has = false;
+			if (!st[x].found)
 				continue;
-			if (pl_cursor_next_geq(&t[x].cur, doc, &v) && v == doc)
+			if (pl_cursor_next_geq(&st[x].cur, doc, &v) && v == doc)
 			{
-				uint32		rank = t[x].cur.block * t[x].cap + t[x].cur.pos;
+				uint32		rank = st[x].cur.block * st[x].cap + st[x].cur.pos;
 
-				t[x].npos = gpx_positions_get(t[x].pos, rank, t[x].wep);
-				t[x].has = true;
+				t->npos = gpx_positions_get(st[x].pos, rank, t->wep);
+				t->has = true;
 			}
-			else if (t[x].cur.status != PL_OK)
+			else if (st[x].cur.status != PL_OK)
 				gpx_seg_corrupt(seg, GPX_STREAM_LISTS, PG_UINT32_MAX, "list's postings are out of order");
 		}
-		tsv = candidate_tsvector(t, nterms);
-		for (int q = 0; q < tree->nqueries && match; q++)
-			match = DatumGetBool(DirectFunctionCall2(ts_match_vq, PointerGetDatum(tsv),
-													 PointerGetDatum(tree->queries[q])));
-		pfree(tsv);
-		if (match)
+		if (gq_pos_match_doc(&m))
 			yes[nyes++] = doc;
 	}
-	for (int x = 0; x < nterms; x++)
-		if (t[x].found)
+	for (int x = 0; x < m.nterms; x++)
+		if (st[x].found)
 		{
-			gpx_positions_free(t[x].pos);
-			gpx_list_free(&t[x].list);
+			gpx_positions_free(st[x].pos);
+			gpx_list_free(&st[x].list);
 		}
-	pfree(t);
+	pfree(st);
+	gq_pos_match_end(&m);
 
 	/* the settled ones join the sure ones, in order */
-	merged = nyes + *nsure > 0 ? palloc((nyes + *nsure) * sizeof(uint32)) : NULL;
-	for (i = j = k = 0; i < *nsure || j < nyes;)
-		merged[k++] = j == nyes || (i < *nsure && (*sure)[i] < yes[j]) ? (*sure)[i++] : yes[j++];
-	if (*sure)
-		pfree(*sure);
+	gq_settled_join(sure, nsure, yes, nyes);
 	pfree(yes);
 	pfree(*unsure);
-	*sure = merged;
-	*nsure = k;
 	*unsure = NULL;
 	*nunsure = 0;
 }

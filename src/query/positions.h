@@ -7,7 +7,42 @@
 #define GPUIDX_QUERY_POSITIONS_H
 
 #include "query/tsq.h"
+#include "store/parse.h"
 #include "store/segment.h"
+
+/*
+ * The queries of a tree that positions can settle (gq_tree_positions_settle),
+ * and one document's positions of their operands: set each term's has
+ * (and npos, wep) for the document, then ask gq_pos_match_doc.
+ */
+typedef struct GqPosTerm
+{
+	const char *lex;
+	int			len;
+	bool		has;			/* the document has it */
+	uint32		npos;			/* with these positions and weights */
+	uint16		wep[GPX_POS_MAX_COUNT];
+} GqPosTerm;
+
+typedef struct GqPosMatch
+{
+	const GqTree *tree;
+	GqPosTerm  *terms;			/* the queries' distinct operands, in tsvector order */
+	int			nterms;
+} GqPosMatch;
+
+extern void gq_pos_match_begin(GqPosMatch *m, const GqTree *tree);
+extern void gq_pos_match_end(GqPosMatch *m);
+/* does the document match every query of the tree (PostgreSQL's ts_match_vq)? */
+extern bool gq_pos_match_doc(GqPosMatch *m);
+/*
+ * The same for a pending entry: its lexemes [lex, lex_end) and their
+ * positions records [pos, pos_end), as the pending area holds them
+ */
+extern bool gq_pos_match_pending(GqPosMatch *m, const uint8 *lex, const uint8 *lex_end, bool freqs,
+								 const uint8 *pos, const uint8 *pos_end);
+/* the settled yes (ascending) joined to *sure (ascending), which is replaced */
+extern void gq_settled_join(uint32 **sure, uint32 *nsure, uint32 *yes, uint32 nyes);
 
 /*
  * The tree's unsure candidates of a segment with positions

@@ -1153,18 +1153,27 @@ pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *
 	GpxPendingReader r;
 	ItemPointerData tids[2][256];
 	int			n[2] = {0, 0};
+	bool		settle;
+	GqPosMatch	pm;
 
 	if (gq_pending_tree(gq, tree, fn, arg))
 		return;
 	/* entry by entry: the sure ones ([0]) and those to check ([1]) */
+	settle = (gq->meta.flags & GPX_META_POSITIONS) && gq_tree_positions_settle(tree);
+	if (settle)
+		gq_pos_match_begin(&pm, tree);
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&r))
 	{
 		GqAnswer	a = gq_tree_answer(tree, entry_has, &r);
-		int			k = a == GQ_YES ? 0 : 1;
+		int			k;
 
+		/* phrases and weights, from the entry's positions */
+		if (a == GQ_MAYBE && settle)
+			a = gq_pos_match_pending(&pm, r.lex, r.end, r.freqs, r.positions_at, r.entry_end) ? GQ_YES : GQ_NO;
 		if (a == GQ_NO)
 			continue;
+		k = a == GQ_YES ? 0 : 1;
 		tids[k][n[k]++] = r.tid;
 		if (n[k] == lengthof(tids[k]))
 		{
@@ -1176,6 +1185,8 @@ pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *
 		if (n[k] > 0)
 			fn(arg, tids[k], n[k], k == 1);
 	gpx_pending_end(&r);
+	if (settle)
+		gq_pos_match_end(&pm);
 }
 
 void

@@ -87,6 +87,12 @@ extern GqCursor *gq_cursor_begin_tree(GqIndex *gq, const struct GqTree *tree, ui
 
 /* docs of a segment a tree's cursor with a limit reads first (gpuidx.tree_window; 0: whole segments) */
 extern int	gq_tree_window;
+
+/*
+ * The largest pending area (kB) a backend indexes by term (pendindex.c);
+ * a larger one is read entry by entry.  A developer's setting.
+ */
+extern int	gq_pending_index_max_kb;
 extern bool gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids);
 /* on to the pending area (the segments were counted another way) */
 extern void gq_cursor_skip_segments(GqCursor *c);

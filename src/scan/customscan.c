@@ -1345,6 +1345,11 @@ gpx_customscan_init(void)
 							"Each next window of the segment is four times as large, so a query that "
 							"stops after a few rows reads a few blocks of each list.  0: whole segments.",
 							&gq_tree_window, 16384, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuidx.pending_index_max_size",
+							"The largest pending area a backend indexes by term; a larger one is read entry by entry.",
+							"A developer's setting: 0 reads every pending area entry by entry.",
+							&gq_pending_index_max_kb, 64 * 1024, 0, 1024 * 1024 - 1, PGC_USERSET,
+							GUC_UNIT_KB | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuidx.parallel_check_rows",
 							"Rows a count must check (a phrase or a weight) from which it checks them in parallel workers too.",
 							"As many workers as there are such numbers of rows, at most max_parallel_workers_per_gather.  "
