@@ -378,7 +378,8 @@ CREATE FUNCTION gpuidx_index_stats(index regclass,
 		OUT docmap_bytes bigint, OUT deadmap_bytes bigint, OUT pending_bytes bigint,
 		OUT header_bytes bigint, OUT free_bytes bigint,
 		OUT build_runs integer, OUT build_peak_kb integer, OUT retired_sets bigint,
-		OUT freq_bytes bigint, OUT doclen_bytes bigint, OUT avg_doc_length float8)
+		OUT freq_bytes bigint, OUT doclen_bytes bigint, OUT avg_doc_length float8,
+		OUT position_bytes bigint)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_index_stats(regclass) IS 'what a gpuidx index holds and where its bytes go';
 

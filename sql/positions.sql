@@ -132,6 +132,11 @@ REINDEX INDEX pq_tsv;
 SELECT * FROM pq_compare('reindexed');
 CREATE INDEX pq_tsv_plain ON pq USING gpuidx (tsv);
 SELECT pg_relation_size('pq_tsv') > pg_relation_size('pq_tsv_plain') AS positions_take_room;
+-- gpuidx_index_stats counts them apart (NULL without the option); the parts add up
+SELECT i, position_bytes > 0 AS has_position_bytes, position_bytes IS NULL AS no_positions,
+       total_bytes = dictionary_bytes + list_bytes + docmap_bytes + deadmap_bytes + pending_bytes + header_bytes
+                     + free_bytes + freq_bytes + doclen_bytes + coalesce(position_bytes, 0) AS parts_add_up
+FROM unnest(ARRAY['pq_tsv', 'pq_tsv_plain']) i, gpuidx_index_stats(i::regclass);
 DROP INDEX pq_tsv_plain;
 
 -- positions are a tsvector's: not for text, and only with freqs

@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS gpuidx;
 LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(70);
+SELECT plan(71);
 
 -- the operator
 SELECT has_operator('text', '@@&', 'text', 'boolean');
@@ -76,7 +76,10 @@ SELECT results_eq($$SELECT config, kind, segments, docs, dead_docs, pending_entr
 				  $$VALUES ('pg_catalog.english', 'text', 1, 200::bigint, 0::bigint, 0::bigint)$$,
 				  'gpuidx_index_stats reports what the index holds');
 SELECT ok(total_bytes = dictionary_bytes + list_bytes + docmap_bytes + deadmap_bytes + pending_bytes
-		  + header_bytes + free_bytes + freq_bytes + doclen_bytes, 'the parts of gpuidx_index_stats add up to the index size')
+		  + header_bytes + free_bytes + freq_bytes + doclen_bytes + coalesce(position_bytes, 0),
+		  'the parts of gpuidx_index_stats add up to the index size')
+FROM gpuidx_index_stats('ic_body');
+SELECT is(position_bytes, NULL, 'an index without the option positions reports no position_bytes')
 FROM gpuidx_index_stats('ic_body');
 SELECT is(total_bytes, pg_relation_size('ic_body'), 'total_bytes is the relation size')
 FROM gpuidx_index_stats('ic_body');

@@ -48,8 +48,8 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 	Relation	index = open_for_stats(PG_GETARG_OID(0));
 	GpxMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[23];
-	bool		nulls[23] = {0};
+	Datum		values[24];
+	bool		nulls[24] = {0};
 	int64		docs = 0;
 	int64		dead = 0;
 	int64		terms = 0;
@@ -116,6 +116,12 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 	}
 	else
 		nulls[i++] = true;
+	/* an index without the option positions has none: NULL, not 0 */
+	if (meta.flags & GPX_META_POSITIONS)
+		values[i++] = Int64GetDatum(pages[GPX_STREAM_POSITIONS] * BLCKSZ);
+	else
+		nulls[i++] = true;
+	Assert(i == lengthof(values) && i == tupdesc->natts);
 	index_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
