@@ -53,6 +53,12 @@ SELECT id FROM docs WHERE tsv @@ to_tsquery('english', 'postgresql')
   ORDER BY tsv <=> to_tsquery('english', 'gpu | index') LIMIT 2;                        -- 1, 2
 
 -- README.md, SQL block 5
+ALTER INDEX docs_tsv_idx SET (positions = on);
+REINDEX INDEX docs_tsv_idx;                                     -- positions are stored from now on
+SELECT id FROM docs WHERE tsv @@ phraseto_tsquery('english', 'access methods');         -- 2
+SELECT position_bytes > 0 AS has_positions FROM gpuidx_index_stats('docs_tsv_idx');    -- true
+
+-- README.md, SQL block 6
 SELECT id, round(gpuidx_bm25(body, 'gpu index')::numeric, 3) AS score
 FROM docs ORDER BY body <=> 'gpu index' LIMIT 10;          -- any term, best first: 1, 2, 3
 SELECT id FROM docs WHERE body @@& 'gpu index'
@@ -64,7 +70,7 @@ EXPLAIN (COSTS OFF) SELECT id FROM docs ORDER BY body <=> 'gpu index' LIMIT 10;
 --          Index: docs_body_idx
 --          Order By: (body <=> gpuidx_rank_query('gpu index'::text, 'docs_body_idx'::regclass))
 
--- README.md, SQL block 6: answers not compared
+-- README.md, SQL block 7: answers not compared
 \o /dev/null
 -- postgresql.conf: shared_preload_libraries = 'gpuidx'   (restart)
 SELECT serving, engine, device, batches, requests, worker_rounds, backend_rounds,
