@@ -57,7 +57,33 @@ BEGIN
   RETURN n;
 END $$;
 
+-- ranked: the rows of q in order of doc <=> o (the best k), through the
+-- index (its ranked scan: ties in TID order) or row by row (reference)
+CREATE FUNCTION pq_ranked(col text, q tsquery, o tsquery, k int, reference bool) RETURNS int[]
+LANGUAGE plpgsql AS $$
+DECLARE r int[]; d text := CASE col WHEN 'body' THEN 'to_tsvector(''english'', body)' ELSE 'tsv' END;
+BEGIN
+  EXECUTE format('SELECT ARRAY(SELECT id FROM pq WHERE %s @@ $1 ORDER BY %s <=> $2%s LIMIT $3)',
+                 d, d, CASE WHEN reference THEN ', ctid' ELSE '' END) INTO r USING q, o, k;
+  RETURN r;
+END $$;
+-- every row of q ranked by o: the same rows as the reference's, in an order
+-- of doc <=> o (ties are in the order of the TIDs the index holds, which
+-- for a row updated in place is its chain's first, not its ctid)
+CREATE FUNCTION pq_ranked_all(col text, q tsquery, o tsquery) RETURNS int[]
+LANGUAGE plpgsql AS $$
+DECLARE ids int[]; ds float8[]; d text := CASE col WHEN 'body' THEN 'to_tsvector(''english'', body)' ELSE 'tsv' END;
+BEGIN
+  EXECUTE format('SELECT array_agg(id), array_agg(dist) FROM
+                  (SELECT id, %s <=> $2 AS dist FROM pq WHERE %s @@ $1 ORDER BY %s <=> $2 LIMIT 100000) s', d, d, d)
+    INTO ids, ds USING q, o;
+  IF EXISTS (SELECT FROM generate_subscripts(ds, 1) i WHERE i > 1 AND ds[i] < ds[i - 1]) THEN
+    RETURN NULL;			-- out of order
+  END IF;
+  RETURN ARRAY(SELECT x FROM unnest(ids) x ORDER BY x);
+END $$;
 CREATE TEMP TABLE pq_ref (col text, qid int, ids int[]);
+CREATE TEMP TABLE pq_rref (col text, qid int, shape text, ids int[]);
 CREATE FUNCTION pq_compare(label text) RETURNS TABLE (what text, queries bigint, same bigint, nonempty bigint)
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -66,6 +92,11 @@ BEGIN
   SET LOCAL enable_bitmapscan = off;
   SET LOCAL gpuidx.enable_customscan = off;
   INSERT INTO pq_ref SELECT c, qid, pq_ids(c, q) FROM pq_queries, unnest(ARRAY['body', 'tsv']) c;
+  -- ranked by the query itself (its best 7), and every match by another query (rows of score 0 last)
+  TRUNCATE pq_rref;
+  INSERT INTO pq_rref SELECT c, qid, 'self', pq_ranked(c, q, q, 7, true) FROM pq_queries, unnest(ARRAY['body', 'tsv']) c;
+  INSERT INTO pq_rref SELECT c, qid, 'other', ARRAY(SELECT x FROM unnest(pq_ranked(c, q, 'gpu | cherri', 100000, true)) x ORDER BY x)
+  FROM pq_queries, unnest(ARRAY['body', 'tsv']) c;
   RESET enable_indexscan;
   RESET enable_bitmapscan;
   RESET gpuidx.enable_customscan;
@@ -79,7 +110,20 @@ BEGIN
            count(*) FILTER (WHERE coalesce(array_length(r.ids, 1), 0) = pq_count(r.col, q.q)),
            count(*) FILTER (WHERE r.ids <> '{}')
     FROM pq_ref r JOIN pq_queries q USING (qid);
+  RETURN QUERY
+    SELECT label || ' ranked', count(*), count(*) FILTER (WHERE r.ids = pq_ranked(r.col, q.q, q.q, 7, false)),
+           count(*) FILTER (WHERE r.ids <> '{}')
+    FROM pq_rref r JOIN pq_queries q USING (qid) WHERE r.shape = 'self';
+  -- every row by the index's ordered scan itself (a LIMIT of every row
+  -- would otherwise sort the custom scan's rows)
+  SET LOCAL enable_bitmapscan = off;
   SET LOCAL gpuidx.enable_customscan = off;
+  RETURN QUERY
+    SELECT label || ' ranked by another query', count(*),
+           count(*) FILTER (WHERE r.ids = pq_ranked_all(r.col, q.q, 'gpu | cherri')),
+           count(*) FILTER (WHERE r.ids <> '{}')
+    FROM pq_rref r JOIN pq_queries q USING (qid) WHERE r.shape = 'other';
+  RESET enable_bitmapscan;
   RETURN QUERY
     SELECT label || ' bitmap', count(*), count(*) FILTER (WHERE r.ids = pq_ids(r.col, q.q)),
            count(*) FILTER (WHERE r.ids <> '{}')
@@ -102,6 +146,22 @@ BEGIN
 END $$;
 SELECT pq_removed('databas <-> gpu') AS phrase, pq_removed('postgr:A') AS weight,
        pq_removed('databas:* <-> gpu') AS prefix_phrase;
+-- and ranked under them (by o, whose best rows mostly fail q), the ranking
+-- takes only their matches: none is dropped on the row (a prefix's still are)
+CREATE FUNCTION pq_rank_removed(q tsquery, o tsquery) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; r text := 'none'; node text := 'none';
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  SET LOCAL enable_bitmapscan = off;
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM pq WHERE tsv @@ %L::tsquery ORDER BY tsv <=> %L::tsquery LIMIT 20', q, o) LOOP
+    IF line ~ 'Rows Removed by Index Recheck' THEN r := trim(line); END IF;
+    IF line ~ 'Custom Scan \(gpuidx rank\)' THEN node := 'rank scan'; END IF;
+  END LOOP;
+  RETURN node || ': ' || r;
+END $$;
+SELECT pq_rank_removed('gpu <-> databas', 'cherri | appl') AS phrase,
+       pq_rank_removed('postgr:A', 'databas | answer') AS weight,
+       pq_rank_removed('gpu <-> databas:*', 'cherri | appl') AS prefix_phrase;
 
 -- new rows wait in the pending area with their positions, then merge into a segment
 INSERT INTO pq (id, title, body)
@@ -144,4 +204,5 @@ CREATE INDEX pq_text ON pq USING gpuidx (body) WITH (positions = on);
 CREATE INDEX pq_nofreqs ON pq USING gpuidx (tsv) WITH (positions = on, freqs = off);
 
 DROP TABLE pq, pq_queries;
-DROP FUNCTION pq_ids(text, tsquery), pq_count(text, tsquery), pq_compare(text), pq_removed(tsquery);
+DROP FUNCTION pq_ids(text, tsquery), pq_count(text, tsquery), pq_compare(text), pq_removed(tsquery),
+  pq_ranked(text, tsquery, tsquery, int, bool), pq_ranked_all(text, tsquery, tsquery), pq_rank_removed(tsquery, tsquery);

@@ -264,6 +264,27 @@ END $$;
 SELECT q, tq_ranked(q, true) = tq_ranked(q, false) AS same, cardinality(tq_ranked(q, true)) AS n
 FROM unnest(ARRAY['postgr & !mysql', 'gpu <-> databas', 'w1:* | cherri', 'postgr:A & queri']::tsquery[]) q;
 DROP FUNCTION tq_ranked;
+-- a ranking whose LIMIT outlasts its rows checks only the query's
+-- candidates, not every row of the table: the rows of score 0 come from
+-- the query's tree; a phrase ranks only the docs with its lexemes
+CREATE FUNCTION tq_rank_checked(q tsquery) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; removed text := '0'; got text;
+BEGIN
+  -- the index's ordered scan itself (a LIMIT of every row would otherwise sort the custom scan's rows)
+  SET LOCAL enable_seqscan = off;
+  SET LOCAL enable_bitmapscan = off;
+  SET LOCAL gpuidx.enable_customscan = off;
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM tq WHERE tsv @@ %L::tsquery ORDER BY tsv <=> %L::tsquery LIMIT 100000', q, q) LOOP
+    IF line ~ 'Rows Removed by Index Recheck' THEN removed := substring(line from '(\d+)$'); END IF;
+    IF line ~ 'Index Scan using' THEN got := substring(line from 'rows=(\d+)'); END IF;
+  END LOOP;
+  RETURN got || ' rows, ' || removed || ' removed by the recheck';
+END $$;
+SELECT q, tq_rank_checked(q) AS ranked, (SELECT count(*) FROM tq WHERE tsv @@ q) AS matches,
+       (SELECT count(*) FROM tq WHERE tsv @@ 'gpu & databas'::tsquery) AS phrase_candidates,
+       (SELECT count(*) FROM tq) AS table_rows
+FROM unnest(ARRAY['cherri | zzyzx', 'gpu <-> databas', '!gpu <-> databas']::tsquery[]) q;
+DROP FUNCTION tq_rank_checked;
 
 -- NULL and empty queries match nothing, as for GIN
 SELECT count(*) FROM tq WHERE tsv @@ NULL::tsquery;

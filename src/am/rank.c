@@ -207,7 +207,7 @@ rank_cache(FunctionCallInfo fcinfo, text *query, Oid index_arg)
 	gpx_rank_query_terms(rel, q, qlen, &c->terms);
 	gpx_index_bm25_params(rel, &k1, &b);
 	gq = gq_open(rel);
-	r = gq_rank_begin(gq, &c->terms, NULL, k1, b, NULL);
+	r = gq_rank_begin(gq, &c->terms, NULL, NULL, k1, b, NULL);
 	c->idf = palloc(Max(c->terms.n, 1) * sizeof(double));
 	memcpy(c->idf, r->idf, c->terms.n * sizeof(double));
 	c->q = r->q;

@@ -48,6 +48,8 @@ typedef struct GpxScanOpaque
 	bool		empty;			/* no row can match */
 	GpxLexemes	filter;			/* the keys' terms (ANDed) */
 	GqTree	   *tree;			/* or, with a tsquery key, the keys' tree */
+	bool		tree_filter;	/* ranked: only the tree's candidates */
+	bool		tree_settled;	/* and no row is checked again (positions) */
 	bool		recheck;		/* the rows are candidates: the executor checks them */
 	bool		ranked;
 	GqIndex    *gq;
@@ -347,6 +349,8 @@ start_tuple_scan(IndexScanDesc scan)
 	so->nzsrc = 0;
 	so->scores = NULL;
 	so->recheck = false;
+	so->tree_filter = false;
+	so->tree_settled = false;
 	so->tree = gpx_keys_tree(scan->keyData, scan->numberOfKeys, cfg);
 	if (so->tree != NULL)
 	{
@@ -396,6 +400,20 @@ start_tuple_scan(IndexScanDesc scan)
 		}
 	}
 	so->gq = gq_open(index);
+
+	/*
+	 * Ranked under a tree with phrases or weights: the ranking takes only
+	 * the tree's candidates (the docs with its required lexemes, which a
+	 * phrase's root does not name), and where the index's positions settle
+	 * them, its matches alone: then no row is checked again
+	 */
+	if (so->ranked && so->tree != NULL && so->tree->recheck)
+	{
+		so->tree_filter = true;
+		so->tree_settled = gq_rank_tree_settles(so->gq, so->tree);
+		if (so->tree_settled)
+			so->recheck = false;
+	}
 	if (!so->ranked)
 	{
 		if (scan->numberOfKeys == 0)
@@ -442,7 +460,7 @@ start_tuple_scan(IndexScanDesc scan)
 			given.length = bq.length;
 			given.df = bq.df;
 			so->rank = gq_rank_begin(so->gq, &bq.terms, so->filter.n > 0 ? &so->filter : NULL,
-									 bq.k1, bq.b, &given);
+									 so->tree_filter ? so->tree : NULL, bq.k1, bq.b, &given);
 			so->k = 0;
 			return;
 		}
@@ -454,7 +472,8 @@ start_tuple_scan(IndexScanDesc scan)
 							get_rel_name(bound), RelationGetRelationName(index))));
 		gpx_rank_query_terms(index, q, qlen, &terms);
 		gpx_index_bm25_params(index, &k1, &b);
-		so->rank = gq_rank_begin(so->gq, &terms, so->filter.n > 0 ? &so->filter : NULL, k1, b, NULL);
+		so->rank = gq_rank_begin(so->gq, &terms, so->filter.n > 0 ? &so->filter : NULL,
+								 so->tree_filter ? so->tree : NULL, k1, b, NULL);
 		so->k = 0;
 	}
 }
@@ -488,6 +507,21 @@ start_zeros(GpxScanOpaque *so)
 	so->pos = 0;
 	if (so->rank != NULL && so->rank->conjunctive)
 		return;					/* a row with every term has a score */
+	if (so->tree != NULL)
+	{
+		/*
+		 * The tree's candidates (its matches alone where positions settle
+		 * them), not every row: those the index cannot settle are checked
+		 */
+		gq_tree_execute(gq, so->tree, collect_tids_flagged, so);
+		so->zsrc = palloc(sizeof(ZeroSource));
+		so->nzsrc = 1;
+		sorted_array_source(&so->zsrc[0], so->res, so->nres);
+		so->res = NULL;
+		so->rescap = 0;
+		so->nres = 0;
+		return;
+	}
 	if (so->filter.n > 0)
 	{
 		/* the keys' matches: usually few */
@@ -656,7 +690,7 @@ gpx_gettuple(IndexScanDesc scan, ScanDirection dir)
 			 * may drop some: then no fewer than the default.
 			 */
 			if (so->k == 0 && so->first_k > 0)
-				so->k = so->tree == NULL ? so->first_k : Max(so->first_k, RANK_FIRST_K);
+				so->k = !so->recheck ? so->first_k : Max(so->first_k, RANK_FIRST_K);
 			else if (so->k == 0)
 				so->k = RANK_FIRST_K;
 			else

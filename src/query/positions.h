@@ -8,6 +8,7 @@
 
 #include "query/tsq.h"
 #include "store/parse.h"
+#include "store/pending.h"
 #include "store/segment.h"
 
 /*
@@ -41,6 +42,12 @@ extern bool gq_pos_match_doc(GqPosMatch *m);
  */
 extern bool gq_pos_match_pending(GqPosMatch *m, const uint8 *lex, const uint8 *lex_end, bool freqs,
 								 const uint8 *pos, const uint8 *pos_end);
+/*
+ * A pending entry's answer to the tree; with pm (an index with positions,
+ * the tree one they settle), never GQ_MAYBE.  In query.c.
+ */
+extern GqAnswer gq_pending_entry_answer(const GqTree *tree, GqPosMatch *pm, const GpxPendingReader *r);
+
 /* the settled yes (ascending) joined to *sure (ascending), which is replaced */
 extern void gq_settled_join(uint32 **sure, uint32 *nsure, uint32 *yes, uint32 nyes);
 

@@ -1147,6 +1147,17 @@ entry_has(void *arg, const char *lex, int len, bool prefix)
 	return false;
 }
 
+GqAnswer
+gq_pending_entry_answer(const GqTree *tree, GqPosMatch *pm, const GpxPendingReader *r)
+{
+	GqAnswer	a = gq_tree_answer(tree, entry_has, (void *) r);
+
+	/* phrases and weights, from the entry's positions */
+	if (a == GQ_MAYBE && pm != NULL)
+		a = gq_pos_match_pending(pm, r->lex, r->end, r->freqs, r->positions_at, r->entry_end) ? GQ_YES : GQ_NO;
+	return a;
+}
+
 static void
 pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 {
@@ -1165,12 +1176,9 @@ pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *
 	gpx_pending_begin(&r, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&r))
 	{
-		GqAnswer	a = gq_tree_answer(tree, entry_has, &r);
+		GqAnswer	a = gq_pending_entry_answer(tree, settle ? &pm : NULL, &r);
 		int			k;
 
-		/* phrases and weights, from the entry's positions */
-		if (a == GQ_MAYBE && settle)
-			a = gq_pos_match_pending(&pm, r.lex, r.end, r.freqs, r.positions_at, r.entry_end) ? GQ_YES : GQ_NO;
 		if (a == GQ_NO)
 			continue;
 		k = a == GQ_YES ? 0 : 1;

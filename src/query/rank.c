@@ -11,6 +11,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "query/positions.h"
 #include "query/rank.h"
 #include "query/rankcache.h"
 #include "store/rankdata.h"
@@ -287,12 +288,24 @@ add_live_dfs(GpxSegment *seg, const GpxLexemes *terms, uint64 *df)
 	pfree(counted);
 }
 
+bool
+gq_rank_tree_settles(GqIndex *gq, const GqTree *tree)
+{
+	if (tree == NULL || !(gq->meta.flags & GPX_META_POSITIONS) || !gq_tree_positions_settle(tree))
+		return false;
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+		if (!(gq_segment(gq, s)->hdr->flags & GPX_SEG_POSITIONS))
+			return false;
+	return true;
+}
+
 GqRank *
-gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, double k1, double b,
-			  const GqRankStats *given)
+gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, const GqTree *tree,
+			  double k1, double b, const GqRankStats *given)
 {
 	GqRank	   *r = palloc0(sizeof(GqRank));
 	GpxPendingReader pr;
+	GqPosMatch	pm;
 	uint32	   *tf;
 	int			pend_cap = 0;
 	uint32	  **pend_tfs = NULL;
@@ -306,6 +319,8 @@ gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, do
 	r->conjunctive = filter && filter->n == terms->n;
 	for (int i = 0; r->conjunctive && i < terms->n; i++)
 		r->conjunctive = gpx_lexeme_cmp(terms->lex[i], terms->len[i], filter->lex[i], filter->len[i]) == 0;
+	r->tree = tree;
+	r->tree_settled = gq_rank_tree_settles(gq, tree);
 	r->k1 = k1;
 	r->b = b;
 	gq_rank_totals(gq, &r->ndocs, &r->avgdl);
@@ -318,6 +333,8 @@ gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, do
 
 	/* and the pending area's entries, kept to be scored once idf is known */
 	tf = palloc(Max(terms->n, 1) * sizeof(uint32));
+	if (r->tree_settled)
+		gq_pos_match_begin(&pm, tree);
 	gpx_pending_begin(&pr, gq->index, &gq->meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&pr))
 	{
@@ -332,6 +349,8 @@ gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, do
 				any = true;
 			}
 		if (!any || !pass)
+			continue;
+		if (tree && gq_pending_entry_answer(tree, r->tree_settled ? &pm : NULL, &pr) == GQ_NO)
 			continue;
 		if (r->npend == pend_cap)
 		{
@@ -350,6 +369,8 @@ gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter, do
 		r->npend++;
 	}
 	gpx_pending_end(&pr);
+	if (r->tree_settled)
+		gq_pos_match_end(&pm);
 
 	if (given)
 	{
@@ -797,7 +818,7 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 	uint64		dfs[GPUIDX_ENGINE_MAX_TERMS];
 	int			nfound = 0;
 
-	if ((r->filter.n > 0 && !r->conjunctive) || !(seg->hdr->flags & GPX_SEG_TID_ORDER) ||
+	if ((r->filter.n > 0 && !r->conjunctive) || r->tree != NULL || !(seg->hdr->flags & GPX_SEG_TID_ORDER) ||
 		h->k == 0 || h->k > GPUIDX_RANK_MAX_K ||
 		r->terms.n > GPUIDX_ENGINE_MAX_TERMS)
 		return false;
@@ -835,8 +856,9 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 }
 
 static void
-rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
+rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 {
+	GpxSegment *seg = gq_segment(r->gq, s);
 	int			n = r->terms.n;
 	SegTerm    *st = palloc0(n * sizeof(SegTerm));
 	const gpx_rank_list **lists = palloc0(n * sizeof(gpx_rank_list *));
@@ -881,8 +903,27 @@ rank_segment(GqRank *r, GpxSegment *seg, gpx_topk *h, void *scratch)
 		if (answered)
 			goto done;
 	}
-	if (r->filter.n > 0 && !r->conjunctive &&
-		!filter_docs(seg, &r->filter, &filter, &nfilter))
+	if (r->tree)
+	{
+		/*
+		 * The tree's candidates: its matches (phrases and weights settled
+		 * by the segment's positions) and those the rows decide
+		 */
+		uint32	   *unsure;
+		uint32		nunsure;
+
+		gq_segment_tree_docs(r->gq, (int) s, r->tree, &filter, &nfilter, &unsure, &nunsure);
+		if (nunsure > 0 && r->tree_settled)
+			elog(ERROR, "gpuidx: a ranking filtered by positions left %u docs unsettled", nunsure);
+		if (nunsure > 0)
+			gq_settled_join(&filter, &nfilter, unsure, nunsure);
+		if (unsure)
+			pfree(unsure);
+		if (nfilter == 0)
+			goto done;
+	}
+	else if (r->filter.n > 0 && !r->conjunctive &&
+			 !filter_docs(seg, &r->filter, &filter, &nfilter))
 		goto done;
 	gq_rank_cache_begin();
 	for (int i = 0; i < n; i++)
@@ -934,7 +975,7 @@ gq_rank_topk(GqRank *r, uint32 k, ItemPointerData *tids, double *scores)
 		for (uint32 s = 0; s < r->gq->meta.nsegments; s++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			rank_segment(r, gq_segment(r->gq, s), &h, scratch);
+			rank_segment(r, s, &h, scratch);
 		}
 		for (int e = 0; e < r->npend; e++)
 			if (r->pend_scores[e] > 0.0)

@@ -22,6 +22,13 @@ typedef struct GqRank
 	GpxLexemes	terms;			/* ranked terms: distinct, sorted */
 	GpxLexemes	filter;			/* docs must have all of these (n 0: none) */
 	bool		conjunctive;	/* filter == terms */
+	/*
+	 * Or docs must be candidates of this tree (NULL: none): its matches
+	 * when tree_settled (the index's positions settle its phrases and
+	 * weights), else its matches and those it leaves for the rows to decide
+	 */
+	const struct GqTree *tree;
+	bool		tree_settled;
 	double		k1;
 	double		b;
 	double		ndocs;			/* N */
@@ -55,12 +62,14 @@ typedef struct GqRankStats
 } GqRankStats;
 
 /*
- * Statistics for ranking terms (and filtering by filter, NULL for none),
- * the index's own or those given.  ERROR if the index stores no
- * frequencies.
+ * Statistics for ranking terms (and filtering by filter, NULL for none, or
+ * by the candidates of a tree, NULL for none), the index's own or those
+ * given.  ERROR if the index stores no frequencies.
  */
 extern GqRank *gq_rank_begin(GqIndex *gq, const GpxLexemes *terms, const GpxLexemes *filter,
-							 double k1, double b, const GqRankStats *given);
+							 const struct GqTree *tree, double k1, double b, const GqRankStats *given);
+/* does the index settle every candidate of tree (positions in every segment)? */
+extern bool gq_rank_tree_settles(GqIndex *gq, const struct GqTree *tree);
 /* a document's score from its lexemes (with tfs and length) */
 extern double gq_rank_score(GqRank *r, const GpxLexemes *doc);
 /*

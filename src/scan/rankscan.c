@@ -78,6 +78,7 @@ typedef struct RankScanState
 	IndexScanDesc scan;
 	bool		started;
 	/* for EXPLAIN ANALYZE */
+	uint64		recheck_removed;	/* rows the keys' check on the row dropped */
 	GpxRankScanInfo info;		/* summed over rescans */
 	GpxLocalStats worker_at_start;
 	GpxLocalStats worker;
@@ -350,6 +351,7 @@ next_ranked(ScanState *ss)
 		econtext->ecxt_scantuple = ss->ss_ScanTupleSlot;
 		if (ExecQualAndReset(s->keys_qual, econtext))
 			return ss->ss_ScanTupleSlot;
+		s->recheck_removed++;
 		CHECK_FOR_INTERRUPTS();
 	}
 	return ExecClearTuple(ss->ss_ScanTupleSlot);
@@ -421,6 +423,9 @@ explain_rank_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (s->info.lists_cached > 0 || es->format != EXPLAIN_FORMAT_TEXT)
 		ExplainPropertyUInteger("Lists From Backend Cache", NULL, s->info.lists_cached, es);
 	ExplainPropertyUInteger("Pending Entries Scored", NULL, s->info.pending, es);
+	/* as a plain index scan says it; none where the index settles the keys (positions) */
+	if (s->recheck_removed > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyUInteger("Rows Removed by Index Recheck", NULL, s->recheck_removed, es);
 	/* the table read for the rows without a document, when the index's ran out */
 	if (s->info.nulls_read)
 		ExplainPropertyUInteger("Rows Without Document", NULL, s->info.nulls, es);
