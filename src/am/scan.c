@@ -507,25 +507,17 @@ start_zeros(GpxScanOpaque *so)
 	so->pos = 0;
 	if (so->rank != NULL && so->rank->conjunctive)
 		return;					/* a row with every term has a score */
-	if (so->tree != NULL)
+	if (so->tree != NULL || so->filter.n > 0)
 	{
 		/*
-		 * The tree's candidates (its matches alone where positions settle
-		 * them), not every row: those the index cannot settle are checked
+		 * The keys' matches, usually few: a tree's candidates (its matches
+		 * alone where positions settle them), not every row; those the
+		 * index cannot settle are checked
 		 */
-		gq_tree_execute(gq, so->tree, collect_tids_flagged, so);
-		so->zsrc = palloc(sizeof(ZeroSource));
-		so->nzsrc = 1;
-		sorted_array_source(&so->zsrc[0], so->res, so->nres);
-		so->res = NULL;
-		so->rescap = 0;
-		so->nres = 0;
-		return;
-	}
-	if (so->filter.n > 0)
-	{
-		/* the keys' matches: usually few */
-		gq_execute(gq, &so->filter, collect_tids, so);
+		if (so->tree != NULL)
+			gq_tree_execute(gq, so->tree, collect_tids_flagged, so);
+		else
+			gq_execute(gq, &so->filter, collect_tids, so);
 		so->zsrc = palloc(sizeof(ZeroSource));
 		so->nzsrc = 1;
 		sorted_array_source(&so->zsrc[0], so->res, so->nres);
