@@ -48,8 +48,6 @@ typedef struct GpxScanOpaque
 	bool		empty;			/* no row can match */
 	GpxLexemes	filter;			/* the keys' terms (ANDed) */
 	GqTree	   *tree;			/* or, with a tsquery key, the keys' tree */
-	bool		tree_filter;	/* ranked: only the tree's candidates */
-	bool		tree_settled;	/* and no row is checked again (positions) */
 	bool		recheck;		/* the rows are candidates: the executor checks them */
 	bool		ranked;
 	GqIndex    *gq;
@@ -349,8 +347,6 @@ start_tuple_scan(IndexScanDesc scan)
 	so->nzsrc = 0;
 	so->scores = NULL;
 	so->recheck = false;
-	so->tree_filter = false;
-	so->tree_settled = false;
 	so->tree = gpx_keys_tree(scan->keyData, scan->numberOfKeys, cfg);
 	if (so->tree != NULL)
 	{
@@ -400,20 +396,6 @@ start_tuple_scan(IndexScanDesc scan)
 		}
 	}
 	so->gq = gq_open(index);
-
-	/*
-	 * Ranked under a tree with phrases or weights: the ranking takes only
-	 * the tree's candidates (the docs with its required lexemes, which a
-	 * phrase's root does not name), and where the index's positions settle
-	 * them, its matches alone: then no row is checked again
-	 */
-	if (so->ranked && so->tree != NULL && so->tree->recheck)
-	{
-		so->tree_filter = true;
-		so->tree_settled = gq_rank_tree_settles(so->gq, so->tree);
-		if (so->tree_settled)
-			so->recheck = false;
-	}
 	if (!so->ranked)
 	{
 		if (scan->numberOfKeys == 0)
@@ -434,6 +416,14 @@ start_tuple_scan(IndexScanDesc scan)
 		GpxLexemes	terms;
 		double		k1;
 		double		b;
+
+		/*
+		 * Under a tree with phrases or weights the ranking takes only the
+		 * tree's candidates (the docs with its required lexemes, which a
+		 * phrase's root does not name), and where the index's positions
+		 * settle them, its matches alone: then no row is checked again
+		 */
+		const GqTree *rank_tree = so->tree != NULL && so->tree->recheck ? so->tree : NULL;
 
 		if (ob->sk_flags & SK_ISNULL)
 		{
@@ -460,7 +450,8 @@ start_tuple_scan(IndexScanDesc scan)
 			given.length = bq.length;
 			given.df = bq.df;
 			so->rank = gq_rank_begin(so->gq, &bq.terms, so->filter.n > 0 ? &so->filter : NULL,
-									 so->tree_filter ? so->tree : NULL, bq.k1, bq.b, &given);
+									 rank_tree, bq.k1, bq.b, &given);
+			so->recheck = so->recheck && !so->rank->tree_settled;
 			so->k = 0;
 			return;
 		}
@@ -473,7 +464,8 @@ start_tuple_scan(IndexScanDesc scan)
 		gpx_rank_query_terms(index, q, qlen, &terms);
 		gpx_index_bm25_params(index, &k1, &b);
 		so->rank = gq_rank_begin(so->gq, &terms, so->filter.n > 0 ? &so->filter : NULL,
-								 so->tree_filter ? so->tree : NULL, k1, b, NULL);
+								 rank_tree, k1, b, NULL);
+		so->recheck = so->recheck && !so->rank->tree_settled;
 		so->k = 0;
 	}
 }

@@ -1827,6 +1827,13 @@ gpx_dict_iter_positions(GpxDictIter *it)
 	return positions_open(it->seg, it->df, it->pos_page, it->pos_off);
 }
 
+/* where block b (b > 0) of the postings starts in the data, as the record's table says */
+static uint32
+positions_block_start(GpxPositions *p, uint32 b)
+{
+	return list_bytes_u32(&p->lb, p->data_start - (p->nblocks - b) * sizeof(uint32));
+}
+
 /* the posting at p->at, checked, decoded into wep when it is not NULL; returns its count */
 static uint32
 positions_load(GpxPositions *p, uint16 *wep)
@@ -1861,7 +1868,7 @@ gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep)
 	{
 		uint32		b = rank / GPX_POS_BLOCK;
 
-		p->at = b == 0 ? 0 : list_bytes_u32(&p->lb, p->data_start - (p->nblocks - b) * sizeof(uint32));
+		p->at = b == 0 ? 0 : positions_block_start(p, b);
 		p->next_rank = b * GPX_POS_BLOCK;
 		if (p->at >= p->data_len)
 			gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions block is past the record");
@@ -1876,7 +1883,7 @@ gpx_positions_next(GpxPositions *p, uint16 *wep)
 {
 	/* each block starts where its entry says */
 	if (p->next_rank > 0 && p->next_rank % GPX_POS_BLOCK == 0 && p->next_rank < p->df &&
-		list_bytes_u32(&p->lb, p->data_start - (p->nblocks - p->next_rank / GPX_POS_BLOCK) * sizeof(uint32)) != p->at)
+		positions_block_start(p, p->next_rank / GPX_POS_BLOCK) != p->at)
 		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions block starts elsewhere than its entry says");
 	return positions_load(p, wep);
 }
