@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# rank_bench on the GPU machine (the device tool), carrying bench/build/tsquery
+# (the bundled PostgreSQL, for PGXS, and all of debian-paths with its queries):
+#
+#   bash bench/gpu/rank_device.sh                 build, then rank_bench
+#   PROFILE=1 bash bench/gpu/rank_device.sh       and each kernel's time under ncu
+#
+# RB_ARGS pass to rank_bench (default: 1,000 queries, batches of 1, 10 and 32,
+# any term and every term); NCU_ARGS to the profiled run.  Results go to $OUT.
+set -u
+cd "$(dirname "$0")/../.."
+trap 'echo "== END (exit $?) $(date +%T)"' EXIT
+log() { echo "== $* ($(date +%T))"; }
+pack=${PACK:-bench/build/tsquery}
+out=${OUT:-/tmp/rank-bench}
+mkdir -p "$out" /opt/pgb
+tar xJf $pack/pg.tar.xz -C /opt/pgb && . /opt/pgb/env.sh || exit 1
+export PATH=/usr/local/cuda/bin:$PATH
+log "build"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+make -s -j"$(nproc)" with_llvm=no cuda/build/gpuidx_cuda.so 2>&1 | tail -5
+make -s -C bench/gpu all 2>&1 | tail -3
+[ -x bench/build/gpu/rank_bench ] && [ -f cuda/build/gpuidx_cuda.so ] || exit 1
+docs=/tmp/rank-bench-docs.txt
+[ -s $docs ] || xz -T0 -dc $pack/dpaths-paths.xz > $docs
+rb="bench/build/gpu/rank_bench --engine cuda/build/gpuidx_cuda.so --docs $docs --queries $pack/dpaths-queries.tsv"
+log "rank_bench"
+$rb ${RB_ARGS:---nqueries 1000 --batches "1 10 32" --reps 3} | tee "$out/rank-bench.md"
+if [ "${PROFILE:-0}" = 1 ]; then
+	log "ncu: each kernel's time, batches of 10"
+	timeout 400 ncu --clock-control none --cache-control none --print-summary per-kernel \
+		--metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors.sum,dram__bytes.sum \
+		${NCU_ARGS:-} $rb --nqueries 200 --batches 10 --reps 1 --shapes any > "$out/ncu.txt" 2>&1
+	echo "ncu exit $?"; grep -E "^  [a-z_]+|gpu__time_duration|warps_active|lts__t_sectors|dram__bytes" "$out/ncu.txt" | head -80
+fi
