@@ -25,10 +25,13 @@
 
 #ifdef __CUDA_ARCH__
 #define dev_load(p) __ldg(p)
+/* a loop of a constant count unrolled, so the arrays it indexes stay in registers */
+#define GPUIDX_UNROLL _Pragma("unroll")
 #define dev_popc64(w) ((uint32_t) __popcll(w))
 #define dev_ctz64(w) ((uint32_t) (__ffsll((long long) (w)) - 1))
 #else
 #define dev_load(p) (*(p))
+#define GPUIDX_UNROLL
 #define dev_popc64(w) ((uint32_t) __builtin_popcountll(w))
 #define dev_ctz64(w) ((uint32_t) __builtin_ctzll(w))
 #endif

@@ -296,9 +296,23 @@ host_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas, cuda
 			*l->bad = 1;
 			continue;
 		}
-		for (uint32_t j = 0; j < n; j++)
-			if (!rank_add_posting(q, t, base + j, vals[j]))
-				*l->bad = 1;
+		/* as the kernel's lanes take them: lane's postings from, + 32, + 64, ... */
+		for (uint32_t from = 0; from < n; from += WARP_LANES * RANK_LANE_POSTINGS)
+			for (uint32_t lane = 0; lane < WARP_LANES; lane++)
+			{
+				uint32_t	pos[RANK_LANE_POSTINGS];
+				uint32_t	doc[RANK_LANE_POSTINGS];
+
+				for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+				{
+					uint32_t	j = from + u * WARP_LANES + lane;
+
+					pos[u] = base + j;
+					doc[u] = j < n ? vals[j] : UINT32_MAX;
+				}
+				if (!rank_add_postings(q, t, pos, doc))
+					*l->bad = 1;
+			}
 	}
 	return cudaSuccess;
 }

@@ -18,9 +18,9 @@
 
 /*
  * A warp per work item: block b of the pass's term of one query, decoded
- * into shared memory, then each lane adds its postings.  Within a launch a
- * doc is in one item of a query at most, so the plain read-add-write of its
- * sum races with nothing.
+ * into shared memory, then each lane adds its postings RANK_LANE_POSTINGS
+ * at a time (rank_add_postings).  Within a launch a doc is in one item of a query at most, so
+ * the plain read-add-write of its sum races with nothing.
  */
 __global__ void __launch_bounds__(RANK_TERM_WARPS * 32)
 rank_term_kernel(rank_launch l, rank_pass p)
@@ -47,8 +47,21 @@ rank_term_kernel(rank_launch l, rank_pass p)
 				*l.bad = 1;
 			continue;
 		}
-		for (uint32_t j = lane; j < n; j += WARP_LANES)
-			ok &= rank_add_posting(q, t, base + j, vals[warp][j]);
+		for (uint32_t from = 0; from < n; from += WARP_LANES * RANK_LANE_POSTINGS)
+		{
+			uint32_t	pos[RANK_LANE_POSTINGS];
+			uint32_t	doc[RANK_LANE_POSTINGS];
+
+#pragma unroll
+			for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+			{
+				uint32_t	j = from + u * WARP_LANES + lane;
+
+				pos[u] = base + j;
+				doc[u] = j < n ? vals[warp][j] : UINT32_MAX;
+			}
+			ok &= rank_add_postings(q, t, pos, doc);
+		}
 		if (!ok)
 			*l.bad = 1;
 		__syncwarp();
@@ -261,9 +274,12 @@ rank_best_kernel(rank_launch l)
 
 /*
  * A block per query: thread t takes the best of parts t, t +
- * RANK_BOUND_THREADS, ...; the one whose key has k - 1 keys above it among
- * the threads' (keys of distinct docs: no two equal) sets the bound.  Fewer
- * than k: no bound, every candidate survives.
+ * RANK_BOUND_THREADS, ...; the threads' keys (of distinct docs: no two
+ * equal but 0) are sorted, best first, by a bitonic sort in shared memory,
+ * and the k-th sets the bound.  Fewer than k: no bound, every candidate
+ * survives.  (Counting, for each thread, the keys above its own made the
+ * threads holding the best keys read all 1,024: a fifth of a batch's
+ * device time.)
  */
 __global__ void __launch_bounds__(RANK_BOUND_THREADS)
 rank_bound_kernel(rank_launch l)
@@ -271,26 +287,39 @@ rank_bound_kernel(rank_launch l)
 	__shared__ rank_key bests[RANK_BOUND_THREADS];
 	const rank_job &q = l.jobs[blockIdx.x];
 	uint32_t	nparts = rank_nparts(q);
+	uint32_t	t = threadIdx.x;
 	rank_key	mine = 0;
 
-	for (uint32_t p = threadIdx.x; p < nparts; p += RANK_BOUND_THREADS)
+	for (uint32_t p = t; p < nparts; p += RANK_BOUND_THREADS)
 	{
 		rank_key	key = rank_part_best(q, p);
 
 		if (key > mine)
 			mine = key;
 	}
-	bests[threadIdx.x] = mine;
-	__syncthreads();
-	if (mine != 0 && q.k <= RANK_BOUND_THREADS)
-	{
-		uint32_t	above = 0;
+	bests[t] = mine;
+	for (uint32_t size = 2; size <= RANK_BOUND_THREADS; size <<= 1)
+		for (uint32_t stride = size / 2; stride > 0; stride >>= 1)
+		{
+			uint32_t	other = t ^ stride;
 
-		for (uint32_t i = 0; i < RANK_BOUND_THREADS && above < q.k; i++)
-			above += bests[i] > mine;
-		if (above == q.k - 1)
-			rank_set_bound(q.sel, mine);
-	}
+			__syncthreads();
+			if (other > t)
+			{
+				rank_key	a = bests[t];
+				rank_key	c = bests[other];
+
+				/* runs alternate in direction until the last, which is descending */
+				if ((a < c) == ((t & size) == 0))
+				{
+					bests[t] = c;
+					bests[other] = a;
+				}
+			}
+		}
+	__syncthreads();
+	if (t == 0 && q.k <= RANK_BOUND_THREADS && bests[q.k - 1] != 0)
+		rank_set_bound(q.sel, bests[q.k - 1]);
 }
 
 /*

@@ -14,7 +14,7 @@
 
 /*
  * One term pass: a warp per block of the term's list in each query of the
- * pass, decoding it and adding each posting's contribution (rank_add_posting).
+ * pass, decoding it and adding each posting's contribution (rank_add_postings).
  */
 extern cudaError_t launch_rank_term(const rank_launch *l, const rank_pass *p, unsigned max_ctas,
 									cudaStream_t stream);

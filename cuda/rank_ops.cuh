@@ -169,8 +169,11 @@ dev_freq_tf(const uint8_t *rec, uint32_t df, uint32_t i)
 
 /*
  * doc's length from a checked doclens blob (as gpx_doclens_get): chunk
- * doc / 128 through the directory, its width byte, then the bits; only the
- * bytes the bits span (the blob's 8 guard bytes cover the host's 5-byte read).
+ * doc / 128 through the directory, its width byte, then the bits.  Always
+ * five bytes from the first the bits touch (the blob's 8 guard bytes keep
+ * that in bounds, as for the host's read), so the reads are straight-line
+ * code the compiler issues together: a lane scoring several postings
+ * waits for their lengths once, not once per posting.
  */
 GPUIDX_DEV uint32_t
 dev_doclens_get(const uint8_t *blob, uint32_t nchunks, uint32_t doc)
@@ -181,13 +184,12 @@ dev_doclens_get(const uint8_t *blob, uint32_t nchunks, uint32_t doc)
 	uint32_t	width = chunk[0];
 	uint32_t	bit;
 	uint64_t	acc = 0;
-	uint32_t	nbytes;
 
 	if (width == 0)
 		return 0;
 	bit = (doc % GPUIDX_DOCLENS_CHUNK) * width;
-	nbytes = (bit % 8 + width + 7) / 8;
-	for (uint32_t i = 0; i < nbytes; i++)
+GPUIDX_UNROLL
+	for (uint32_t i = 0; i < 5; i++)
 		acc |= (uint64_t) chunk[1 + bit / 8 + i] << (8 * i);
 	acc >>= bit % 8;
 	return (uint32_t) (acc & (width == 32 ? 0xFFFFFFFFu : ((1u << width) - 1)));
@@ -215,29 +217,45 @@ rank_claim(uint32_t *p, uint32_t v)
 #endif
 }
 
+/* the slot where doc's probing starts (Fibonacci hashing), or the doc itself in a dense table */
+GPUIDX_DEV uint32_t
+rank_slot_home(const rank_job &q, uint32_t doc)
+{
+	return q.keys == NULL ? doc : (doc * 2654435761u) >> q.hash_shift;
+}
+
 /*
- * doc's slot in q's table, claimed if the doc has none: Fibonacci hashing,
- * then linear probing.  The table has at least twice the slots of the
- * query's postings, so a free slot is always found.  A stale read of a
- * claimed slot as free only sends the claim to the compare-and-swap, which
- * tells the truth.
+ * Is slot s doc's?  One compare-and-swap both claims a free slot and tells
+ * whose a held one is: one round trip to memory where a read first would
+ * take two.  Always in a dense table.
  */
+GPUIDX_DEV bool
+rank_slot_take(const rank_job &q, uint32_t s, uint32_t doc)
+{
+	uint32_t	held;
+
+	if (q.keys == NULL)
+		return true;
+	held = rank_claim(&q.keys[s], doc + 1);
+	return held == 0 || held == doc + 1;
+}
+
+/* the slot after s, probing linearly */
+GPUIDX_DEV uint32_t
+rank_slot_next(const rank_job &q, uint32_t s)
+{
+	return (s + 1) & (q.nslots - 1);
+}
+
+/* doc's slot, claimed if it has none: from its home, each next slot until one is doc's */
 GPUIDX_DEV uint32_t
 rank_slot_of(const rank_job &q, uint32_t doc)
 {
-	uint32_t	s;
+	uint32_t	s = rank_slot_home(q, doc);
 
-	if (q.keys == NULL)
-		return doc;
-	for (s = (doc * 2654435761u) >> q.hash_shift;; s = (s + 1) & (q.nslots - 1))
-	{
-		uint32_t	held = q.keys[s];
-
-		if (held == 0)
-			held = rank_claim(&q.keys[s], doc + 1);
-		if (held == 0 || held == doc + 1)
-			return s;
-	}
+	while (!rank_slot_take(q, s, doc))
+		s = rank_slot_next(q, s);
+	return s;
 }
 
 /* the doc slot s of q's table holds (meaningful for a slot with a count) */
@@ -247,34 +265,81 @@ rank_slot_doc(const rank_job &q, uint32_t s)
 	return q.keys == NULL ? s : q.keys[s] - 1;
 }
 
+/* posting i's tf: the inline tfs, or its block's bits in the frequency record */
+GPUIDX_DEV uint32_t
+rank_posting_tf(const rank_term_desc &t, uint32_t i)
+{
+	return t.tfs != NULL ? t.tfs[i] : dev_freq_tf(t.freq, t.list.count, i);
+}
+
+/* postings a lane (or the host, in turn) scores together */
+#define RANK_LANE_POSTINGS 4
+
 /*
- * Posting i (doc) of term t of query q: its contribution added to the doc's
- * sum, the doc's count of terms raised.  The caller runs one term of a query
- * per launch and each doc is once in a list, so nothing else touches the
- * doc's slot meanwhile (other docs only race for free slots, through the
- * compare-and-swap).  A doc of length 0 is not scored (no doc with a term
- * has one: the caller marks dead docs so).  False for a doc past the
- * segment (a list damaged behind a valid checksum), which is not added.
+ * Postings pos[u] (doc[u]; UINT32_MAX: none) of term t of query q, u <
+ * RANK_LANE_POSTINGS: each one's contribution added to its doc's sum, the
+ * doc's count of terms raised.  Each step is taken for all of them before
+ * the next - lengths, tfs, slots (Fibonacci hashing, linear probing), sums
+ * - so their reads are independent and a lane waits for memory once a step
+ * rather than once a posting (one posting after another, a warp spent most
+ * of a pass waiting).  The caller runs one term of a query per launch and
+ * each doc is once in a list, so nothing else touches a doc's slot
+ * meanwhile (docs race only for free slots, through the compare-and-swap),
+ * and the table has twice the slots of the query's postings, so a free
+ * one is always found.  A doc of length 0 is not scored (no doc with a
+ * term has one: the caller marks dead docs so).  False when a doc is past
+ * the segment (a list damaged behind a valid checksum): it is not added.
  */
 GPUIDX_DEV bool
-rank_add_posting(const rank_job &q, const rank_term_desc &t, uint32_t i, uint32_t doc)
+rank_add_postings(const rank_job &q, const rank_term_desc &t, const uint32_t *pos, const uint32_t *doc)
 {
-	uint32_t	tf;
-	uint32_t	s;
-	uint32_t	len;
-	double		norm;
+	uint32_t	len[RANK_LANE_POSTINGS];
+	uint32_t	tf[RANK_LANE_POSTINGS];
+	uint32_t	slot[RANK_LANE_POSTINGS];
+	bool		taken[RANK_LANE_POSTINGS];
+	double		sum[RANK_LANE_POSTINGS] = {0};
+	uint32_t	count[RANK_LANE_POSTINGS] = {0};
+	bool		ok = true;
 
-	if (doc >= q.ndocs)
-		return false;
-	len = dev_doclens_get(q.doclens, q.nchunks, doc);
-	if (len == 0)
-		return true;
-	tf = t.tfs != NULL ? t.tfs[i] : dev_freq_tf(t.freq, t.list.count, i);
-	norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, len);
-	s = rank_slot_of(q, doc);
-	q.acc[s] += gpx_bm25_term(t.idf, q.k1, tf, norm);
-	q.count[s]++;
-	return true;
+GPUIDX_UNROLL
+	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+	{
+		ok &= doc[u] == UINT32_MAX || doc[u] < q.ndocs;
+		len[u] = doc[u] < q.ndocs ? dev_doclens_get(q.doclens, q.nchunks, doc[u]) : 0;
+	}
+GPUIDX_UNROLL
+	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+		tf[u] = len[u] != 0 ? rank_posting_tf(t, pos[u]) : 0;
+GPUIDX_UNROLL
+	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+	{
+		slot[u] = len[u] != 0 ? rank_slot_home(q, doc[u]) : 0;
+		taken[u] = len[u] == 0 || rank_slot_take(q, slot[u], doc[u]);
+	}
+GPUIDX_UNROLL
+	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+		while (!taken[u])
+		{
+			slot[u] = rank_slot_next(q, slot[u]);
+			taken[u] = rank_slot_take(q, slot[u], doc[u]);
+		}
+GPUIDX_UNROLL
+	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+		if (len[u] != 0)
+		{
+			sum[u] = q.acc[slot[u]];
+			count[u] = q.count[slot[u]];
+		}
+GPUIDX_UNROLL
+	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+		if (len[u] != 0)
+		{
+			double		norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, len[u]);
+
+			q.acc[slot[u]] = sum[u] + gpx_bm25_term(t.idf, q.k1, tf[u], norm);
+			q.count[slot[u]] = (uint8_t) (count[u] + 1);
+		}
+	return ok;
 }
 
 /* ------------------------------------------------------------ selection */

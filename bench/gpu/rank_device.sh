@@ -4,6 +4,7 @@
 #
 #   bash bench/gpu/rank_device.sh                 build, then rank_bench
 #   PROFILE=1 bash bench/gpu/rank_device.sh       and each kernel's time under ncu
+#   CHECK=1 bash bench/gpu/rank_device.sh         and engine_check (CUDA against CPU, memcheck)
 #
 # RB_ARGS pass to rank_bench (default: 1,000 queries, batches of 1, 10 and 32,
 # any term and every term); NCU_ARGS to the profiled run.  Results go to $OUT.
@@ -32,4 +33,13 @@ if [ "${PROFILE:-0}" = 1 ]; then
 		--metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors.sum,dram__bytes.sum \
 		${NCU_ARGS:-} $rb --nqueries 200 --batches 10 --reps 1 --shapes any > "$out/ncu.txt" 2>&1
 	echo "ncu exit $?"; grep -E "^  [a-z_]+|gpu__time_duration|warps_active|lts__t_sectors|dram__bytes" "$out/ncu.txt" | head -80
+fi
+if [ "${CHECK:-0}" = 1 ]; then
+	log "engine_check: ranked queries, the CUDA engine against the CPU engine"
+	make -s -j"$(nproc)" with_llvm=no test/gpu/build/engine_check 2>&1 | tail -3
+	ec=test/gpu/build/engine_check
+	timeout 200 $ec --engine cuda/build/gpuidx_cuda.so --reference cpu --queries 0 --ranked 20000 --max-len 200000 2>&1 | tail -2
+	timeout 200 $ec --engine cuda/build/gpuidx_cuda.so --reference cpu --queries 0 --ranked 1000 --max-len 2000000 --seed 7 2>&1 | tail -2
+	timeout 200 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine cuda/build/gpuidx_cuda.so \
+		--queries 0 --ranked 300 --max-len 5000 > "$out/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -2 "$out/memcheck.log"
 fi
