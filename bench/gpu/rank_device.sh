@@ -32,7 +32,22 @@ if [ "${PROFILE:-0}" = 1 ]; then
 	timeout 400 ncu --clock-control none --cache-control none --print-summary per-kernel \
 		--metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors.sum,dram__bytes.sum \
 		${NCU_ARGS:-} $rb --nqueries 200 --batches 10 --reps 1 --shapes any > "$out/ncu.txt" 2>&1
-	echo "ncu exit $?"; grep -E "^  [a-z_]+|gpu__time_duration|warps_active|lts__t_sectors|dram__bytes" "$out/ncu.txt" | head -80
+	echo "ncu exit $?"
+	# each kernel's launches and total time
+	python3 - "$out/ncu.txt" <<'PY'
+import re, sys
+cur, agg = None, {}
+for line in open(sys.argv[1]):
+    m = re.match(r'  (\w+)\(.*Invocations (\d+)', line)
+    if m:
+        cur, n = m.group(1), int(m.group(2)); agg.setdefault(cur, [0, 0.0]); agg[cur][0] += n; continue
+    f = line.split()
+    if cur and f and f[0] == 'gpu__time_duration.sum':
+        avg = float(f[-1].replace(',', '')) * {'ms': 1000, 'us': 1, 'ns': 0.001}[f[1]]
+        agg[cur][1] += avg * n
+for k, (n, t) in sorted(agg.items(), key=lambda x: -x[1][1]):
+    print(f"{k:28s} launches {n:5d}  total {t:9.1f} us  mean {t / n:7.1f} us")
+PY
 fi
 if [ "${CHECK:-0}" = 1 ]; then
 	log "engine_check: ranked queries, the CUDA engine against the CPU engine"
