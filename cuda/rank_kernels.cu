@@ -34,8 +34,9 @@ rank_term_kernel(rank_launch l, rank_pass p)
 	for (uint64_t item = (uint64_t) blockIdx.x * RANK_TERM_WARPS + warp; item < p.items; item += nwarps)
 	{
 		uint32_t	at = find_job(p.prefix, p.njobs, item);
-		const rank_job &q = l.jobs[p.jobs[at]];
-		const rank_term_desc &t = l.terms[q.first_term + p.term];
+		/* copies: the sums' stores then cannot alias them, so they are read once */
+		const rank_job q = l.jobs[p.jobs[at]];
+		const rank_term_desc t = l.terms[q.first_term + p.term];
 		uint32_t	b = (uint32_t) (item - p.prefix[at]);
 		uint32_t	n = dev_block_len(t.list, b);
 		uint32_t	base = b * dev_block_capacity(t.list);

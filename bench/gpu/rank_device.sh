@@ -58,3 +58,10 @@ if [ "${CHECK:-0}" = 1 ]; then
 	timeout 200 compute-sanitizer --tool memcheck --error-exitcode 1 $ec --engine cuda/build/gpuidx_cuda.so \
 		--queries 0 --ranked 300 --max-len 5000 > "$out/memcheck.log" 2>&1; echo "memcheck exit $?"; tail -2 "$out/memcheck.log"
 fi
+if [ -n "${DETAIL:-}" ]; then
+	log "ncu: the sections of kernel $DETAIL"
+	timeout 300 ncu --clock-control none --cache-control none -k "$DETAIL" --launch-skip ${SKIP:-30} --launch-count 2 \
+		--section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy \
+		--section LaunchStats $rb --nqueries 200 --batches 10 --reps 1 --shapes any > "$out/ncu-detail.txt" 2>&1
+	echo "ncu exit $?"; grep -vE "^==PROF==|^\s*$|----" "$out/ncu-detail.txt" | grep -vE "^\|" | tail -120
+fi
