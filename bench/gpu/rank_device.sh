@@ -65,3 +65,10 @@ if [ -n "${DETAIL:-}" ]; then
 		--section LaunchStats $rb --nqueries 200 --batches 10 --reps 1 --shapes any > "$out/ncu-detail.txt" 2>&1
 	echo "ncu exit $?"; grep -vE "^==PROF==|^\s*$|----" "$out/ncu-detail.txt" | grep -vE "^\|" | tail -120
 fi
+if [ -n "${SASS:-}" ]; then
+	log "ncu: kernel $SASS instruction by instruction (stall samples)"
+	timeout 300 ncu --clock-control none --cache-control none -k "$SASS" --launch-skip ${SKIP:-30} --launch-count 1 \
+		--section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+		$rb --nqueries 200 --batches 10 --reps 1 --shapes any > "$out/ncu-sass.csv" 2> "$out/ncu-sass.err"
+	echo "ncu exit $?"; head -c 600 "$out/ncu-sass.csv"; tail -3 "$out/ncu-sass.err"
+fi
