@@ -182,10 +182,10 @@ dev_freq_tf(const uint8_t *rec, uint32_t df, uint32_t i)
 /*
  * doc's length from a checked doclens blob (as gpx_doclens_get): chunk
  * doc / 128 through the directory, its width byte, then the bits.  Always
- * five bytes from the first the bits touch (the blob's 8 guard bytes keep
- * that in bounds, as for the host's read), so the reads are straight-line
- * code the compiler issues together: a lane scoring several postings
- * waits for their lengths once, not once per posting.
+ * five bytes from the first the bits touch, width 0 too (the blob's 8
+ * guard bytes keep that in bounds, as for the host's read), so the reads
+ * are straight-line code the device issues together: a lane scoring
+ * several postings waits for their lengths once, not once per posting.
  */
 GPUIDX_DEV uint32_t
 dev_doclens_get(const uint8_t *blob, uint32_t nchunks, uint32_t doc)
@@ -194,12 +194,9 @@ dev_doclens_get(const uint8_t *blob, uint32_t nchunks, uint32_t doc)
 	const uint8_t *chunk = blob + header + (size_t) nchunks * 4 +
 		dev_le32(blob + header + (size_t) (doc / GPUIDX_DOCLENS_CHUNK) * 4);
 	uint32_t	width = chunk[0];
-	uint32_t	bit;
+	uint32_t	bit = (doc % GPUIDX_DOCLENS_CHUNK) * width;
 	uint64_t	acc = 0;
 
-	if (width == 0)
-		return 0;
-	bit = (doc % GPUIDX_DOCLENS_CHUNK) * width;
 GPUIDX_UNROLL
 	for (uint32_t i = 0; i < 5; i++)
 		acc |= (uint64_t) chunk[1 + bit / 8 + i] << (8 * i);
@@ -292,56 +289,66 @@ rank_posting_tf(const rank_term_desc &t, uint32_t i)
  * RANK_LANE_POSTINGS: each one's contribution added to its doc's sum, the
  * doc's count of terms raised.  Each step is taken for all of them before
  * the next - lengths, tfs, slots (Fibonacci hashing, linear probing), sums
- * - so their reads are independent and a lane waits for memory once a step
- * rather than once a posting (one posting after another, a warp spent most
- * of a pass waiting).  The caller runs one term of a query per launch and
- * each doc is once in a list, so nothing else touches a doc's slot
- * meanwhile (docs race only for free slots, through the compare-and-swap),
- * and the table has twice the slots of the query's postings, so a free
- * one is always found.  A doc of length 0 is not scored (no doc with a
- * term has one: the caller marks dead docs so).  False when a doc is past
- * the segment (a list damaged behind a valid checksum): it is not added.
+ * - with no branch inside a step (a missing posting reads doc 0's length
+ * and posting 0's tf, and claims nothing), so the device issues a step's
+ * reads and compare-and-swaps together and a lane waits for memory once a
+ * step rather than once a posting: a warp's time in a pass is mostly
+ * waiting.  The caller runs one term of a query per launch and each doc
+ * is once in a list, so nothing else touches a doc's slot meanwhile (docs
+ * race only for free slots, through the compare-and-swap), and the table
+ * has twice the slots of the query's postings, so a free one is always
+ * found.  A doc of length 0 is not scored (no doc with a term has one: the
+ * caller marks dead docs so).  False when a doc is past the segment (a
+ * list damaged behind a valid checksum): it is not added.
  */
 GPUIDX_DEV bool
 rank_add_postings(const rank_job &q, const rank_term_desc &t, const uint32_t *pos, const uint32_t *doc)
 {
+	bool		has[RANK_LANE_POSTINGS];
 	uint32_t	len[RANK_LANE_POSTINGS];
 	uint32_t	tf[RANK_LANE_POSTINGS];
 	uint32_t	slot[RANK_LANE_POSTINGS];
-	bool		taken[RANK_LANE_POSTINGS];
-	double		sum[RANK_LANE_POSTINGS] = {0};
-	uint32_t	count[RANK_LANE_POSTINGS] = {0};
+	double		sum[RANK_LANE_POSTINGS];
+	uint32_t	count[RANK_LANE_POSTINGS];
 	bool		ok = true;
 
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
 	{
-		ok &= doc[u] == UINT32_MAX || doc[u] < q.ndocs;
-		len[u] = doc[u] < q.ndocs ? dev_doclens_get(q.doclens, q.nchunks, doc[u]) : 0;
+		has[u] = doc[u] < q.ndocs;
+		ok &= has[u] || doc[u] == UINT32_MAX;
 	}
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
-		tf[u] = len[u] != 0 ? rank_posting_tf(t, pos[u]) : 0;
+		len[u] = dev_doclens_get(q.doclens, q.nchunks, has[u] ? doc[u] : 0);
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
 	{
-		slot[u] = len[u] != 0 ? rank_slot_home(q, doc[u]) : 0;
-		taken[u] = len[u] == 0 || rank_slot_take(q, slot[u], doc[u]);
+		len[u] = has[u] ? len[u] : 0;
+		tf[u] = rank_posting_tf(t, has[u] ? pos[u] : 0);
+		slot[u] = has[u] ? rank_slot_home(q, doc[u]) : 0;
+	}
+	if (q.keys != NULL)
+	{
+		uint32_t	held[RANK_LANE_POSTINGS];
+
+GPUIDX_UNROLL
+		for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+			held[u] = len[u] != 0 ? rank_claim(&q.keys[slot[u]], doc[u] + 1) : 0;
+GPUIDX_UNROLL
+		for (int u = 0; u < RANK_LANE_POSTINGS; u++)
+			while (held[u] != 0 && held[u] != doc[u] + 1)
+			{
+				slot[u] = rank_slot_next(q, slot[u]);
+				held[u] = rank_claim(&q.keys[slot[u]], doc[u] + 1);
+			}
 	}
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
-		while (!taken[u])
-		{
-			slot[u] = rank_slot_next(q, slot[u]);
-			taken[u] = rank_slot_take(q, slot[u], doc[u]);
-		}
-GPUIDX_UNROLL
-	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
-		if (len[u] != 0)
-		{
-			sum[u] = q.acc[slot[u]];
-			count[u] = q.count[slot[u]];
-		}
+	{
+		sum[u] = q.acc[slot[u]];
+		count[u] = q.count[slot[u]];
+	}
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
 		if (len[u] != 0)
