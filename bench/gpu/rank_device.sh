@@ -6,6 +6,7 @@
 #   PROFILE=1 bash bench/gpu/rank_device.sh       and each kernel's time under ncu
 #   CHECK=1 bash bench/gpu/rank_device.sh         and engine_check (CUDA against CPU, memcheck)
 #
+# BASELINE_SRC=DIR also measures the engine built from another tree there.
 # RB_ARGS pass to rank_bench (default: 1,000 queries, batches of 1, 10 and 32,
 # any term and every term); NCU_ARGS to the profiled run.  Results go to $OUT.
 set -u
@@ -25,6 +26,14 @@ make -s -C bench/gpu all 2>&1 | tail -3
 docs=/tmp/rank-bench-docs.txt
 [ -s $docs ] || xz -T0 -dc $pack/dpaths-paths.xz > $docs
 rb="bench/build/gpu/rank_bench --engine cuda/build/gpuidx_cuda.so --docs $docs --queries $pack/dpaths-queries.tsv"
+if [ -n "${BASELINE_SRC:-}" ]; then
+	# the engine of another tree (e.g. git archive REV cuda include src Makefile Makefile.cuda ...), in the same run
+	log "build the baseline engine from $BASELINE_SRC"
+	make -s -C "$BASELINE_SRC" -j"$(nproc)" with_llvm=no cuda/build/gpuidx_cuda.so 2>&1 | tail -3
+	log "rank_bench, the baseline engine"
+	bench/build/gpu/rank_bench --engine "$BASELINE_SRC/cuda/build/gpuidx_cuda.so" --docs $docs \
+		--queries $pack/dpaths-queries.tsv ${RB_ARGS:---nqueries 1000 --batches "1 10 32" --reps 3} | tee "$out/rank-bench-baseline.md"
+fi
 log "rank_bench"
 $rb ${RB_ARGS:---nqueries 1000 --batches "1 10 32" --reps 3} | tee "$out/rank-bench.md"
 if [ "${PROFILE:-0}" = 1 ]; then
