@@ -1527,9 +1527,7 @@ struct rank_plan
 	uint64_t	footprint;		/* device bytes it needs in a chunk */
 	/* places in the chunk's arrays, set by run_rank_chunk */
 	uint64_t	out_base;		/* its k places among the chunk's outputs */
-	uint64_t	acc_offset;
-	uint64_t	count_offset;
-	uint64_t	keys_offset;
+	uint64_t	slots_offset;
 	uint64_t	best_offset;	/* its parts' best keys */
 	uint64_t	surv_docs_offset;	/* its survivors */
 	uint64_t	surv_scores_offset;
@@ -1596,9 +1594,9 @@ rank_inline(const void *bytes, uint64_t len)
  * The accumulator table of a query with 'postings' postings in a segment of
  * ndocs (rank_ops.cuh): hashed, with the power of two of slots at or above
  * twice the postings (at most half full, so probes stay short), unless
- * a slot per doc takes no more room (13 bytes a hashed slot, 9 a dense
- * one).  Either way its size, zeroing and sweeps follow the postings: a
- * query of a few lists in a large segment no longer pays for the segment.
+ * a slot per doc takes no more room (16 bytes a slot either way).  Its
+ * size, zeroing and sweeps follow the postings: a query of a few lists in
+ * a large segment does not pay for the segment.
  */
 static void
 rank_table_size(uint64_t postings, uint32_t ndocs, uint32_t *nslots, uint32_t *hash_shift)
@@ -1607,7 +1605,7 @@ rank_table_size(uint64_t postings, uint32_t ndocs, uint32_t *nslots, uint32_t *h
 
 	while (log2_slots < 32 && (UINT64_C(1) << log2_slots) < 2 * postings)
 		log2_slots++;
-	if (log2_slots >= 32 || (UINT64_C(1) << log2_slots) * 13 >= (uint64_t) ndocs * 9)
+	if (log2_slots >= 32 || (UINT64_C(1) << log2_slots) >= (uint64_t) ndocs)
 	{
 		*nslots = ndocs;
 		*hash_shift = 0;
@@ -1621,12 +1619,11 @@ rank_table_size(uint64_t postings, uint32_t ndocs, uint32_t *nslots, uint32_t *h
 
 /* device bytes a ranked query needs besides what it stages */
 static uint64_t
-rank_scratch_bytes(uint32_t nslots, bool hashed, uint32_t k, uint32_t nterms)
+rank_scratch_bytes(uint32_t nslots, uint32_t k, uint32_t nterms)
 {
 	uint64_t	nparts = ((uint64_t) nslots + RANK_SLOT_CHUNK - 1) / RANK_SLOT_CHUNK * RANK_PARTS_PER_ITEM;
 
-	return ALIGN_UP((uint64_t) nslots * sizeof(double)) + ALIGN_UP(nslots) +
-		(hashed ? ALIGN_UP((uint64_t) nslots * sizeof(uint32_t)) : 0) + RANK_BINS * sizeof(uint32_t) +
+	return ALIGN_UP((uint64_t) nslots * sizeof(rank_slot)) + RANK_BINS * sizeof(uint32_t) +
 		ALIGN_UP(nparts * 2 * sizeof(uint64_t)) +
 		ALIGN_UP(RANK_SURVIVORS * sizeof(uint32_t)) + ALIGN_UP(RANK_SURVIVORS * sizeof(double)) +
 		sizeof(rank_select) + (uint64_t) k * (sizeof(uint32_t) + sizeof(double)) + sizeof(rank_job) +
@@ -1738,7 +1735,7 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 			postings += rs->terms[p->first_term + t].rel.count;
 		rank_table_size(postings, p->ndocs, &p->nslots, &p->hash_shift);
 	}
-	p->footprint = rank_scratch_bytes(p->nslots, p->hash_shift != 0, q->k, q->nterms);
+	p->footprint = rank_scratch_bytes(p->nslots, q->k, q->nterms);
 	if (p->doclens.src != NULL)
 		p->footprint += ALIGN_UP(p->doclens.len);
 	for (uint32_t t = 0; t < q->nterms; t++)
@@ -1867,9 +1864,7 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 	at_hist = dev.take((uint64_t) np * RANK_BINS * sizeof(uint32_t));
 	for (uint32_t i = 0; i < np; i++)
 	{
-		plans[i].acc_offset = dev.take((uint64_t) plans[i].nslots * sizeof(double));
-		plans[i].count_offset = dev.take(plans[i].nslots);
-		plans[i].keys_offset = plans[i].hash_shift != 0 ? dev.take((uint64_t) plans[i].nslots * sizeof(uint32_t)) : 0;
+		plans[i].slots_offset = dev.take((uint64_t) plans[i].nslots * sizeof(rank_slot));
 		plans[i].best_offset = dev.take((rs->slot_prefix[i + 1] - rs->slot_prefix[i]) * RANK_PARTS_PER_ITEM *
 										2 * sizeof(uint64_t));
 		plans[i].surv_docs_offset = dev.take(RANK_SURVIVORS * sizeof(uint32_t));
@@ -1909,9 +1904,8 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 			job.k1 = q->k1;
 			job.b = q->b;
 			job.avgdl = q->avgdl;
-			job.acc = (double *) (e->scratch + p.acc_offset);
-			job.count = e->scratch + p.count_offset;
-			job.keys = p.hash_shift != 0 ? (uint32_t *) (e->scratch + p.keys_offset) : NULL;
+			job.slots = (rank_slot *) (e->scratch + p.slots_offset);
+			job.hashed = p.hash_shift != 0;
 			job.nslots = p.nslots;
 			job.hash_shift = p.hash_shift;
 			job.hist = (uint32_t *) (e->scratch + at_hist) + (uint64_t) i * RANK_BINS;

@@ -437,7 +437,7 @@ host_rank_collect(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
 				if (out < q.k)
 				{
 					q.out_docs[out] = rank_slot_doc(q, slot);
-					q.out_scores[out] = q.acc[slot];
+					q.out_scores[out] = q.slots[slot].sum;
 				}
 			}
 	}

@@ -209,7 +209,7 @@ rank_collect_kernel(rank_launch l)
 				if (out < q.k)
 				{
 					q.out_docs[out] = rank_slot_doc(q, slot);
-					q.out_scores[out] = q.acc[slot];
+					q.out_scores[out] = q.slots[slot].sum;
 				}
 			}
 	}

@@ -54,6 +54,19 @@ struct rank_select
 	uint32_t	overflow;		/* more than RANK_SURVIVORS: the radix passes select from the table */
 };
 
+/*
+ * A slot of a query's accumulator table: a doc's sum, its count of terms
+ * and, in a hashed table, the doc itself, in 16 bytes of one cache line, so
+ * that a posting's claim, read and write touch one sector (as three
+ * arrays they touched three, and a term pass waits for memory).
+ */
+struct alignas(16) rank_slot
+{
+	double		sum;
+	uint32_t	key;			/* hashed: doc + 1 (0: free); dense: 0 */
+	uint32_t	count;
+};
+
 /* one ranked query of a chunk, device pointers */
 struct rank_job
 {
@@ -68,14 +81,12 @@ struct rank_job
 	double		b;
 	double		avgdl;
 	/*
-	 * The accumulator table, zeroed: slot s holds a doc's sum and its count
-	 * of terms.  keys[s] is that doc + 1 (0: a free slot) in a hashed table
-	 * of nslots = 2^(32 - hash_shift); keys NULL: the slot is the doc, and
-	 * nslots is ndocs.
+	 * The accumulator table, zeroed: nslots = 2^(32 - hash_shift) slots
+	 * found by hashing the doc when hashed, else a slot per doc (nslots is
+	 * ndocs, the slot is the doc).
 	 */
-	double	   *acc;
-	uint8_t    *count;
-	uint32_t   *keys;
+	rank_slot  *slots;
+	uint32_t	hashed;
 	uint32_t	nslots;
 	uint32_t	hash_shift;
 	uint32_t   *hist;			/* RANK_BINS, zeroed; each pick leaves it zeroed */
@@ -230,7 +241,7 @@ rank_claim(uint32_t *p, uint32_t v)
 GPUIDX_DEV uint32_t
 rank_slot_home(const rank_job &q, uint32_t doc)
 {
-	return q.keys == NULL ? doc : (doc * 2654435761u) >> q.hash_shift;
+	return q.hashed ? (doc * 2654435761u) >> q.hash_shift : doc;
 }
 
 /*
@@ -243,9 +254,9 @@ rank_slot_take(const rank_job &q, uint32_t s, uint32_t doc)
 {
 	uint32_t	held;
 
-	if (q.keys == NULL)
+	if (!q.hashed)
 		return true;
-	held = rank_claim(&q.keys[s], doc + 1);
+	held = rank_claim(&q.slots[s].key, doc + 1);
 	return held == 0 || held == doc + 1;
 }
 
@@ -271,7 +282,7 @@ rank_slot_of(const rank_job &q, uint32_t doc)
 GPUIDX_DEV uint32_t
 rank_slot_doc(const rank_job &q, uint32_t s)
 {
-	return q.keys == NULL ? s : q.keys[s] - 1;
+	return q.hashed ? q.slots[s].key - 1 : s;
 }
 
 /* posting i's tf: the inline tfs, or its block's bits in the frequency record */
@@ -308,8 +319,7 @@ rank_add_postings(const rank_job &q, const rank_term_desc &t, const uint32_t *po
 	uint32_t	len[RANK_LANE_POSTINGS];
 	uint32_t	tf[RANK_LANE_POSTINGS];
 	uint32_t	slot[RANK_LANE_POSTINGS];
-	double		sum[RANK_LANE_POSTINGS];
-	uint32_t	count[RANK_LANE_POSTINGS];
+	rank_slot	held_slot[RANK_LANE_POSTINGS];
 	bool		ok = true;
 
 GPUIDX_UNROLL
@@ -328,35 +338,35 @@ GPUIDX_UNROLL
 		tf[u] = rank_posting_tf(t, has[u] ? pos[u] : 0);
 		slot[u] = has[u] ? rank_slot_home(q, doc[u]) : 0;
 	}
-	if (q.keys != NULL)
+	if (q.hashed)
 	{
 		uint32_t	held[RANK_LANE_POSTINGS];
 
 GPUIDX_UNROLL
 		for (int u = 0; u < RANK_LANE_POSTINGS; u++)
-			held[u] = len[u] != 0 ? rank_claim(&q.keys[slot[u]], doc[u] + 1) : 0;
+			held[u] = len[u] != 0 ? rank_claim(&q.slots[slot[u]].key, doc[u] + 1) : 0;
 GPUIDX_UNROLL
 		for (int u = 0; u < RANK_LANE_POSTINGS; u++)
 			while (held[u] != 0 && held[u] != doc[u] + 1)
 			{
 				slot[u] = rank_slot_next(q, slot[u]);
-				held[u] = rank_claim(&q.keys[slot[u]], doc[u] + 1);
+				held[u] = rank_claim(&q.slots[slot[u]].key, doc[u] + 1);
 			}
 	}
+	/* the whole slot read and written back in one piece, the key as claimed (0 in a dense table) */
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
-	{
-		sum[u] = q.acc[slot[u]];
-		count[u] = q.count[slot[u]];
-	}
+		held_slot[u] = q.slots[slot[u]];
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
 		if (len[u] != 0)
 		{
 			double		norm = gpx_bm25_norm(q.k1, q.b, q.avgdl, len[u]);
 
-			q.acc[slot[u]] = sum[u] + gpx_bm25_term(t.idf, q.k1, tf[u], norm);
-			q.count[slot[u]] = (uint8_t) (count[u] + 1);
+			held_slot[u].sum = held_slot[u].sum + gpx_bm25_term(t.idf, q.k1, tf[u], norm);
+			held_slot[u].key = q.hashed ? doc[u] + 1 : 0;
+			held_slot[u].count++;
+			q.slots[slot[u]] = held_slot[u];
 		}
 	return ok;
 }
@@ -390,7 +400,7 @@ rank_threshold(const rank_select &s)
 GPUIDX_DEV bool
 rank_candidate(const rank_job &q, uint32_t s)
 {
-	uint32_t	c = q.count[s];
+	uint32_t	c = q.slots[s].count;
 
 	return q.every_term ? c == q.nterms : c > 0;
 }
@@ -425,7 +435,7 @@ rank_slot_digit(const rank_job &q, const rank_select &s, uint32_t pass, uint32_t
 {
 	if (!rank_candidate(q, slot))
 		return false;
-	return rank_key_digit(rank_key_of(q.acc[slot], rank_slot_doc(q, slot)), rank_threshold(s), pass, digit);
+	return rank_key_digit(rank_key_of(q.slots[slot].sum, rank_slot_doc(q, slot)), rank_threshold(s), pass, digit);
 }
 
 /*
@@ -470,7 +480,7 @@ rank_select_wanted(const rank_select &s, uint32_t k, uint32_t pass)
 GPUIDX_DEV bool
 rank_slot_selected(const rank_job &q, const rank_select &s, uint32_t slot)
 {
-	return rank_candidate(q, slot) && rank_key_of(q.acc[slot], rank_slot_doc(q, slot)) >= rank_threshold(s);
+	return rank_candidate(q, slot) && rank_key_of(q.slots[slot].sum, rank_slot_doc(q, slot)) >= rank_threshold(s);
 }
 
 /* the selection item 'item' covers: job *job, slots [*s0, *s1) */
@@ -495,7 +505,7 @@ rank_slot_item(const rank_launch &l, uint64_t item, uint32_t *job, uint32_t *s0,
 GPUIDX_DEV rank_key
 rank_slot_key(const rank_job &q, uint32_t s)
 {
-	return rank_candidate(q, s) ? rank_key_of(q.acc[s], rank_slot_doc(q, s)) : 0;
+	return rank_candidate(q, s) ? rank_key_of(q.slots[s].sum, rank_slot_doc(q, s)) : 0;
 }
 
 /* the part of q's table slot s is in (selection items start at multiples of RANK_SLOT_CHUNK) */
@@ -551,7 +561,7 @@ rank_keep_survivor(const rank_job &q, uint32_t at, uint32_t slot)
 	if (at < RANK_SURVIVORS)
 	{
 		q.surv_docs[at] = rank_slot_doc(q, slot);
-		q.surv_scores[at] = q.acc[slot];
+		q.surv_scores[at] = q.slots[slot].sum;
 	}
 }
 

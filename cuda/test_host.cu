@@ -290,9 +290,7 @@ check_rank_select(void)
 		uint32_t	k = r % 4 == 0 ? 1 + unit_rand_below(ndocs + 10) : 1 + unit_rand_below(20);
 		uint32_t	log2_slots = 6;
 		uint32_t	nslots;
-		std::vector<double> acc;
-		std::vector<uint8_t> count;
-		std::vector<uint32_t> keys;
+		std::vector<rank_slot> slots;
 		std::vector<uint32_t> hist(RANK_BINS, 0);
 		std::vector<uint32_t> out_docs(k);
 		std::vector<double> out_scores(k);
@@ -313,18 +311,15 @@ check_rank_select(void)
 				log2_slots++;
 		}
 		nslots = hashed ? 1u << log2_slots : ndocs;
-		acc.assign(nslots, 0.0);
-		count.assign(nslots, 0);
-		keys.assign(hashed ? nslots : 0, 0);
+		slots.assign(nslots, rank_slot());
 		memset(&sel, 0, sizeof(sel));
 		memset(&q, 0, sizeof(q));
 		q.ndocs = hashed ? UINT32_MAX : ndocs;
 		q.nterms = nterms;
 		q.every_term = unit_rand_below(2);
 		q.k = k;
-		q.acc = acc.data();
-		q.count = count.data();
-		q.keys = hashed ? keys.data() : NULL;
+		q.slots = slots.data();
+		q.hashed = hashed;
 		q.nslots = nslots;
 		q.hash_shift = hashed ? 32 - log2_slots : 0;
 		q.hist = hist.data();
@@ -339,13 +334,13 @@ check_rank_select(void)
 			if (hashed && c == 0)
 				continue;		/* a hashed table holds only docs with a term */
 			s = rank_slot_of(q, doc);
-			CHECK(s < nslots && (!hashed || keys[s] == doc + 1) && count[s] == 0,
+			CHECK(s < nslots && (!hashed || slots[s].key == doc + 1) && slots[s].count == 0,
 				  "doc %u's slot %u of %u", doc, s, nslots);
 			CHECK(rank_slot_of(q, doc) == s && rank_slot_doc(q, s) == doc, "doc %u found again in slot %u", doc, s);
-			count[s] = c;
-			acc[s] = c == 0 ? 0.0 : unit_rand_below(levels) / 3.0;
+			slots[s].count = c;
+			slots[s].sum = c == 0 ? 0.0 : unit_rand_below(levels) / 3.0;
 			if (rank_candidate(q, s))
-				want.push_back({acc[s], doc});
+				want.push_back({slots[s].sum, doc});
 		}
 		std::sort(want.begin(), want.end(), [](const std::pair<double, uint32_t> &a, const std::pair<double, uint32_t> &b) {
 			return rank_better(a.first, a.second, b.first, b.second);
@@ -369,7 +364,7 @@ check_rank_select(void)
 				if (sel.taken < k)
 				{
 					out_docs[sel.taken] = rank_slot_doc(q, s);
-					out_scores[sel.taken] = acc[s];
+					out_scores[sel.taken] = slots[s].sum;
 				}
 				sel.taken++;
 			}
