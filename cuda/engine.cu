@@ -68,8 +68,6 @@ struct dev_list
 	uint32_t	kind;			/* DATA_LIST or GPUIDX_DATA_* */
 	uint32_t	count;			/* FREQS: its df; DOCLENS: ndocs */
 	uint32_t	nchunks;		/* DOCLENS */
-	uint32_t	width;			/* DOCLENS: 0, the blob as sent; 1 or 2, a plain array
-								 * of lengths of that many bytes (rank_doc_length) */
 	list_desc	rel;			/* a list's pointers relative to its start */
 };
 
@@ -424,59 +422,6 @@ cuda_cache_put(gpuidx_engine *e, uint64_t key, const void *bytes, uint64_t len,
 	return cache_store(e, key, bytes, len, l, error);
 }
 
-/*
- * A segment's doc lengths (a checked blob) into the cache, as a plain array
- * of one or two bytes a doc when every length fits: a ranked posting then
- * reads its doc's length in one step instead of three in a row (the
- * blob's directory, the chunk's width, the bits), and a term pass waits
- * for memory at each (bench/results/rank-gpu-engine.md).  The array takes
- * a byte or two a doc where the blob takes the lengths' width in bits; it
- * is made once, when the worker caches a segment's lengths (its cache
- * directory counts two bytes a doc for them: src/worker/gpucache.c).
- * Longer lengths keep the blob.
- */
-static int
-cache_doclens(gpuidx_engine *e, uint64_t key, const uint8_t *blob, uint64_t len, dev_list *l,
-			  gpuidx_engine_error *error)
-{
-	uint32_t	ndocs = l->count;
-	uint32_t	longest = 0;
-	std::vector<uint8_t> flat;
-
-	for (uint32_t d = 0; d < ndocs && longest <= UINT16_MAX; d++)
-		longest = std::max(longest, gpx_doclens_get(blob, d));
-	if (ndocs == 0 || longest > UINT16_MAX)
-	{
-		l->width = 0;
-		return cache_store(e, key, blob, len, l, error);
-	}
-	l->width = longest <= UINT8_MAX ? 1 : 2;
-	try
-	{
-		flat.resize((size_t) ndocs * l->width);
-	}
-	catch (const std::bad_alloc &)
-	{
-		delete l;
-		ERR(error, GPUIDX_ENGINE_ERR_OUT_OF_MEMORY, "out of host memory");
-		return GPUIDX_ENGINE_ERR_OUT_OF_MEMORY;
-	}
-	for (uint32_t d = 0; d < ndocs; d++)
-	{
-		uint32_t	dl = gpx_doclens_get(blob, d);
-
-		if (l->width == 1)
-			flat[d] = (uint8_t) dl;
-		else
-		{
-			uint16_t	v = (uint16_t) dl;
-
-			memcpy(&flat[(size_t) d * 2], &v, 2);
-		}
-	}
-	return cache_store(e, key, flat.data(), flat.size(), l, error);
-}
-
 static int
 cuda_cache_put_data(gpuidx_engine *e, uint64_t key, uint32_t kind, const void *bytes, uint64_t len,
 					gpuidx_engine_error *error)
@@ -517,7 +462,6 @@ cuda_cache_put_data(gpuidx_engine *e, uint64_t key, uint32_t kind, const void *b
 		memcpy(&h, bytes, sizeof(h));
 		l->count = h.ndocs;
 		l->nchunks = h.nchunks;
-		return cache_doclens(e, key, (const uint8_t *) bytes, len, l, error);
 	}
 	return cache_store(e, key, bytes, len, l, error);
 }
@@ -1576,7 +1520,6 @@ struct rank_plan
 	uint32_t	first_term;		/* into the batch's rank_term_plans, in the query's order */
 	uint32_t	nterms;
 	rank_ref	doclens;
-	uint32_t	doclens_width;	/* rank_job's */
 	uint32_t	ndocs;
 	uint32_t	nchunks;
 	uint32_t	nslots;			/* its accumulator table (rank_table_size) */
@@ -1722,7 +1665,6 @@ resolve_ranked(gpuidx_engine *e, const gpuidx_rank_query *q, rank_space *rs, ran
 		if ((st = rank_lookup(e, q->doclens.key, GPUIDX_DATA_DOCLENS, &l)) != GPUIDX_ENGINE_OK)
 			return st;
 		p->doclens = rank_cached(e, l);
-		p->doclens_width = l->width;
 		p->ndocs = l->count;
 		p->nchunks = l->nchunks;
 	}
@@ -1953,7 +1895,6 @@ run_rank_chunk(gpuidx_engine *e, gpuidx_rank_query *queries, size_t from, size_t
 
 			memset(&job, 0, sizeof(job));
 			job.doclens = rank_place(e, p.doclens, at_stage, &at, pieces);
-			job.doclens_width = p.doclens_width;
 			job.ndocs = p.ndocs;
 			job.nchunks = p.nchunks;
 			job.first_term = p.first_term - plans[0].first_term;

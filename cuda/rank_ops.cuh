@@ -70,8 +70,7 @@ struct alignas(16) rank_slot
 /* one ranked query of a chunk, device pointers */
 struct rank_job
 {
-	const uint8_t *doclens;		/* the doc lengths: a gpuidx_doclens_header blob, */
-	uint32_t	doclens_width;	/* or (1, 2) a plain array of ndocs of that many bytes each */
+	const uint8_t *doclens;		/* gpuidx_doclens_header blob */
 	uint32_t	ndocs;
 	uint32_t	nchunks;
 	uint32_t	first_term;		/* terms[first_term, + nterms), in the query's order */
@@ -216,31 +215,6 @@ GPUIDX_UNROLL
 	return (uint32_t) (acc & (width == 32 ? 0xFFFFFFFFu : ((1u << width) - 1)));
 }
 
-/*
- * doc's length: from the plain array the engine makes of a segment's doc
- * lengths when it caches them (one read, where the packed blob takes three
- * in a row: its directory, the chunk's width, the bits), or from the blob
- * sent with the batch.  The array is at a multiple of 256 on the device.
- */
-GPUIDX_DEV uint32_t
-rank_doc_length(const rank_job &q, uint32_t doc)
-{
-	if (q.doclens_width == 1)
-		return q.doclens[doc];
-	if (q.doclens_width == 2)
-	{
-#ifdef __CUDA_ARCH__
-		return ((const uint16_t *) q.doclens)[doc];
-#else
-		uint16_t	v;
-
-		memcpy(&v, q.doclens + (size_t) doc * 2, sizeof(v));
-		return v;
-#endif
-	}
-	return dev_doclens_get(q.doclens, q.nchunks, doc);
-}
-
 /* postings per block of a list: its work items' size (LRC segments are 256) */
 GPUIDX_DEV uint32_t
 dev_block_capacity(const list_desc &d)
@@ -356,7 +330,7 @@ GPUIDX_UNROLL
 	}
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
-		len[u] = rank_doc_length(q, has[u] ? doc[u] : 0);
+		len[u] = dev_doclens_get(q.doclens, q.nchunks, has[u] ? doc[u] : 0);
 GPUIDX_UNROLL
 	for (int u = 0; u < RANK_LANE_POSTINGS; u++)
 	{

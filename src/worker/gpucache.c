@@ -257,26 +257,11 @@ make_room(uint64 bytes, uint32 *evictions)
 	return true;
 }
 
-/*
- * What an entry may take of the engine's memory: its bytes, or for a
- * segment's doc lengths up to two bytes a doc (hdr.count docs), the plain
- * array the CUDA engine may keep instead of the packed blob.
- */
-static uint64
-entry_bytes(const GpxWorkerList *l)
-{
-	uint64		bytes = TYPEALIGN(CACHE_ALIGN, l->len);
-
-	if (l->kind == GPX_PART_DOCLENS)
-		bytes = Max(bytes, TYPEALIGN(CACHE_ALIGN, (uint64) l->hdr.count * 2));
-	return bytes;
-}
-
 /* exclusive lock: a LOADING entry for a list the request sends, or NULL */
 static CacheEntry *
 load_entry(const GpxWorkerList *l, uint32 *evictions)
 {
-	uint64		bytes = entry_bytes(l);
+	uint64		bytes = TYPEALIGN(CACHE_ALIGN, l->len);
 	CacheSlot  *slot;
 	CacheEntry *e;
 	bool		found;
