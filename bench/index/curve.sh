@@ -29,6 +29,12 @@
 # counts the dead docs in its terms' lists once, and the first ranked query
 # sends the worker the segment's doc lengths again, so short cells measure
 # mostly that.
+# GIN_PARTITIONS=P (> 1): GIN is built on a copy of the table partitioned by
+# id ranges into P partitions, one CREATE INDEX per partition at once (GIN's
+# build in PostgreSQL 15 is one process: at 100M documents it takes most of
+# an hour, this about the time of one partition's), and counted through the
+# partitioned table: every query reads each partition's index, as much
+# posting data as one index over all rows holds.
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +49,7 @@ after_secs=${AFTER_TIME:-$secs}
 clients=${CLIENTS:-1 32}
 nq=${NQ:-200}
 mwm=${MWM:-1GB}
+gin_parts=${GIN_PARTITIONS:-1}
 devices=${DEVICES:-}
 writes=${WRITES:-0}
 # shellcheck disable=SC2086
@@ -110,6 +117,45 @@ timed() {	# label SQL: runs it, logs and appends "| label | seconds | output |" 
 	echo "| $1 | $(echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }') | ${out} |" >> "$work/writes.md"
 }
 
+# GIN over a copy of curve_docs partitioned by id into $gin_parts ranges (GIN_PARTITIONS):
+# the copy and each partition's build at once; sets build (s), workers (the
+# partitions built at once), mb, and count (over the partitioned table)
+gin_partitioned() {
+	local n=$1 i lo hi step pids=()
+	step=$(( (n + gin_parts - 1) / gin_parts ))
+	log "$n documents: gin, a copy in $gin_parts partitions"
+	"${P[@]}" -c "DROP TABLE IF EXISTS curve_gin; CREATE TABLE curve_gin (id bigint, body text) PARTITION BY RANGE (id)"
+	for ((i = 0; i < gin_parts; i++)); do
+		lo=$((i * step + 1)); hi=$(((i + 1) * step + 1))
+		[ $i = 0 ] && lo=MINVALUE
+		[ $i = $((gin_parts - 1)) ] && hi=MAXVALUE
+		"${P[@]}" -c "CREATE TABLE curve_gin_$i PARTITION OF curve_gin FOR VALUES FROM ($lo) TO ($hi) WITH (autovacuum_enabled = off)"
+	done
+	for ((i = 0; i < gin_parts; i++)); do
+		"${P[@]}" -c "INSERT INTO curve_gin SELECT id, body FROM curve_docs WHERE id > $((i * step)) AND id <= $(((i + 1) * step))" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	[ "$("${P[@]}" -Atc "SELECT count(*) = (SELECT count(*) FROM curve_docs) FROM curve_gin")" = t ] ||
+		{ log "gin: the partitioned copy lacks rows"; exit 1; }
+	"${P[@]}" -c "VACUUM ANALYZE curve_gin"
+	log "$n documents: gin build, $gin_parts partitions at once"
+	"${P[@]}" -c "CHECKPOINT"
+	pids=()
+	t0=$(now)
+	for ((i = 0; i < gin_parts; i++)); do
+		"${P[@]}" -c "SET maintenance_work_mem = '$mwm'; CREATE INDEX ON curve_gin_$i $def" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i"; done
+	t1=$(now)
+	build=$(echo "$t0 $t1" | awk '{ printf "%.0f", $2 - $1 }')
+	workers=$gin_parts
+	mb=$("${P[@]}" -Atc "SELECT round(sum(pg_relation_size(x.indexrelid)) / 1048576.0) FROM pg_inherits h
+		JOIN pg_index x ON x.indrelid = h.inhrelid WHERE h.inhparent = 'curve_gin'::regclass")
+	count="SELECT count(*) FROM curve_gin WHERE to_tsvector('english', body) @@ plainto_tsquery('english', :q)"
+}
+
 header="| documents | index | build s | workers | size MB |"
 sep="|---:|---|---:|---:|---:|"
 for c in $clients; do header="$header count $c cl. |"; sep="$sep---:|"; done
@@ -132,18 +178,23 @@ for n in $sizes; do
 			count="SELECT count(*) FROM curve_docs WHERE body @@& :q"
 			ranked="SELECT id FROM curve_docs ORDER BY body <=> :q LIMIT 10"
 		fi
-		log "$n documents: $kind build"
-		"${P[@]}" -c "CHECKPOINT"
-		t0=$(now)
-		workers=$("${P[@]}" -c "SET maintenance_work_mem = '$mwm'; SET client_min_messages = debug1; CREATE INDEX curve_idx ON curve_docs $def" 2>&1 |
-			sed -n 's/.*in [0-9]* ranges, \([0-9]*\) of [0-9]* parallel workers launched.*/\1/p')
-		t1=$(now)
-		build=$(echo "$t0 $t1" | awk '{ printf "%.0f", $2 - $1 }')
-		mb=$("${P[@]}" -Atc "SELECT round(pg_relation_size('curve_idx') / 1048576.0)")
+		if [ $kind = gin ] && [ "$gin_parts" -gt 1 ]; then
+			gin_partitioned "$n"
+		else
+			log "$n documents: $kind build"
+			"${P[@]}" -c "CHECKPOINT"
+			t0=$(now)
+			workers=$("${P[@]}" -c "SET maintenance_work_mem = '$mwm'; SET client_min_messages = debug1; CREATE INDEX curve_idx ON curve_docs $def" 2>&1 |
+				sed -n 's/.*in [0-9]* ranges, \([0-9]*\) of [0-9]* parallel workers launched.*/\1/p')
+			t1=$(now)
+			build=$(echo "$t0 $t1" | awk '{ printf "%.0f", $2 - $1 }')
+			mb=$("${P[@]}" -Atc "SELECT round(pg_relation_size('curve_idx') / 1048576.0)")
+		fi
 		for device in ${devices:-""}; do
 			[ $kind = gin ] && [ "$device" != "${devices%% *}" ] && continue
 			label=$kind
 			[ $kind = gpuidx ] && [ -n "$device" ] && label="$kind ($device)"
+			[ $kind = gin ] && [ "$gin_parts" -gt 1 ] && label="gin ($gin_parts partitions)"
 			[ $kind = gin ] && device=""
 			# shellcheck disable=SC2086
 			echo "| $n | $label | $build | ${workers:-0} | $mb |$(cells "$count" "$ranked" "$device" $clients)"
@@ -177,7 +228,11 @@ for n in $sizes; do
 				;;
 			esac
 		fi
-		"${P[@]}" -c "DROP INDEX curve_idx"
+		if [ $kind = gin ] && [ "$gin_parts" -gt 1 ]; then
+			"${P[@]}" -c "DROP TABLE curve_gin"
+		else
+			"${P[@]}" -c "DROP INDEX curve_idx"
+		fi
 	done
 done
 "${P[@]}" -c "DROP TABLE curve_docs, curve_q"
