@@ -56,7 +56,7 @@ CONF
 		cp "$pack/dpaths-queries.tsv" "$w/data/debian-paths/queries.tsv" && chown -R gpuidx "$w/data"
 		log "cost curve: ${SIZES:-7316650 100000000 25000000 50000000}"
 		as_user env PGHOST="$w" PGPORT=5432 SIZES="${SIZES:-7316650 100000000 25000000 50000000}" \
-			GIN_SIZES="${GIN_SIZES:-7316650}" DEVICES="${DEVICES:-worker cpu}" CLIENTS="${CLIENTS:-1 16 32}" \
+			GIN_SIZES="${GIN_SIZES:-7316650}" GIN_PARTITIONS="${GIN_PARTITIONS:-1}" DEVICES="${DEVICES:-worker cpu}" CLIENTS="${CLIENTS:-1 16 32}" \
 			TIME="${TIME:-5}" AFTER_TIME="${AFTER_TIME:-${TIME:-5}}" WRITES="${WRITES:-1}" VERIFY="${VERIFY:-0}" MWM="${MWM:-1GB}" \
 			bash "$w/bench/index/curve.sh" "$w/data/debian-paths" > "$dir/curve.md" 2> "$dir/curve.log"
 		log "curve.sh exit $?"
