@@ -19,8 +19,9 @@
 /*
  * A warp per work item: block b of the pass's term of one query, decoded
  * into shared memory, then each lane adds its postings RANK_LANE_POSTINGS
- * at a time (rank_add_postings).  Within a launch a doc is in one item of a query at most, so
- * the plain read-add-write of its sum races with nothing.
+ * at a time (rank_add_postings).  Within a launch a doc is in one item of
+ * a query at most, so the plain read-add-write of its slot races with
+ * nothing.
  */
 __global__ void __launch_bounds__(RANK_TERM_WARPS * 32)
 rank_term_kernel(rank_launch l, rank_pass p)
