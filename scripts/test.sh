@@ -54,6 +54,13 @@ make -s cuda-host-test
 step "engines against a reference: CPU engine vs sorted arrays; CUDA engine without a GPU must refuse cleanly"
 make -s engine-check
 
+if [ -f cuda/build/gpuidx_hostemu.so ] && [ "$skip_corpus" != 1 ]; then
+    step "ranked top-k of real queries on one GCIDE segment: the GPU engine over its host emulation against the CPU engine"
+    make -s -C bench/gpu ../../bench/build/gpu/rank_bench
+    bench/build/gpu/rank_bench --engine cuda/build/gpuidx_hostemu.so --docs "$data/gcide/docs.tsv" \
+        --queries "$data/gcide/queries.tsv" --nqueries 300 --batches "1 7" --reps 1 --k 20 | tail -n 4
+fi
+
 # PostgreSQL refuses to run as root, so the server-side tests run as the
 # postgres user, in a copy of the tree it owns.
 work=$(mktemp -d /tmp/gpuidx-test.XXXXXX)
