@@ -259,7 +259,8 @@ $node->safe_psql('postgres', q{SET gpuidx.device = auto;
 	SELECT pl_length(pl_intersect(pl_range(0, 100000), pl_range(5, 90000)))});
 is(stats()->{requests} - $before->{requests}, 0, 'device = auto: no request to a CPU-only worker');
 
-# 4. time-outs: the worker holds batches for a second, queries wait 20 ms
+# 4. time-outs: the worker holds batches for a second (requests come close
+# together), queries wait 20 ms
 $node->append_conf('postgresql.conf', "gpuidx.batch_window = 1000000\ngpuidx.batch_max_work = 2147483647\n");
 $node->reload;
 usleep(300_000);
@@ -271,6 +272,21 @@ $after = stats();
 cmp_ok($after->{timeout} - $before->{timeout}, '>=', 25, 'requests timed out: ' . ($after->{timeout} - $before->{timeout}));
 $node->poll_query_until('postgres', 'SELECT slots_in_use = 0 FROM gpuidx_worker_stats')
   or fail('timed-out requests give their slots back');
+
+# 4b. but a lone request after a quiet spell goes at once: nothing ahead of
+# it, none submitted in the window before it, so no company is coming
+usleep(1_500_000);
+$before = stats();
+my $lone_t0 = time();
+my $lone = $node->safe_psql('postgres', q{SET gpuidx.gpu_timeout = '10s';
+	SELECT pl_length(pl_intersect(pl_range(0, 100000), pl_range(5, 90000)))});
+my $lone_s = time() - $lone_t0;
+is($lone, $node->safe_psql('postgres', q{SET gpuidx.device = cpu;
+	SELECT pl_length(pl_intersect(pl_range(0, 100000), pl_range(5, 90000)))}), 'a lone request: the right answer');
+cmp_ok($lone_s, '<', 0.5, sprintf('a lone request is not held for the 1 s window (%.3f s)', $lone_s));
+$after = stats();
+is($after->{requests} - $before->{requests}, 1, '... it went to the worker');
+is($after->{timeout} - $before->{timeout}, 0, '... and did not time out');
 
 # 5. cancelled while waiting: statement_timeout, then pg_terminate_backend
 $before = stats();

@@ -89,6 +89,9 @@ typedef struct EngineProcess
 	int64_t		gpu_next_try_ns;
 	int64_t		gpu_backoff_ms;
 
+	/* main thread: the latest submission time of the requests it has taken */
+	int64_t		last_submitted_ns;
+
 	pthread_mutex_t lock;
 	pthread_cond_t ready;		/* a batch is READY, or stop */
 	EngineBatch batches[2];
@@ -122,7 +125,7 @@ extern void engine_retry_gpu(EngineProcess *e);
 
 /* serve.c */
 extern bool serve_init(EngineProcess *e);
-extern int	serve_gather(EngineProcess *e, EngineBatch *b, int64_t *sleep_ns);
+extern int	serve_gather(EngineProcess *e, EngineBatch *b, bool runner_idle, int64_t *sleep_ns);
 extern void *serve_runner_main(void *arg);
 
 #endif							/* GPX_ENGINE_PROCESS_H */

@@ -266,12 +266,14 @@ main(int argc, char **argv)
 	while (!stop_requested && supervisor_alive)
 	{
 		bool		busy;
+		bool		runner_idle;
 		int64_t		sleep_ns = 0;
 
 		gpx_store_relaxed_i64(&e.hdr->heartbeat_ns, engine_now_ns());
 		pthread_mutex_lock(&e.lock);
 		lost = e.lost;
 		busy = e.batches[fill].state != BATCH_FREE;
+		runner_idle = e.batches[fill ^ 1].state == BATCH_FREE;
 		pthread_mutex_unlock(&e.lock);
 		if (lost)
 			break;
@@ -281,7 +283,7 @@ main(int argc, char **argv)
 			supervisor_alive = wait_events(&e, 100 * 1000 * 1000);
 			continue;
 		}
-		if (serve_gather(&e, &e.batches[fill], &sleep_ns) == 0)
+		if (serve_gather(&e, &e.batches[fill], runner_idle, &sleep_ns) == 0)
 		{
 			supervisor_alive = wait_events(&e, sleep_ns);
 			continue;

@@ -184,7 +184,7 @@ request_take(EngineProcess *e, GpxQueueSlot *slot, EngineBatch *b, int q)
 }
 
 int
-serve_gather(EngineProcess *e, EngineBatch *b, int64_t *sleep_ns)
+serve_gather(EngineProcess *e, EngineBatch *b, bool runner_idle, int64_t *sleep_ns)
 {
 	GpxQueueHeader *hdr = e->hdr;
 	const uint32_t submitted = GPX_SLOT_WORD(GPX_SLOT_SUBMITTED, 0);
@@ -218,7 +218,16 @@ serve_gather(EngineProcess *e, EngineBatch *b, int64_t *sleep_ns)
 	now = engine_now_ns();
 	if (oldest > now)
 		oldest = now;
-	if (work < max_work && now - oldest < window && waiting < max_requests)
+	/*
+	 * Hold the batch for company, unless it is one request that nothing is
+	 * ahead of (the runner idle) and that came alone: none submitted in
+	 * the window before it.  Such a request (one client, or a quiet server)
+	 * has no company coming, and holding it only added the window to its
+	 * latency; requests that come close together still wait for the window
+	 * as they did, so batches under load are what they were.
+	 */
+	if (work < max_work && now - oldest < window && waiting < max_requests &&
+		!(waiting == 1 && runner_idle && oldest - e->last_submitted_ns >= window))
 	{
 		*sleep_ns = window - (now - oldest);
 		return 0;
@@ -231,6 +240,8 @@ serve_gather(EngineProcess *e, EngineBatch *b, int64_t *sleep_ns)
 		if (gpx_load_acquire32(&slot->state) != submitted ||
 			!gpx_cas32(&slot->state, submitted, GPX_SLOT_WORD(GPX_SLOT_RUNNING, e->generation)))
 			continue;
+		if (slot->submitted_ns > e->last_submitted_ns)
+			e->last_submitted_ns = slot->submitted_ns;
 		if (!request_take(e, slot, b, b->nq))
 		{
 			finish_slot(e, (int) i, NULL, GPUIDX_ENGINE_ERR_INVALID, 0, 0, 1);
