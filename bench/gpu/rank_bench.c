@@ -14,6 +14,8 @@
  *	             [--nqueries N] [--batches "1 10 32"] [--k N] [--reps N]
  *	             [--shapes "any every"]
  *
+ * The lists of --batches and --shapes are separated by spaces or commas.
+ *
  * Words are taken as they are (no parser, no stemming): the lists are the
  * corpus's, close to what the index holds, which is what the device's time
  * depends on.
@@ -198,7 +200,7 @@ main(int argc, char **argv)
 			harness_fail("unknown argument %s", argv[i]);
 	}
 	if (engine == NULL || docs_path == NULL || queries_path == NULL || k == 0 || k > GPUIDX_RANK_MAX_K ||
-		max_queries == 0)
+		max_queries == 0 || reps == 0)
 		harness_fail("usage: rank_bench --engine PATH --docs FILE --queries FILE [--ndocs N] [--nqueries N] "
 					 "[--batches \"1 10 32\"] [--k N] [--reps N] [--shapes \"any every\"]");
 	if (engine_open(&gpu, engine, &gcfg, err, sizeof(err)) != GPUIDX_ENGINE_OK ||
@@ -352,7 +354,7 @@ main(int argc, char **argv)
 				x->idf = terms[qw[i].t[j]].idf;
 				qpost += terms[qw[i].t[j]].n;
 			}
-		for (char *shape = strtok(shape_list, " "); shape != NULL; shape = strtok(NULL, " "))
+		for (char *shape = strtok(shape_list, " ,"); shape != NULL; shape = strtok(NULL, " ,"))
 		{
 			uint32_t	every = strcmp(shape, "every") == 0;
 			char	   *batch_list = strdup(batches);
@@ -382,7 +384,7 @@ main(int argc, char **argv)
 			}
 			for (uint32_t from = 0; from < nq; from += 256)
 				run(&cpu, qc + from, nq - from < 256 ? nq - from : 256, NULL);
-			for (char *bs = strtok_r(batch_list, " ", &save); bs != NULL; bs = strtok_r(NULL, " ", &save))
+			for (char *bs = strtok_r(batch_list, " ,", &save); bs != NULL; bs = strtok_r(NULL, " ,", &save))
 			{
 				uint32_t	b = (uint32_t) atol(bs);
 				double		best_wall = 1e300,

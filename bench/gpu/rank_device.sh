@@ -7,8 +7,10 @@
 #   CHECK=1 bash bench/gpu/rank_device.sh         and engine_check (CUDA against CPU, memcheck)
 #
 # BASELINE_SRC=DIR also measures the engine built from another tree there.
-# RB_ARGS pass to rank_bench (default: 1,000 queries, batches of 1, 10 and 32,
-# any term and every term); NCU_ARGS to the profiled run.  Results go to $OUT.
+# RB_ARGS pass to rank_bench, split on spaces, so lists take commas
+# (RB_ARGS="--nqueries 500 --batches 1,10"; default: 1,000 queries, batches of
+# 1, 10 and 32, any term and every term); NCU_ARGS to the profiled run.
+# Results go to $OUT.
 set -u
 cd "$(dirname "$0")/../.."
 trap 'echo "== END (exit $?) $(date +%T)"' EXIT
@@ -26,16 +28,20 @@ make -s -C bench/gpu all 2>&1 | tail -3
 docs=/tmp/rank-bench-docs.txt
 [ -s $docs ] || xz -T0 -dc $pack/dpaths-paths.xz > $docs
 rb="bench/build/gpu/rank_bench --engine cuda/build/gpuidx_cuda.so --docs $docs --queries $pack/dpaths-queries.tsv"
+# shellcheck disable=SC2086
+bench_engine() {	# ENGINE REPORT: rank_bench on ENGINE with RB_ARGS, the report to $out/REPORT
+	bench/build/gpu/rank_bench --engine "$1" --docs $docs --queries $pack/dpaths-queries.tsv \
+		${RB_ARGS:---nqueries 1000 --batches 1,10,32 --reps 3} | tee "$out/$2"
+}
 if [ -n "${BASELINE_SRC:-}" ]; then
 	# the engine of another tree (e.g. git archive REV cuda include src Makefile Makefile.cuda ...), in the same run
 	log "build the baseline engine from $BASELINE_SRC"
 	make -s -C "$BASELINE_SRC" -j"$(nproc)" with_llvm=no cuda/build/gpuidx_cuda.so 2>&1 | tail -3
 	log "rank_bench, the baseline engine"
-	bench/build/gpu/rank_bench --engine "$BASELINE_SRC/cuda/build/gpuidx_cuda.so" --docs $docs \
-		--queries $pack/dpaths-queries.tsv ${RB_ARGS:---nqueries 1000 --batches "1 10 32" --reps 3} | tee "$out/rank-bench-baseline.md"
+	bench_engine "$BASELINE_SRC/cuda/build/gpuidx_cuda.so" rank-bench-baseline.md
 fi
 log "rank_bench"
-$rb ${RB_ARGS:---nqueries 1000 --batches "1 10 32" --reps 3} | tee "$out/rank-bench.md"
+bench_engine cuda/build/gpuidx_cuda.so rank-bench.md
 if [ "${PROFILE:-0}" = 1 ]; then
 	log "ncu: each kernel's time, batches of 10"
 	timeout 400 ncu --clock-control none --cache-control none --print-summary per-kernel \
