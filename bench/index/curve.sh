@@ -29,14 +29,17 @@
 # counts the dead docs in its terms' lists once, and the first ranked query
 # sends the worker the segment's doc lengths again, so short cells measure
 # mostly that.
-# GIN_PARTITIONS=P (> 1): GIN is built on a copy of the table partitioned by
-# id ranges into P partitions, one CREATE INDEX per partition at once (GIN's
-# build in PostgreSQL 15 is one process: at 100M documents it takes most of
-# an hour, this about the time of one partition's), and counted through the
-# partitioned table: every query reads each partition's index, as much
-# posting data as one index over all rows holds, plus a scan's fixed cost
-# per partition (on 200,000 paths, 4 partitions counted at 0.78x one index's
-# rate), so measure both at a size where both build.
+# GIN partitioned: an entry of GIN_SIZES may be SIZE:P, and GIN_PARTITIONS=P
+# (> 1) makes P the default: GIN is built on a copy of the table partitioned
+# by id ranges into P partitions, one CREATE INDEX per partition at once
+# (GIN's build in PostgreSQL 15 is one process: at 100M documents it takes
+# most of an hour, this about the time of one partition's), and counted
+# through the partitioned table: every query reads each partition's index,
+# as much posting data as one index over all rows holds, plus a scan's fixed
+# cost per partition (on 200,000 paths, 4 partitions counted at 0.78x one
+# index's rate), so measure both at a size where both build: GIN_SIZES="7316650
+# 7316650:16 100000000:16" builds one GIN and then 16 partitions at 7.3M,
+# 16 partitions at 100M.
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -119,11 +122,11 @@ timed() {	# label SQL: runs it, logs and appends "| label | seconds | output |" 
 	echo "| $1 | $(echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }') | ${out} |" >> "$work/writes.md"
 }
 
-# GIN over a copy of curve_docs partitioned by id into $gin_parts ranges (GIN_PARTITIONS):
+# GIN over a copy of curve_docs partitioned by id into $2 ranges:
 # the copy and each partition's build at once; sets build (s), workers (the
 # partitions built at once), mb, and count (over the partitioned table)
 gin_partitioned() {
-	local n=$1 i lo hi step pids=()
+	local n=$1 gin_parts=$2 i lo hi step pids=()
 	step=$(( (n + gin_parts - 1) / gin_parts ))
 	log "$n documents: gin, a copy in $gin_parts partitions"
 	"${P[@]}" -c "DROP TABLE IF EXISTS curve_gin; CREATE TABLE curve_gin (id bigint, body text) PARTITION BY RANGE (id)"
@@ -169,9 +172,17 @@ for n in $sizes; do
 	"${P[@]}" -c "DROP TABLE IF EXISTS curve_docs; CREATE TABLE curve_docs (id bigint, body text) WITH (autovacuum_enabled = off)"
 	load_docs "$data" "$n" curve_docs "${P[@]}"
 	"${P[@]}" -c "VACUUM ANALYZE curve_docs"
-	for kind in gpuidx gin; do
+	# the indexes at this size: gpuidx, then each GIN of GIN_SIZES (gin:P, P partitions)
+	variants=gpuidx
+	for e in $gin_sizes; do
+		[ "${e%%:*}" = "$n" ] || continue
+		p=$gin_parts
+		[ "${e#*:}" = "$e" ] || p=${e#*:}
+		variants="$variants gin:$p"
+	done
+	for variant in $variants; do
+		kind=${variant%%:*} parts=${variant#*:}
 		if [ $kind = gin ]; then
-			case " $gin_sizes " in *" $n "*) ;; *) continue ;; esac
 			def="USING gin (to_tsvector('english', body))"
 			count="SELECT count(*) FROM curve_docs WHERE to_tsvector('english', body) @@ plainto_tsquery('english', :q)"
 			ranked=""
@@ -180,8 +191,8 @@ for n in $sizes; do
 			count="SELECT count(*) FROM curve_docs WHERE body @@& :q"
 			ranked="SELECT id FROM curve_docs ORDER BY body <=> :q LIMIT 10"
 		fi
-		if [ $kind = gin ] && [ "$gin_parts" -gt 1 ]; then
-			gin_partitioned "$n"
+		if [ $kind = gin ] && [ "$parts" -gt 1 ]; then
+			gin_partitioned "$n" "$parts"
 		else
 			log "$n documents: $kind build"
 			"${P[@]}" -c "CHECKPOINT"
@@ -196,15 +207,15 @@ for n in $sizes; do
 			[ $kind = gin ] && [ "$device" != "${devices%% *}" ] && continue
 			label=$kind
 			[ $kind = gpuidx ] && [ -n "$device" ] && label="$kind ($device)"
-			[ $kind = gin ] && [ "$gin_parts" -gt 1 ] && label="gin ($gin_parts partitions)"
+			[ $kind = gin ] && [ "$parts" -gt 1 ] && label="gin ($parts partitions)"
 			[ $kind = gin ] && device=""
 			# shellcheck disable=SC2086
 			echo "| $n | $label | $build | ${workers:-0} | $mb |$(cells "$count" "$ranked" "$device" $clients)"
 			[ $kind = gpuidx ] && worker_counters
 		done
 		if [ $kind = gpuidx ] && [ "$writes" = 1 ] && [ "$n" = "$largest" ]; then
-			case " $gin_sizes " in
-			*" $n "*) log "WRITES: skipped, GIN is built on this table after gpuidx" ;;
+			case " $variants " in
+			*" gin:"*) log "WRITES: skipped, GIN is built on this table after gpuidx" ;;
 			*)
 				: > "$work/writes.md"
 				timed "INSERT of $((n / 100)) rows" "INSERT INTO curve_docs SELECT id + $n, body FROM curve_docs WHERE id <= $((n / 100))"
@@ -230,7 +241,7 @@ for n in $sizes; do
 				;;
 			esac
 		fi
-		if [ $kind = gin ] && [ "$gin_parts" -gt 1 ]; then
+		if [ $kind = gin ] && [ "$parts" -gt 1 ]; then
 			"${P[@]}" -c "DROP TABLE curve_gin"
 		else
 			"${P[@]}" -c "DROP INDEX curve_idx"
