@@ -36,10 +36,10 @@
 # most of an hour, this about the time of one partition's), and counted
 # through the partitioned table: every query reads each partition's index,
 # as much posting data as one index over all rows holds, plus a scan's fixed
-# cost per partition (on 200,000 paths, 4 partitions counted at 0.78x one
-# index's rate), so measure both at a size where both build: GIN_SIZES="7316650
-# 7316650:16 100000000:16" builds one GIN and then 16 partitions at 7.3M,
-# 16 partitions at 100M.
+# cost per partition (on all 7.3M debian-paths, 16 partitions counted at
+# 0.68x to 0.78x one index's rate), so measure both at a size where both
+# build: GIN_SIZES="7316650 7316650:16 100000000:16" builds one GIN and then
+# 16 partitions at 7.3M, 16 partitions at 100M.
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
