@@ -10,6 +10,9 @@
  *   - with probability 1/8 is the word at the same position of another
  *     document of the corpus (chosen by the hash; kept if that one is
  *     shorter): words keep the corpus's frequencies, lists differ per copy;
+ *     with NEAR > 0 the other document is one of the NEAR on either side
+ *     of d (neighbours in a corpus are alike: the files of one package), so
+ *     a copy keeps the corpus's locality, where any document breaks it;
  *   - else with probability 1/64 gets a suffix of letters naming the copy
  *     ("q" and c in base 26): new rare words, so the vocabulary grows with
  *     the copies as a real collection's does.
@@ -69,15 +72,17 @@ main(int argc, char **argv)
 	size_t	   *tlen;
 	unsigned long long total;
 	uint64_t	seed;
+	uint64_t	near;
 	char		out[1 << 16];
 
 	if (argc < 3)
 	{
-		fprintf(stderr, "usage: scale DOCS.tsv N [SEED]\n");
+		fprintf(stderr, "usage: scale DOCS.tsv N [SEED [NEAR]]\n");
 		return 2;
 	}
 	total = strtoull(argv[2], NULL, 10);
 	seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
+	near = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
 	f = fopen(argv[1], "rb");
 	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
 	{
@@ -155,6 +160,17 @@ main(int argc, char **argv)
 			if ((h & 7) == 0)
 			{
 				size_t		other = (size_t) ((h >> 8) % n);
+
+				if (near > 0)
+				{
+					/* d + 1..near or d - 1..near, within the corpus */
+					uint64_t	step = 1 + (h >> 8) % near;
+
+					if ((h >> 4) & 1)
+						other = d + step < n ? d + step : d - (step < d ? step : d);
+					else
+						other = step <= d ? d - step : (d + step < n ? d + step : d);
+				}
 				size_t		olen;
 				const char *ow = nth_word(text[other], tlen[other], position, &olen);
 
