@@ -13,11 +13,14 @@
  *     with NEAR > 0 the other document is one of the NEAR on either side
  *     of d (neighbours in a corpus are alike: the files of one package), so
  *     a copy keeps the corpus's locality, where any document breaks it;
+ *     with SWAP 0 no word is swapped (SWAP is 8, the 1 in 8; a diagnostic:
+ *     the copies then differ only by the suffixes below);
  *   - else with probability 1/64 gets a suffix of letters naming the copy
  *     ("q" and c in base 26): new rare words, so the vocabulary grows with
  *     the copies as a real collection's does.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,16 +76,23 @@ main(int argc, char **argv)
 	unsigned long long total;
 	uint64_t	seed;
 	uint64_t	near;
+	bool		swap;
 	char		out[1 << 16];
 
 	if (argc < 3)
 	{
-		fprintf(stderr, "usage: scale DOCS.tsv N [SEED [NEAR]]\n");
+		fprintf(stderr, "usage: scale DOCS.tsv N [SEED [NEAR [SWAP]]]\n");
 		return 2;
 	}
 	total = strtoull(argv[2], NULL, 10);
 	seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
 	near = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
+	swap = argc > 5 ? strcmp(argv[5], "0") != 0 : true;
+	if (argc > 5 && swap && strcmp(argv[5], "8") != 0)
+	{
+		fprintf(stderr, "scale: SWAP is 8 (one word in eight) or 0 (none)\n");
+		return 2;
+	}
 	f = fopen(argv[1], "rb");
 	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
 	{
@@ -157,7 +167,7 @@ main(int argc, char **argv)
 			w = t + start;
 			wlen = i - start;
 			h = mix(seed ^ mix(c * 0x100000001B3ULL ^ mix((uint64_t) d * 31 + position)));
-			if ((h & 7) == 0)
+			if (swap && (h & 7) == 0)
 			{
 				size_t		other = (size_t) ((h >> 8) % n);
 
