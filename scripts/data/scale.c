@@ -13,8 +13,8 @@
  *     with NEAR > 0 the other document is one of the NEAR on either side
  *     of d (neighbours in a corpus are alike: the files of one package), so
  *     a copy keeps the corpus's locality, where any document breaks it;
- *     with SWAP 0 no word is swapped (SWAP is 8, the 1 in 8; a diagnostic:
- *     the copies then differ only by the suffixes below);
+ *     with SWAP 0 no word is swapped, a diagnostic: the copies then differ
+ *     only by the suffixes below (SWAP 8, the default, swaps one in eight);
  *   - else with probability 1/64 gets a suffix of letters naming the copy
  *     ("q" and c in base 26): new rare words, so the vocabulary grows with
  *     the copies as a real collection's does.
@@ -170,6 +170,8 @@ main(int argc, char **argv)
 			if (swap && (h & 7) == 0)
 			{
 				size_t		other = (size_t) ((h >> 8) % n);
+				size_t		olen;
+				const char *ow;
 
 				if (near > 0)
 				{
@@ -181,8 +183,7 @@ main(int argc, char **argv)
 					else
 						other = step <= d ? d - step : (d + step < n ? d + step : d);
 				}
-				size_t		olen;
-				const char *ow = nth_word(text[other], tlen[other], position, &olen);
+				ow = nth_word(text[other], tlen[other], position, &olen);
 
 				if (ow != NULL)
 				{
