@@ -178,6 +178,9 @@ for n in $sizes; do
 		[ "${e%%:*}" = "$n" ] || continue
 		p=$gin_parts
 		[ "${e#*:}" = "$e" ] || p=${e#*:}
+		case $p in
+		'' | *[!0-9]* | 0) echo "curve.sh: GIN_SIZES entry $e: partitions must be a positive number" >&2; exit 2 ;;
+		esac
 		variants="$variants gin:$p"
 	done
 	for variant in $variants; do
