@@ -57,6 +57,11 @@ mwm=${MWM:-1GB}
 gin_parts=${GIN_PARTITIONS:-1}
 devices=${DEVICES:-}
 writes=${WRITES:-0}
+for e in $gin_sizes $gin_parts; do
+	case ${e#*:} in
+	'' | *[!0-9]* | 0) echo "curve.sh: GIN_SIZES ($gin_sizes) and GIN_PARTITIONS ($gin_parts) take positive numbers" >&2; exit 2 ;;
+	esac
+done
 # shellcheck disable=SC2086
 largest=$(printf '%s\n' $sizes | sort -n | tail -n 1)
 work=$(mktemp -d)
@@ -178,9 +183,6 @@ for n in $sizes; do
 		[ "${e%%:*}" = "$n" ] || continue
 		p=$gin_parts
 		[ "${e#*:}" = "$e" ] || p=${e#*:}
-		case $p in
-		'' | *[!0-9]* | 0) echo "curve.sh: GIN_SIZES entry $e: partitions must be a positive number" >&2; exit 2 ;;
-		esac
 		variants="$variants gin:$p"
 	done
 	for variant in $variants; do
