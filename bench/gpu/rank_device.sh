@@ -27,11 +27,12 @@ make -s -C bench/gpu all 2>&1 | tail -3
 [ -x bench/build/gpu/rank_bench ] && [ -f cuda/build/gpuidx_cuda.so ] || exit 1
 docs=/tmp/rank-bench-docs.txt
 [ -s $docs ] || xz -T0 -dc $pack/dpaths-paths.xz > $docs
-rb="bench/build/gpu/rank_bench --engine cuda/build/gpuidx_cuda.so --docs $docs --queries $pack/dpaths-queries.tsv"
+rb_data="--docs $docs --queries $pack/dpaths-queries.tsv"
+rb="bench/build/gpu/rank_bench --engine cuda/build/gpuidx_cuda.so $rb_data"
 # shellcheck disable=SC2086
 bench_engine() {	# ENGINE REPORT: rank_bench on ENGINE with RB_ARGS, the report to $out/REPORT
-	bench/build/gpu/rank_bench --engine "$1" --docs $docs --queries $pack/dpaths-queries.tsv \
-		${RB_ARGS:---nqueries 1000 --batches 1,10,32 --reps 3} | tee "$out/$2"
+	bench/build/gpu/rank_bench --engine "$1" $rb_data ${RB_ARGS:---nqueries 1000 --batches 1,10,32 --reps 3} |
+		tee "$out/$2"
 }
 if [ -n "${BASELINE_SRC:-}" ]; then
 	# the engine of another tree (e.g. git archive REV cuda include src Makefile Makefile.cuda ...), in the same run

@@ -131,17 +131,17 @@ timed() {	# label SQL: runs it, logs and appends "| label | seconds | output |" 
 # the copy and each partition's build at once; sets build (s), workers (the
 # partitions built at once), mb, and count (over the partitioned table)
 gin_partitioned() {
-	local n=$1 gin_parts=$2 i lo hi step pids=()
-	step=$(( (n + gin_parts - 1) / gin_parts ))
-	log "$n documents: gin, a copy in $gin_parts partitions"
+	local n=$1 nparts=$2 i lo hi step pids=()
+	step=$(( (n + nparts - 1) / nparts ))
+	log "$n documents: gin, a copy in $nparts partitions"
 	"${P[@]}" -c "DROP TABLE IF EXISTS curve_gin; CREATE TABLE curve_gin (id bigint, body text) PARTITION BY RANGE (id)"
-	for ((i = 0; i < gin_parts; i++)); do
+	for ((i = 0; i < nparts; i++)); do
 		lo=$((i * step + 1)); hi=$(((i + 1) * step + 1))
 		[ $i = 0 ] && lo=MINVALUE
-		[ $i = $((gin_parts - 1)) ] && hi=MAXVALUE
+		[ $i = $((nparts - 1)) ] && hi=MAXVALUE
 		"${P[@]}" -c "CREATE TABLE curve_gin_$i PARTITION OF curve_gin FOR VALUES FROM ($lo) TO ($hi) WITH (autovacuum_enabled = off)"
 	done
-	for ((i = 0; i < gin_parts; i++)); do
+	for ((i = 0; i < nparts; i++)); do
 		"${P[@]}" -c "INSERT INTO curve_gin SELECT id, body FROM curve_docs WHERE id > $((i * step)) AND id <= $(((i + 1) * step))" &
 		pids+=($!)
 	done
@@ -149,18 +149,18 @@ gin_partitioned() {
 	[ "$("${P[@]}" -Atc "SELECT count(*) = (SELECT count(*) FROM curve_docs) FROM curve_gin")" = t ] ||
 		{ log "gin: the partitioned copy lacks rows"; exit 1; }
 	"${P[@]}" -c "VACUUM ANALYZE curve_gin"
-	log "$n documents: gin build, $gin_parts partitions at once"
+	log "$n documents: gin build, $nparts partitions at once"
 	"${P[@]}" -c "CHECKPOINT"
 	pids=()
 	t0=$(now)
-	for ((i = 0; i < gin_parts; i++)); do
+	for ((i = 0; i < nparts; i++)); do
 		"${P[@]}" -c "SET maintenance_work_mem = '$mwm'; CREATE INDEX ON curve_gin_$i $def" &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i"; done
 	t1=$(now)
 	build=$(echo "$t0 $t1" | awk '{ printf "%.0f", $2 - $1 }')
-	workers=$gin_parts
+	workers=$nparts
 	mb=$("${P[@]}" -Atc "SELECT round(sum(pg_relation_size(x.indexrelid)) / 1048576.0) FROM pg_inherits h
 		JOIN pg_index x ON x.indrelid = h.inhrelid WHERE h.inhparent = 'curve_gin'::regclass")
 	count="SELECT count(*) FROM curve_gin WHERE to_tsvector('english', body) @@ plainto_tsquery('english', :q)"
