@@ -24,7 +24,8 @@ SET gpuidx.cpu_ratio_threshold = 0;
 SHOW gpuidx.gpu_min_postings;
 SET gpuidx.gpu_min_postings = -1;
 SHOW gpuidx.gpu_rank_backlog;
-SET gpuidx.gpu_rank_backlog = -1;
+SET gpuidx.gpu_rank_backlog = -2;
+SET gpuidx.gpu_rank_backlog = 262144;
 SET gpuidx.gpu_rank_backlog = 0;
 RESET gpuidx.gpu_rank_backlog;
 -- rows a count checks before it takes parallel workers too (0: never)

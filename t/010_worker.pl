@@ -34,6 +34,7 @@ $node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'gpuidx'
 gpuidx.device = worker
 gpuidx.gpu_min_postings = 0
+gpuidx.gpu_rank_backlog = 0
 max_connections = 60
 autovacuum = off
 });
@@ -133,6 +134,31 @@ if ($real)
 		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM docs ORDER BY body <=> '$pair' LIMIT 10});
 	like($rplan, qr/Custom Scan \(gpuidx rank\) on docs.*Index: docs_idx.*Segments Ranked on Worker: [1-9].*Segments Ranked in Backend: 0.*Worker Requests: [1-9]\n\s*Worker Engine: $engine\n/s,
 		"EXPLAIN ANALYZE of ranked '$pair' shows its segments ranked on the worker");
+
+	# by default the costs measured both ways place a ranked segment: the
+	# first eligible ranking of a shape in the backend (nothing measured it
+	# there yet: the worker's rankings above measured only the worker), then
+	# whichever way is sooner, and one decision in 64 the other way
+	my $routed = $node->safe_psql('postgres', qq{
+		SET enable_seqscan = off; SET gpuidx.gpu_rank_backlog = -1;
+		CREATE TEMP TABLE placed (i int, worker bool);
+		DO \$\$ DECLARE l text; BEGIN
+			FOR i IN 1 .. 130 LOOP
+				FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+					'SELECT id FROM docs ORDER BY body <=> ''$pair'' LIMIT 10' LOOP
+					IF l ~ 'Segments Ranked on Worker: [1-9]' THEN INSERT INTO placed VALUES (i, true); END IF;
+					IF l ~ 'Segments Ranked in Backend: [1-9]' THEN INSERT INTO placed VALUES (i, false); END IF;
+				END LOOP;
+			END LOOP;
+		END \$\$;
+		SELECT (SELECT bool_or(worker) FROM placed WHERE i = 1), count(*) FILTER (WHERE worker),
+			   count(*) FILTER (WHERE NOT worker), count(DISTINCT i)
+		FROM placed});
+	my ($first, $on_worker, $in_backend, $placed) = split /\|/, $routed;
+	is($first, 'f', "placed by cost: the first ranking of '$pair' in the backend, to measure it there");
+	is($placed, '130', 'each of 130 rankings placed somewhere');
+	cmp_ok($on_worker, '>=', 2, "$on_worker of its segments on the worker");
+	cmp_ok($in_backend, '>=', 2, "$in_backend in the backend: both ways kept measured");
 
 	# every term, one list a thousand times the other's length: the backend's
 	# WAND costs about the shorter list, the device both, so the backend

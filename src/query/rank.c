@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -801,14 +802,13 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
 }
 
 /*
- * Does the worker rank this segment?  It must be serving; the ranking
+ * May the worker rank this segment?  It must be serving; the ranking
  * exact there (no filter other than every term, doc ids in TID order, k
  * within the engine's bound); the lists long enough to repay the round
  * trip, and for every term none so much longer than the shortest that the
- * backend's WAND would skip most of it (gpx_place_ranking);
- * the segment's doc lengths small enough for the queue's arena; and the
- * worker not already holding gpuidx.gpu_rank_backlog postings of ranked
- * work.  *postings: the found terms' postings in the segment.
+ * backend's WAND would skip most of it (gpx_place_ranking); and the
+ * segment's doc lengths small enough for the queue's arena.  *postings:
+ * the found terms' postings in the segment.
  */
 static bool
 segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const bool *found,
@@ -833,19 +833,6 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 		return false;
 
 	/*
-	 * The device's work for a ranked request follows its postings: when the
-	 * worker holds that much work already, this backend's core ranks it
-	 * sooner than the queue would (an idle worker takes any request).
-	 */
-	if (gpx_gpu_rank_backlog > 0)
-	{
-		uint64		backlog = gpx_worker_rank_backlog();
-
-		if (backlog > 0 && backlog + postings > (uint64) gpx_gpu_rank_backlog)
-			return false;
-	}
-
-	/*
 	 * The doc lengths go through the arena once, to be cached: a segment
 	 * whose lengths might not fit (4 bytes a doc at most) would be built
 	 * and refused on every query.  A larger gpuidx.worker_arena_size lets
@@ -853,6 +840,34 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 	 */
 	return gpx_doclens_size(seg->hdr->docmap_chunks, (uint64) seg->hdr->ndocs * 4 + seg->hdr->docmap_chunks) <=
 		gpx_worker_arena_bytes() / 2;
+}
+
+/*
+ * Does an eligible segment go to the worker, which holds *backlog ranked
+ * postings?  The device's work for a ranked request follows its postings,
+ * so a busy worker would make backends wait while their cores idle: by
+ * default the costs both ways measured lately decide
+ * (gpx_worker_rank_prefers); with gpuidx.gpu_rank_backlog N, any request
+ * goes to an idle worker and none past N postings held.
+ */
+static bool
+route_to_worker(bool every_term, uint64 postings, uint64 *backlog)
+{
+	*backlog = gpx_worker_rank_backlog();
+	if (gpx_gpu_rank_backlog < 0)
+		return gpx_worker_rank_prefers(every_term, postings, *backlog);
+	return gpx_gpu_rank_backlog == 0 || *backlog == 0 ||
+		*backlog + postings <= (uint64) gpx_gpu_rank_backlog;
+}
+
+static uint64
+ns_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return (uint64) (INSTR_TIME_GET_DOUBLE(now) * 1e9);
 }
 
 static void
@@ -869,7 +884,10 @@ rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 	uint32	   *filter = NULL;
 	uint32		nfilter = 0;
 	bool		any = false;
+	bool		eligible = false;
 	uint64		postings = 0;
+	uint64		backlog = 0;
+	instr_time	start;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -880,7 +898,8 @@ rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 	}
 	if (!any)
 		goto done;
-	if (segment_for_worker(r, seg, refs, found, h, &postings))
+	eligible = segment_for_worker(r, seg, refs, found, h, &postings);
+	if (eligible && route_to_worker(r->conjunctive, postings, &backlog))
 	{
 		/*
 		 * The worker's path opens the lists, which frees inline payloads:
@@ -898,10 +917,14 @@ rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 				memcpy(copies[i].payload, refs[i].payload, refs[i].len + refs[i].df);
 			}
 		}
+		INSTR_TIME_SET_CURRENT(start);
 		answered = rank_segment_on_worker(r, seg, copies, found, postings, h);
 		pfree(copies);
 		if (answered)
+		{
+			gpx_worker_note_worker_rank(postings, backlog, ns_since(start));
 			goto done;
+		}
 	}
 	if (r->tree)
 	{
@@ -925,6 +948,7 @@ rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 	else if (r->filter.n > 0 && !r->conjunctive &&
 			 !filter_docs(seg, &r->filter, &filter, &nfilter))
 		goto done;
+	INSTR_TIME_SET_CURRENT(start);
 	gq_rank_cache_begin();
 	for (int i = 0; i < n; i++)
 	{
@@ -944,6 +968,8 @@ rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 	q.arg = seg;
 	gpx_rank_run(&q, h, scratch, &r->stats);
 	r->cpu_segments++;
+	if (eligible)
+		gpx_worker_note_local_rank(r->conjunctive, postings, ns_since(start));
 done:
 	for (int i = 0; i < n; i++)
 	{

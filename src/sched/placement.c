@@ -38,3 +38,61 @@ gpx_place_ranking(const uint64_t *dfs, int n, bool every_term, const GpxPlacemen
 	return shortest >= cfg->gpu_min_postings &&
 		longest < (uint64_t) cfg->cpu_ratio_threshold * shortest;
 }
+
+bool
+gpx_rank_prefers_worker(const GpxRankCosts *c, bool every_term, uint64_t postings, uint64_t backlog)
+{
+	double		local = (double) c->local_ps[every_term ? 1 : 0];
+
+	if (local == 0)
+		return false;
+	if (c->worker_ns == 0 && c->worker_ps == 0)
+		return true;
+	/* in doubles: postings times picoseconds can pass 2^64 */
+	return (double) c->worker_ns * 1000.0 + ((double) backlog + (double) postings) * (double) c->worker_ps <
+		(double) postings * local;
+}
+
+/* a running mean; a sample of 0 counts as 1, so that the estimate is known */
+static uint64_t
+cost_mean(uint64_t mean, uint64_t sample)
+{
+	sample = sample > 0 ? sample : 1;
+	if (mean == 0)
+		return sample;
+	return mean - mean / GPX_RANK_COST_WEIGHT + sample / GPX_RANK_COST_WEIGHT;
+}
+
+/* ns * 1000 / n, saturating: a posting's share of a time, in picoseconds */
+static uint64_t
+per_posting_ps(uint64_t ns, uint64_t n)
+{
+	if (n == 0)
+		return 0;
+	if (ns > UINT64_MAX / 1000)
+		return UINT64_MAX / n;
+	return ns * 1000 / n;
+}
+
+void
+gpx_rank_note_local(GpxRankCosts *c, bool every_term, uint64_t postings, uint64_t ns)
+{
+	int			shape = every_term ? 1 : 0;
+
+	if (postings > 0)
+		c->local_ps[shape] = cost_mean(c->local_ps[shape], per_posting_ps(ns, postings));
+}
+
+void
+gpx_rank_note_worker(GpxRankCosts *c, uint64_t postings, uint64_t backlog, uint64_t ns)
+{
+	double		own = (double) postings * (double) c->worker_ps / 1000.0;	/* ns */
+
+	if (postings == 0)
+		return;
+	if (backlog == 0)
+		c->worker_ns = cost_mean(c->worker_ns, (double) ns > own ? ns - (uint64_t) own : 0);
+	else
+		c->worker_ps = cost_mean(c->worker_ps,
+								 per_posting_ps(ns > c->worker_ns ? ns - c->worker_ns : 0, backlog + postings));
+}

@@ -46,4 +46,45 @@ extern int	gpx_place_rounds(const uint32_t *lens, int n, const GpxPlacementConfi
  */
 extern bool gpx_place_ranking(const uint64_t *dfs, int n, bool every_term, const GpxPlacementConfig *cfg);
 
+/*
+ * Where an eligible ranked segment runs, by what each way has cost lately
+ * (gpuidx.gpu_rank_backlog = -1).  A request through the worker waits for
+ * the ranked postings queued before it and its own, plus a round trip:
+ *		worker = worker_ns + (backlog + postings) * worker_ps
+ * a ranking in the backend costs its postings at the backends' own rate:
+ *		local = postings * local_ps[shape]
+ * and it goes where the estimate is shorter.  Both rates are wall times as
+ * the backends see them: under load the cores' contention is in local_ps,
+ * the device's batching in worker_ps.  Each estimate is a running mean
+ * of 1/GPX_RANK_COST_WEIGHT of each new sample; 0: none yet.
+ */
+#define GPX_RANK_COST_WEIGHT 8
+
+typedef struct GpxRankCosts
+{
+	uint64_t	local_ps[2];	/* a posting ranked in a backend (ps): any term, every term */
+	uint64_t	worker_ns;		/* a request through the worker, its postings aside (ns) */
+	uint64_t	worker_ps;		/* a posting queued for the device, before or in a request (ps) */
+} GpxRankCosts;
+
+/*
+ * Does the worker answer sooner?  Until a backend has ranked this shape it
+ * ranks it (to learn what that costs); until the worker has answered one,
+ * the worker takes it.  every_term: the ranking's shape; postings: its
+ * terms' postings in the segment; backlog: the ranked postings the worker
+ * holds now.
+ */
+extern bool gpx_rank_prefers_worker(const GpxRankCosts *c, bool every_term, uint64_t postings,
+									uint64_t backlog);
+
+/* the estimates after a ranking of 'postings' in a backend took ns */
+extern void gpx_rank_note_local(GpxRankCosts *c, bool every_term, uint64_t postings, uint64_t ns);
+
+/*
+ * ... after one through the worker took ns, with backlog postings queued
+ * before it: a request with none ahead updates the round trip, one behind
+ * others the rate a queued posting costs
+ */
+extern void gpx_rank_note_worker(GpxRankCosts *c, uint64_t postings, uint64_t backlog, uint64_t ns);
+
 #endif							/* GPX_PLACEMENT_H */

@@ -60,6 +60,66 @@ gpx_worker_rank_backlog(void)
 	return postings;
 }
 
+static void
+rank_costs_read(GpxRankCosts *c)
+{
+	c->local_ps[0] = pg_atomic_read_u64(&gpx_control->rank_costs[0]);
+	c->local_ps[1] = pg_atomic_read_u64(&gpx_control->rank_costs[1]);
+	c->worker_ns = pg_atomic_read_u64(&gpx_control->rank_costs[2]);
+	c->worker_ps = pg_atomic_read_u64(&gpx_control->rank_costs[3]);
+}
+
+static void
+rank_costs_write(const GpxRankCosts *c)
+{
+	pg_atomic_write_u64(&gpx_control->rank_costs[0], c->local_ps[0]);
+	pg_atomic_write_u64(&gpx_control->rank_costs[1], c->local_ps[1]);
+	pg_atomic_write_u64(&gpx_control->rank_costs[2], c->worker_ns);
+	pg_atomic_write_u64(&gpx_control->rank_costs[3], c->worker_ps);
+}
+
+bool
+gpx_worker_rank_prefers(bool every_term, uint64 postings, uint64 backlog)
+{
+	static uint32 decisions = 0;
+	GpxRankCosts c;
+	bool		worker;
+
+	if (gpx_control == NULL)
+		return false;
+	rank_costs_read(&c);
+	worker = gpx_rank_prefers_worker(&c, every_term, postings, backlog);
+	/* exploring only once both are known: until then the rule itself learns */
+	if (c.local_ps[every_term ? 1 : 0] != 0 && (c.worker_ns != 0 || c.worker_ps != 0) &&
+		++decisions % GPX_RANK_EXPLORE == 0)
+		worker = !worker;
+	return worker;
+}
+
+void
+gpx_worker_note_local_rank(bool every_term, uint64 postings, uint64 ns)
+{
+	GpxRankCosts c;
+
+	if (gpx_control == NULL)
+		return;
+	rank_costs_read(&c);
+	gpx_rank_note_local(&c, every_term, postings, ns);
+	rank_costs_write(&c);
+}
+
+void
+gpx_worker_note_worker_rank(uint64 postings, uint64 backlog, uint64 ns)
+{
+	GpxRankCosts c;
+
+	if (gpx_control == NULL)
+		return;
+	rank_costs_read(&c);
+	gpx_rank_note_worker(&c, postings, backlog, ns);
+	rank_costs_write(&c);
+}
+
 static bool
 fall_back(GpxFallback why)
 {

@@ -38,7 +38,7 @@ int			gpx_batch_window_us = 100;
 int			gpx_batch_max_work = 8 * 1024 * 1024;
 int			gpx_batch_max_requests = 1024;
 int			gpx_engine_stall_ms = 10000;
-int			gpx_gpu_rank_backlog = 256 * 1024;
+int			gpx_gpu_rank_backlog = -1;
 char	   *gpuidx_engine_library = NULL;
 
 static int	cpu_ratio_threshold_setting = 128;
@@ -134,10 +134,11 @@ gpx_worker_define_settings(void)
 							NULL, &gpu_min_postings_setting, 16384, 0, INT_MAX,
 							PGC_SUSET, 0, NULL, assign_min_postings, NULL);
 	DefineCustomIntVariable("gpuidx.gpu_rank_backlog",
-							"Postings of ranked work the GPU worker may hold at once; past it, segments are ranked in the backend (0: no limit).",
+							"Postings of ranked work the GPU worker may hold at once; past it, segments are ranked in the backend "
+							"(-1: wherever the measured costs say is sooner; 0: no limit).",
 							"A ranked request costs the device work in proportion to its terms' postings: a busy worker "
 							"would make every backend wait while their cores idle.",
-							&gpx_gpu_rank_backlog, 256 * 1024, 0, INT_MAX,
+							&gpx_gpu_rank_backlog, -1, -1, INT_MAX,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpuidx.batch_window",
@@ -271,6 +272,8 @@ shmem_startup(void)
 			pg_atomic_init_u64(&ctl->counters[i], 0);
 		for (int i = 0; i < GPX_WAIT_BUCKETS; i++)
 			pg_atomic_init_u64(&ctl->waits[i], 0);
+		for (int i = 0; i < lengthof(ctl->rank_costs); i++)
+			pg_atomic_init_u64(&ctl->rank_costs[i], 0);
 		ctl->stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < gpx_queue_slots_setting; i++)
 		{

@@ -75,6 +75,13 @@ typedef struct GpxWorkerControl
 	uint64		engine_base[GPX_ENGINE_NUM_COUNTERS];
 	TimestampTz stats_reset;
 
+	/*
+	 * What ranked segments cost each way lately (GpxRankCosts's fields in
+	 * order), for gpuidx.gpu_rank_backlog = -1: estimates, so backends
+	 * update them without a lock and a lost update is only a lost sample
+	 */
+	pg_atomic_uint64 rank_costs[4];
+
 	Size		arena_offset;	/* of arena, from this struct's start */
 	GpxSlotOwner owners[FLEXIBLE_ARRAY_MEMBER];	/* one per slot; then the GpxArena */
 } GpxWorkerControl;

@@ -162,11 +162,25 @@ extern bool gpx_worker_rank(const GpxWorkerList *parts, const GpxRankParams *par
 
 /*
  * gpuidx.gpu_rank_backlog: the postings of ranked work (each ranked
- * request's terms' postings in its segment) the worker may hold at once,
- * and what it holds now
+ * request's terms' postings in its segment) the worker may hold at once
+ * (0: no limit; -1: none, the costs decide), and what it holds now
  */
 extern int	gpx_gpu_rank_backlog;
 extern uint64 gpx_worker_rank_backlog(void);
+
+/*
+ * gpuidx.gpu_rank_backlog -1: does a ranked segment of this shape and
+ * postings go to the worker, which holds backlog ranked postings?  By the
+ * costs all backends measured (sched/placement.h, GpxRankCosts); one
+ * decision in GPX_RANK_EXPLORE goes the other way, so that neither
+ * estimate goes stale while the other way wins.
+ */
+#define GPX_RANK_EXPLORE 64
+extern bool gpx_worker_rank_prefers(bool every_term, uint64 postings, uint64 backlog);
+
+/* what an eligible ranked segment took, ranked in this backend or through the worker */
+extern void gpx_worker_note_local_rank(bool every_term, uint64 postings, uint64 ns);
+extern void gpx_worker_note_worker_rank(uint64 postings, uint64 backlog, uint64 ns);
 
 /* this backend's share of the statistics, for EXPLAIN ANALYZE */
 typedef struct GpxLocalStats

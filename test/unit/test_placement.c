@@ -140,5 +140,78 @@ main(void)
 			  (n == 1 ? sorted[0] > 0 && sorted[0] >= c.gpu_min_postings : reference_place(sorted, n, &c) == n),
 			  "random every-term ranking %d", t);
 	}
+
+	/* ranked segments by their measured costs */
+	{
+		GpxRankCosts c = {{0, 0}, 0, 0};
+
+		CHECK(!gpx_rank_prefers_worker(&c, false, 200000, 0), "nothing measured: rank here, to learn its cost");
+		gpx_rank_note_local(&c, false, 200000, 400000);
+		CHECK(c.local_ps[0] == 2000 && c.local_ps[1] == 0, "400 us for 200,000 postings: 2,000 ps a posting, any term only");
+		CHECK(!gpx_rank_prefers_worker(&c, true, 200000, 0), "every term still unmeasured: here");
+		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 5000000), "the worker unmeasured: it takes the request, however busy");
+
+		/* a lone request: the round trip; one behind others: the rate of a queued posting */
+		gpx_rank_note_worker(&c, 200000, 0, 200000);
+		CHECK(c.worker_ns == 200000 && c.worker_ps == 0, "a lone 200 us request: the round trip, %llu ns",
+			  (unsigned long long) c.worker_ns);
+		gpx_rank_note_worker(&c, 200000, 800000, 400000);
+		CHECK(c.worker_ps == 200, "400 us behind 800,000 postings: 200 ps a posting, got %llu",
+			  (unsigned long long) c.worker_ps);
+		gpx_rank_note_worker(&c, 200000, 0, 240000);
+		CHECK(c.worker_ns == 200000, "a lone request of 240 us, 40 of them its postings': the round trip stays, %llu",
+			  (unsigned long long) c.worker_ns);
+
+		/* local 400 us; the worker 200 us and 200 ps a posting queued */
+		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 0), "idle worker: 240 us against 400");
+		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 700000), "700,000 queued: 380 us against 400");
+		CHECK(!gpx_rank_prefers_worker(&c, false, 200000, 800000), "800,000 queued: 400 us is not sooner");
+		CHECK(!gpx_rank_prefers_worker(&c, false, 200000, 1000000), "1,000,000 queued: 440 us against 400");
+
+		/* every term, cheaper here: a lone request is slower through the worker */
+		gpx_rank_note_local(&c, true, 200000, 130000);
+		CHECK(!gpx_rank_prefers_worker(&c, true, 200000, 0), "every term: 130 us here against 240");
+		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 0), "any term unchanged by every term's samples");
+
+		/* running means: an eighth of each sample */
+		gpx_rank_note_local(&c, false, 200000, 1200000);
+		CHECK(c.local_ps[0] == 2000 - 250 + 750, "local 2,000 then a sample of 6,000: %llu",
+			  (unsigned long long) c.local_ps[0]);
+		gpx_rank_note_local(&c, false, 0, 1000);
+		CHECK(c.local_ps[0] == 2500, "no postings: no sample");
+	}
+	{
+		GpxRankCosts c = {{0, 0}, 0, 0};
+
+		/* a sample of 0 still counts as measured */
+		gpx_rank_note_worker(&c, 1000, 0, 0);
+		CHECK(c.worker_ns == 1, "an instant round trip is 1 ns, known");
+		/* huge values neither overflow nor flip the answer */
+		c.local_ps[0] = UINT64_MAX / 2;
+		c.worker_ps = UINT64_MAX / 4;
+		c.worker_ns = UINT64_MAX / 4;
+		CHECK(gpx_rank_prefers_worker(&c, false, UINT64_MAX / 2, 0), "huge: worker 2^62 ns + 2^125 ps against 2^126");
+		gpx_rank_note_local(&c, false, 1, UINT64_MAX);
+		CHECK(c.local_ps[0] > UINT64_MAX / 2, "a saturated sample raises the mean");
+	}
+	for (int t = 0; t < 100000; t++)
+	{
+		GpxRankCosts c;
+		uint64_t	postings = unit_rand64() >> (40 + unit_rand64() % 24);
+		uint64_t	backlog = unit_rand64() % 3 == 0 ? 0 : unit_rand64() >> (36 + unit_rand64() % 28);
+		bool		every = unit_rand64() & 1;
+		double		worker,
+					local;
+
+		c.local_ps[0] = unit_rand64() >> (44 + unit_rand64() % 20);
+		c.local_ps[1] = unit_rand64() >> (44 + unit_rand64() % 20);
+		c.worker_ns = unit_rand64() >> (40 + unit_rand64() % 24);
+		c.worker_ps = unit_rand64() >> (48 + unit_rand64() % 16);
+		worker = (double) c.worker_ns * 1000.0 + ((double) backlog + (double) postings) * (double) c.worker_ps;
+		local = (double) postings * (double) c.local_ps[every];
+		CHECK(gpx_rank_prefers_worker(&c, every, postings, backlog) ==
+			  (c.local_ps[every] != 0 && ((c.worker_ns == 0 && c.worker_ps == 0) || worker < local)),
+			  "random ranking %d: the worker's estimate against the backend's", t);
+	}
 	return unit_report("test_placement");
 }
