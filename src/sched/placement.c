@@ -39,17 +39,31 @@ gpx_place_ranking(const uint64_t *dfs, int n, bool every_term, const GpxPlacemen
 		longest < (uint64_t) cfg->cpu_ratio_threshold * shortest;
 }
 
+int
+gpx_rank_cost_bucket(uint64_t postings)
+{
+	int			b = 0;
+
+	while (postings > 1 && b < GPX_RANK_COST_BUCKETS - 1)
+	{
+		postings >>= 1;
+		b++;
+	}
+	return b;
+}
+
 bool
 gpx_rank_prefers_worker(const GpxRankCosts *c, bool every_term, uint64_t postings, uint64_t backlog)
 {
-	double		local = (double) c->local_ps[every_term ? 1 : 0];
+	int			b = gpx_rank_cost_bucket(postings);
+	double		local = (double) c->local_ps[every_term ? 1 : 0][b];
 
-	if (local == 0)
+	if (postings == 0 || local == 0)
 		return false;
-	if (c->worker_ns == 0 && c->worker_ps == 0)
+	if (c->worker_ps[b] == 0)
 		return true;
 	/* in doubles: postings times picoseconds can pass 2^64 */
-	return (double) c->worker_ns * 1000.0 + ((double) backlog + (double) postings) * (double) c->worker_ps <
+	return (double) postings * (double) c->worker_ps[b] + (double) backlog * (double) c->queue_ps <
 		(double) postings * local;
 }
 
@@ -77,22 +91,27 @@ per_posting_ps(uint64_t ns, uint64_t n)
 void
 gpx_rank_note_local(GpxRankCosts *c, bool every_term, uint64_t postings, uint64_t ns)
 {
-	int			shape = every_term ? 1 : 0;
+	uint64_t   *rate = &c->local_ps[every_term ? 1 : 0][gpx_rank_cost_bucket(postings)];
 
 	if (postings > 0)
-		c->local_ps[shape] = cost_mean(c->local_ps[shape], per_posting_ps(ns, postings));
+		*rate = cost_mean(*rate, per_posting_ps(ns, postings));
 }
 
 void
 gpx_rank_note_worker(GpxRankCosts *c, uint64_t postings, uint64_t backlog, uint64_t ns)
 {
-	double		own = (double) postings * (double) c->worker_ps / 1000.0;	/* ns */
+	uint64_t   *rate = &c->worker_ps[gpx_rank_cost_bucket(postings)];
+	double		own;			/* ns */
 
 	if (postings == 0)
 		return;
 	if (backlog == 0)
-		c->worker_ns = cost_mean(c->worker_ns, (double) ns > own ? ns - (uint64_t) own : 0);
-	else
-		c->worker_ps = cost_mean(c->worker_ps,
-								 per_posting_ps(ns > c->worker_ns ? ns - c->worker_ns : 0, backlog + postings));
+	{
+		*rate = cost_mean(*rate, per_posting_ps(ns, postings));
+		return;
+	}
+	if (*rate == 0)
+		return;
+	own = (double) postings * (double) *rate / 1000.0;
+	c->queue_ps = cost_mean(c->queue_ps, per_posting_ps((double) ns > own ? ns - (uint64_t) own : 0, backlog));
 }

@@ -48,31 +48,44 @@ extern bool gpx_place_ranking(const uint64_t *dfs, int n, bool every_term, const
 
 /*
  * Where an eligible ranked segment runs, by what each way has cost lately
- * (gpuidx.gpu_rank_backlog = -1).  A request through the worker waits for
- * the ranked postings queued before it and its own, plus a round trip:
- *		worker = worker_ns + (backlog + postings) * worker_ps
- * a ranking in the backend costs its postings at the backends' own rate:
- *		local = postings * local_ps[shape]
- * and it goes where the estimate is shorter.  Both rates are wall times as
- * the backends see them: under load the cores' contention is in local_ps,
- * the device's batching in worker_ps.  Each estimate is a running mean
- * of 1/GPX_RANK_COST_WEIGHT of each new sample; 0: none yet.
+ * (gpuidx.gpu_rank_backlog = -1).  Rates are per posting of the ranking
+ * (its terms' postings in the segment), kept for each size (a bucket by the
+ * postings' highest bit): the device scores every posting, but a request's
+ * round trip weighs more on a small one, and the backend's WAND skips more
+ * of longer lists, so one rate for all sizes would make large rankings
+ * look dear in the backend and send exactly them to the device.  Through
+ * the worker a request costs what one of its size cost alone, plus the
+ * ranked postings queued before it at the rate a queued posting delays it:
+ *		worker = postings * worker_ps[bucket] + backlog * queue_ps
+ * in the backend, what rankings of its shape and size cost there:
+ *		local = postings * local_ps[shape][bucket]
+ * and it goes where the estimate is shorter.  All are wall times as the
+ * backends see them: under load the cores' contention is in local_ps.
+ * Each estimate is a running mean of 1/GPX_RANK_COST_WEIGHT of each new
+ * sample; 0: none yet.
  */
 #define GPX_RANK_COST_WEIGHT 8
+#define GPX_RANK_COST_BUCKETS 32	/* by the postings' highest bit; the last takes the rest */
 
 typedef struct GpxRankCosts
 {
-	uint64_t	local_ps[2];	/* a posting ranked in a backend (ps): any term, every term */
-	uint64_t	worker_ns;		/* a request through the worker, its postings aside (ns) */
-	uint64_t	worker_ps;		/* a posting queued for the device, before or in a request (ps) */
+	/* picoseconds a posting, ranked in a backend: [any term, every term][bucket] */
+	uint64_t	local_ps[2][GPX_RANK_COST_BUCKETS];
+	/* ... through the worker with nothing queued before it, by bucket */
+	uint64_t	worker_ps[GPX_RANK_COST_BUCKETS];
+	/* the delay of a ranked posting queued before a request */
+	uint64_t	queue_ps;
 } GpxRankCosts;
 
+/* the bucket of a ranking of 'postings' (> 0) */
+extern int	gpx_rank_cost_bucket(uint64_t postings);
+
 /*
- * Does the worker answer sooner?  Until a backend has ranked this shape it
- * ranks it (to learn what that costs); until the worker has answered one,
- * the worker takes it.  every_term: the ranking's shape; postings: its
- * terms' postings in the segment; backlog: the ranked postings the worker
- * holds now.
+ * Does the worker answer sooner?  Until a backend has ranked this shape
+ * and size it ranks it, and until the worker has answered one of this size
+ * alone the worker takes it (each to learn what it costs).  every_term: the
+ * ranking's shape; postings: its terms' postings in the segment (> 0);
+ * backlog: the ranked postings the worker holds now.
  */
 extern bool gpx_rank_prefers_worker(const GpxRankCosts *c, bool every_term, uint64_t postings,
 									uint64_t backlog);
@@ -82,8 +95,8 @@ extern void gpx_rank_note_local(GpxRankCosts *c, bool every_term, uint64_t posti
 
 /*
  * ... after one through the worker took ns, with backlog postings queued
- * before it: a request with none ahead updates the round trip, one behind
- * others the rate a queued posting costs
+ * before it: a request with none ahead updates its size's rate, one behind
+ * others (its size's rate known) the rate of a queued posting
  */
 extern void gpx_rank_note_worker(GpxRankCosts *c, uint64_t postings, uint64_t backlog, uint64_t ns);
 

@@ -60,38 +60,31 @@ gpx_worker_rank_backlog(void)
 	return postings;
 }
 
+/* the estimates a ranking of this shape and size uses, the rest left 0 */
 static void
-rank_costs_read(GpxRankCosts *c)
+rank_costs_read(GpxRankCosts *c, int shape, int b)
 {
-	c->local_ps[0] = pg_atomic_read_u64(&gpx_control->rank_costs[0]);
-	c->local_ps[1] = pg_atomic_read_u64(&gpx_control->rank_costs[1]);
-	c->worker_ns = pg_atomic_read_u64(&gpx_control->rank_costs[2]);
-	c->worker_ps = pg_atomic_read_u64(&gpx_control->rank_costs[3]);
-}
-
-static void
-rank_costs_write(const GpxRankCosts *c)
-{
-	pg_atomic_write_u64(&gpx_control->rank_costs[0], c->local_ps[0]);
-	pg_atomic_write_u64(&gpx_control->rank_costs[1], c->local_ps[1]);
-	pg_atomic_write_u64(&gpx_control->rank_costs[2], c->worker_ns);
-	pg_atomic_write_u64(&gpx_control->rank_costs[3], c->worker_ps);
+	memset(c, 0, sizeof(*c));
+	c->local_ps[shape][b] = pg_atomic_read_u64(&gpx_control->rank_local_ps[shape][b]);
+	c->worker_ps[b] = pg_atomic_read_u64(&gpx_control->rank_worker_ps[b]);
+	c->queue_ps = pg_atomic_read_u64(&gpx_control->rank_queue_ps);
 }
 
 bool
 gpx_worker_rank_prefers(bool every_term, uint64 postings, uint64 backlog)
 {
 	static uint32 decisions = 0;
+	int			shape = every_term ? 1 : 0;
+	int			b = gpx_rank_cost_bucket(postings);
 	GpxRankCosts c;
 	bool		worker;
 
-	if (gpx_control == NULL)
+	if (gpx_control == NULL || postings == 0)
 		return false;
-	rank_costs_read(&c);
+	rank_costs_read(&c, shape, b);
 	worker = gpx_rank_prefers_worker(&c, every_term, postings, backlog);
 	/* exploring only once both are known: until then the rule itself learns */
-	if (c.local_ps[every_term ? 1 : 0] != 0 && (c.worker_ns != 0 || c.worker_ps != 0) &&
-		++decisions % GPX_RANK_EXPLORE == 0)
+	if (c.local_ps[shape][b] != 0 && c.worker_ps[b] != 0 && ++decisions % GPX_RANK_EXPLORE == 0)
 		worker = !worker;
 	return worker;
 }
@@ -99,25 +92,29 @@ gpx_worker_rank_prefers(bool every_term, uint64 postings, uint64 backlog)
 void
 gpx_worker_note_local_rank(bool every_term, uint64 postings, uint64 ns)
 {
+	int			shape = every_term ? 1 : 0;
+	int			b = gpx_rank_cost_bucket(postings);
 	GpxRankCosts c;
 
-	if (gpx_control == NULL)
+	if (gpx_control == NULL || postings == 0)
 		return;
-	rank_costs_read(&c);
+	rank_costs_read(&c, shape, b);
 	gpx_rank_note_local(&c, every_term, postings, ns);
-	rank_costs_write(&c);
+	pg_atomic_write_u64(&gpx_control->rank_local_ps[shape][b], c.local_ps[shape][b]);
 }
 
 void
 gpx_worker_note_worker_rank(uint64 postings, uint64 backlog, uint64 ns)
 {
+	int			b = gpx_rank_cost_bucket(postings);
 	GpxRankCosts c;
 
-	if (gpx_control == NULL)
+	if (gpx_control == NULL || postings == 0)
 		return;
-	rank_costs_read(&c);
+	rank_costs_read(&c, 0, b);
 	gpx_rank_note_worker(&c, postings, backlog, ns);
-	rank_costs_write(&c);
+	pg_atomic_write_u64(&gpx_control->rank_worker_ps[b], c.worker_ps[b]);
+	pg_atomic_write_u64(&gpx_control->rank_queue_ps, c.queue_ps);
 }
 
 static bool

@@ -272,8 +272,13 @@ shmem_startup(void)
 			pg_atomic_init_u64(&ctl->counters[i], 0);
 		for (int i = 0; i < GPX_WAIT_BUCKETS; i++)
 			pg_atomic_init_u64(&ctl->waits[i], 0);
-		for (int i = 0; i < lengthof(ctl->rank_costs); i++)
-			pg_atomic_init_u64(&ctl->rank_costs[i], 0);
+		for (int b = 0; b < GPX_RANK_COST_BUCKETS; b++)
+		{
+			pg_atomic_init_u64(&ctl->rank_local_ps[0][b], 0);
+			pg_atomic_init_u64(&ctl->rank_local_ps[1][b], 0);
+			pg_atomic_init_u64(&ctl->rank_worker_ps[b], 0);
+		}
+		pg_atomic_init_u64(&ctl->rank_queue_ps, 0);
 		ctl->stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < gpx_queue_slots_setting; i++)
 		{

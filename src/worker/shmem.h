@@ -80,7 +80,9 @@ typedef struct GpxWorkerControl
 	 * order), for gpuidx.gpu_rank_backlog = -1: estimates, so backends
 	 * update them without a lock and a lost update is only a lost sample
 	 */
-	pg_atomic_uint64 rank_costs[4];
+	pg_atomic_uint64 rank_local_ps[2][GPX_RANK_COST_BUCKETS];
+	pg_atomic_uint64 rank_worker_ps[GPX_RANK_COST_BUCKETS];
+	pg_atomic_uint64 rank_queue_ps;
 
 	Size		arena_offset;	/* of arena, from this struct's start */
 	GpxSlotOwner owners[FLEXIBLE_ARRAY_MEMBER];	/* one per slot; then the GpxArena */

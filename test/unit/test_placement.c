@@ -142,27 +142,38 @@ main(void)
 	}
 
 	/* ranked segments by their measured costs */
+	CHECK(gpx_rank_cost_bucket(1) == 0 && gpx_rank_cost_bucket(2) == 1 && gpx_rank_cost_bucket(3) == 1 &&
+		  gpx_rank_cost_bucket(200000) == 17 && gpx_rank_cost_bucket((uint64_t) 1 << 31) == 31 &&
+		  gpx_rank_cost_bucket((uint64_t) 1 << 40) == 31 && gpx_rank_cost_bucket(UINT64_MAX) == 31,
+		  "size buckets by the highest bit, the last taking the rest");
 	{
-		GpxRankCosts c = {{0, 0}, 0, 0};
+		GpxRankCosts c;
+		const int	b = 17;			/* 200,000 postings */
 
+		memset(&c, 0, sizeof(c));
 		CHECK(!gpx_rank_prefers_worker(&c, false, 200000, 0), "nothing measured: rank here, to learn its cost");
 		gpx_rank_note_local(&c, false, 200000, 400000);
-		CHECK(c.local_ps[0] == 2000 && c.local_ps[1] == 0, "400 us for 200,000 postings: 2,000 ps a posting, any term only");
+		CHECK(c.local_ps[0][b] == 2000 && c.local_ps[1][b] == 0, "400 us for 200,000 postings: 2,000 ps a posting, any term only");
 		CHECK(!gpx_rank_prefers_worker(&c, true, 200000, 0), "every term still unmeasured: here");
-		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 5000000), "the worker unmeasured: it takes the request, however busy");
+		CHECK(!gpx_rank_prefers_worker(&c, false, 2000000, 0), "2,000,000 postings, another size, unmeasured: here");
+		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 5000000), "the worker unmeasured at this size: it takes the request, however busy");
 
-		/* a lone request: the round trip; one behind others: the rate of a queued posting */
-		gpx_rank_note_worker(&c, 200000, 0, 200000);
-		CHECK(c.worker_ns == 200000 && c.worker_ps == 0, "a lone 200 us request: the round trip, %llu ns",
-			  (unsigned long long) c.worker_ns);
+		/* behind others before any lone request of the size: nothing to learn the queue from */
 		gpx_rank_note_worker(&c, 200000, 800000, 400000);
-		CHECK(c.worker_ps == 200, "400 us behind 800,000 postings: 200 ps a posting, got %llu",
-			  (unsigned long long) c.worker_ps);
+		CHECK(c.worker_ps[b] == 0 && c.queue_ps == 0, "a queued request of an unmeasured size teaches nothing");
+		/* a lone request: its size's rate; one behind others: the rate of a queued posting */
 		gpx_rank_note_worker(&c, 200000, 0, 240000);
-		CHECK(c.worker_ns == 200000, "a lone request of 240 us, 40 of them its postings': the round trip stays, %llu",
-			  (unsigned long long) c.worker_ns);
+		CHECK(c.worker_ps[b] == 1200, "a lone 240 us request of 200,000 postings: 1,200 ps a posting, got %llu",
+			  (unsigned long long) c.worker_ps[b]);
+		gpx_rank_note_worker(&c, 200000, 800000, 400000);
+		CHECK(c.queue_ps == 200, "400 us behind 800,000 postings, 240 of them its own: 200 ps a queued posting, got %llu",
+			  (unsigned long long) c.queue_ps);
+		gpx_rank_note_worker(&c, 200000, 800000, 100000);
+		CHECK(c.queue_ps == 200 - 25 + 0, "sooner than alone: a queued posting's sample is 1 ps, the mean %llu",
+			  (unsigned long long) c.queue_ps);
+		c.queue_ps = 200;
 
-		/* local 400 us; the worker 200 us and 200 ps a posting queued */
+		/* local 400 us; the worker 240 us alone and 200 ps a posting queued */
 		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 0), "idle worker: 240 us against 400");
 		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 700000), "700,000 queued: 380 us against 400");
 		CHECK(!gpx_rank_prefers_worker(&c, false, 200000, 800000), "800,000 queued: 400 us is not sooner");
@@ -175,24 +186,34 @@ main(void)
 
 		/* running means: an eighth of each sample */
 		gpx_rank_note_local(&c, false, 200000, 1200000);
-		CHECK(c.local_ps[0] == 2000 - 250 + 750, "local 2,000 then a sample of 6,000: %llu",
-			  (unsigned long long) c.local_ps[0]);
+		CHECK(c.local_ps[0][b] == 2000 - 250 + 750, "local 2,000 then a sample of 6,000: %llu",
+			  (unsigned long long) c.local_ps[0][b]);
 		gpx_rank_note_local(&c, false, 0, 1000);
-		CHECK(c.local_ps[0] == 2500, "no postings: no sample");
+		CHECK(c.local_ps[0][b] == 2500, "no postings: no sample");
+
+		/* WAND skips more of longer lists: a larger ranking's rates are its own */
+		gpx_rank_note_local(&c, false, 2000000, 400000);
+		gpx_rank_note_worker(&c, 2000000, 0, 600000);
+		CHECK(c.local_ps[0][20] == 200 && c.local_ps[0][b] == 2500 && c.worker_ps[20] == 300 && c.worker_ps[b] == 1200,
+			  "2,000,000 postings: 400 us here, 600 us alone through the worker, in their bucket; 200,000's unchanged");
+		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 0), "200,000 postings: the worker's 240 us against 500");
+		CHECK(!gpx_rank_prefers_worker(&c, false, 2000000, 0), "2,000,000: the worker's 600 us against 400");
 	}
 	{
-		GpxRankCosts c = {{0, 0}, 0, 0};
+		GpxRankCosts c;
 
+		memset(&c, 0, sizeof(c));
 		/* a sample of 0 still counts as measured */
 		gpx_rank_note_worker(&c, 1000, 0, 0);
-		CHECK(c.worker_ns == 1, "an instant round trip is 1 ns, known");
+		CHECK(c.worker_ps[9] == 1, "an instant round trip is 1 ps a posting, known");
 		/* huge values neither overflow nor flip the answer */
-		c.local_ps[0] = UINT64_MAX / 2;
-		c.worker_ps = UINT64_MAX / 4;
-		c.worker_ns = UINT64_MAX / 4;
-		CHECK(gpx_rank_prefers_worker(&c, false, UINT64_MAX / 2, 0), "huge: worker 2^62 ns + 2^125 ps against 2^126");
+		c.local_ps[0][31] = UINT64_MAX / 2;
+		c.worker_ps[31] = UINT64_MAX / 4;
+		c.queue_ps = UINT64_MAX / 4;
+		CHECK(gpx_rank_prefers_worker(&c, false, UINT64_MAX / 2, UINT64_MAX / 4), "huge: 2^125 + 2^124 ps against 2^126");
+		CHECK(!gpx_rank_prefers_worker(&c, false, UINT64_MAX / 2, UINT64_MAX), "huge: 2^125 + 2^126 ps against 2^126");
 		gpx_rank_note_local(&c, false, 1, UINT64_MAX);
-		CHECK(c.local_ps[0] > UINT64_MAX / 2, "a saturated sample raises the mean");
+		CHECK(c.local_ps[0][0] == UINT64_MAX, "a saturated sample of one posting: the largest rate");
 	}
 	for (int t = 0; t < 100000; t++)
 	{
@@ -200,17 +221,19 @@ main(void)
 		uint64_t	postings = unit_rand64() >> (40 + unit_rand64() % 24);
 		uint64_t	backlog = unit_rand64() % 3 == 0 ? 0 : unit_rand64() >> (36 + unit_rand64() % 28);
 		bool		every = unit_rand64() & 1;
+		int			b = gpx_rank_cost_bucket(postings);
 		double		worker,
 					local;
 
-		c.local_ps[0] = unit_rand64() >> (44 + unit_rand64() % 20);
-		c.local_ps[1] = unit_rand64() >> (44 + unit_rand64() % 20);
-		c.worker_ns = unit_rand64() >> (40 + unit_rand64() % 24);
-		c.worker_ps = unit_rand64() >> (48 + unit_rand64() % 16);
-		worker = (double) c.worker_ns * 1000.0 + ((double) backlog + (double) postings) * (double) c.worker_ps;
-		local = (double) postings * (double) c.local_ps[every];
+		memset(&c, 0, sizeof(c));
+		c.local_ps[0][b] = unit_rand64() >> (44 + unit_rand64() % 20);
+		c.local_ps[1][b] = unit_rand64() >> (44 + unit_rand64() % 20);
+		c.worker_ps[b] = unit_rand64() >> (44 + unit_rand64() % 20);
+		c.queue_ps = unit_rand64() >> (48 + unit_rand64() % 16);
+		worker = (double) postings * (double) c.worker_ps[b] + (double) backlog * (double) c.queue_ps;
+		local = (double) postings * (double) c.local_ps[every][b];
 		CHECK(gpx_rank_prefers_worker(&c, every, postings, backlog) ==
-			  (c.local_ps[every] != 0 && ((c.worker_ns == 0 && c.worker_ps == 0) || worker < local)),
+			  (postings > 0 && local != 0 && (c.worker_ps[b] == 0 || worker < local)),
 			  "random ranking %d: the worker's estimate against the backend's", t);
 	}
 	return unit_report("test_placement");
