@@ -61,7 +61,7 @@ gpx_rank_prefers_worker(const GpxRankCosts *c, bool every_term, uint64_t posting
 	if (postings == 0 || local == 0)
 		return false;
 	if (c->worker_ps[b] == 0)
-		return true;
+		return backlog == 0;
 	/* in doubles: postings times picoseconds can pass 2^64 */
 	return (double) postings * (double) c->worker_ps[b] + (double) backlog * (double) c->queue_ps <
 		(double) postings * local;

@@ -73,7 +73,6 @@ rank_costs_read(GpxRankCosts *c, int shape, int b)
 bool
 gpx_worker_rank_prefers(bool every_term, uint64 postings, uint64 backlog)
 {
-	static uint32 decisions = 0;
 	int			shape = every_term ? 1 : 0;
 	int			b = gpx_rank_cost_bucket(postings);
 	GpxRankCosts c;
@@ -84,8 +83,16 @@ gpx_worker_rank_prefers(bool every_term, uint64 postings, uint64 backlog)
 	rank_costs_read(&c, shape, b);
 	worker = gpx_rank_prefers_worker(&c, every_term, postings, backlog);
 	/* exploring only once both are known: until then the rule itself learns */
-	if (c.local_ps[shape][b] != 0 && c.worker_ps[b] != 0 && ++decisions % GPX_RANK_EXPLORE == 0)
-		worker = !worker;
+	if (c.local_ps[shape][b] != 0 && c.worker_ps[b] != 0)
+	{
+		pg_atomic_uint64 *explored = &gpx_control->rank_explored[shape][b];
+		uint64		last = pg_atomic_read_u64(explored);
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (now - (TimestampTz) last >= GPX_RANK_EXPLORE_US &&
+			pg_atomic_compare_exchange_u64(explored, &last, (uint64) now))
+			worker = !worker;
+	}
 	return worker;
 }
 

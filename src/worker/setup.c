@@ -277,6 +277,8 @@ shmem_startup(void)
 			pg_atomic_init_u64(&ctl->rank_local_ps[0][b], 0);
 			pg_atomic_init_u64(&ctl->rank_local_ps[1][b], 0);
 			pg_atomic_init_u64(&ctl->rank_worker_ps[b], 0);
+			pg_atomic_init_u64(&ctl->rank_explored[0][b], 0);
+			pg_atomic_init_u64(&ctl->rank_explored[1][b], 0);
 		}
 		pg_atomic_init_u64(&ctl->rank_queue_ps, 0);
 		ctl->stats_reset = GetCurrentTimestamp();

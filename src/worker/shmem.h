@@ -83,6 +83,7 @@ typedef struct GpxWorkerControl
 	pg_atomic_uint64 rank_local_ps[2][GPX_RANK_COST_BUCKETS];
 	pg_atomic_uint64 rank_worker_ps[GPX_RANK_COST_BUCKETS];
 	pg_atomic_uint64 rank_queue_ps;
+	pg_atomic_uint64 rank_explored[2][GPX_RANK_COST_BUCKETS];	/* TimestampTz */
 
 	Size		arena_offset;	/* of arena, from this struct's start */
 	GpxSlotOwner owners[FLEXIBLE_ARRAY_MEMBER];	/* one per slot; then the GpxArena */

@@ -171,11 +171,13 @@ extern uint64 gpx_worker_rank_backlog(void);
 /*
  * gpuidx.gpu_rank_backlog -1: does a ranked segment of this shape and
  * postings go to the worker, which holds backlog ranked postings?  By the
- * costs all backends measured (sched/placement.h, GpxRankCosts); one
- * decision in GPX_RANK_EXPLORE goes the other way, so that neither
- * estimate goes stale while the other way wins.
+ * costs all backends measured (sched/placement.h, GpxRankCosts); once in
+ * GPX_RANK_EXPLORE_US for each shape and size, one decision goes the other
+ * way, so that neither estimate goes stale while the other way wins.  (By
+ * time, not by count: where one way is fifty times the other, one decision
+ * in 64 the slow way doubled the mean.)
  */
-#define GPX_RANK_EXPLORE 64
+#define GPX_RANK_EXPLORE_US 1000000
 extern bool gpx_worker_rank_prefers(bool every_term, uint64 postings, uint64 backlog);
 
 /* what an eligible ranked segment took, ranked in this backend or through the worker */

@@ -156,7 +156,8 @@ main(void)
 		CHECK(c.local_ps[0][b] == 2000 && c.local_ps[1][b] == 0, "400 us for 200,000 postings: 2,000 ps a posting, any term only");
 		CHECK(!gpx_rank_prefers_worker(&c, true, 200000, 0), "every term still unmeasured: here");
 		CHECK(!gpx_rank_prefers_worker(&c, false, 2000000, 0), "2,000,000 postings, another size, unmeasured: here");
-		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 5000000), "the worker unmeasured at this size: it takes the request, however busy");
+		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 0), "the worker unmeasured at this size: an idle one takes the request");
+		CHECK(!gpx_rank_prefers_worker(&c, false, 200000, 1), "but not a busy one");
 
 		/* behind others before any lone request of the size: nothing to learn the queue from */
 		gpx_rank_note_worker(&c, 200000, 800000, 400000);
@@ -233,7 +234,7 @@ main(void)
 		worker = (double) postings * (double) c.worker_ps[b] + (double) backlog * (double) c.queue_ps;
 		local = (double) postings * (double) c.local_ps[every][b];
 		CHECK(gpx_rank_prefers_worker(&c, every, postings, backlog) ==
-			  (postings > 0 && local != 0 && (c.worker_ps[b] == 0 || worker < local)),
+			  (postings > 0 && local != 0 && (c.worker_ps[b] == 0 ? backlog == 0 : worker < local)),
 			  "random ranking %d: the worker's estimate against the backend's", t);
 	}
 	return unit_report("test_placement");
