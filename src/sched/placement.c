@@ -67,14 +67,26 @@ gpx_rank_prefers_worker(const GpxRankCosts *c, bool every_term, uint64_t posting
 		(double) postings * local;
 }
 
-/* a running mean; a sample of 0 counts as 1, so that the estimate is known */
+/*
+ * A running mean; a sample of 0 counts as 1, so that the estimate is
+ * known.  It falls fast and rises slowly: a sample below the mean takes
+ * half the gap, one above it 1/GPX_RANK_COST_WEIGHT of it, counted as at
+ * most GPX_RANK_COST_CLIP times the mean.  A cold first sample (lists and
+ * doc lengths uploaded to be cached, pages read) or one stall must not keep
+ * a way off for the many samples a slow fall would take, when the other
+ * way wins and samples come only from exploring (one a second).
+ */
 static uint64_t
 cost_mean(uint64_t mean, uint64_t sample)
 {
 	sample = sample > 0 ? sample : 1;
 	if (mean == 0)
 		return sample;
-	return mean - mean / GPX_RANK_COST_WEIGHT + sample / GPX_RANK_COST_WEIGHT;
+	if (sample < mean)
+		return mean - (mean - sample) / 2;
+	if (sample / GPX_RANK_COST_CLIP > mean)
+		sample = mean * GPX_RANK_COST_CLIP;
+	return mean + (sample - mean) / GPX_RANK_COST_WEIGHT;
 }
 
 /* ns * 1000 / n, saturating: a posting's share of a time, in picoseconds */

@@ -61,10 +61,11 @@ extern bool gpx_place_ranking(const uint64_t *dfs, int n, bool every_term, const
  *		local = postings * local_ps[shape][bucket]
  * and it goes where the estimate is shorter.  All are wall times as the
  * backends see them: under load the cores' contention is in local_ps.
- * Each estimate is a running mean of 1/GPX_RANK_COST_WEIGHT of each new
- * sample; 0: none yet.
+ * Each estimate is a running mean that falls fast and rises slowly
+ * (placement.c, cost_mean); 0: none yet.
  */
-#define GPX_RANK_COST_WEIGHT 8
+#define GPX_RANK_COST_WEIGHT 8		/* a rise: this share of the gap */
+#define GPX_RANK_COST_CLIP 4		/* a sample counts as at most this many times the mean */
 #define GPX_RANK_COST_BUCKETS 32	/* by the postings' highest bit; the last takes the rest */
 
 typedef struct GpxRankCosts

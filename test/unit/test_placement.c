@@ -170,7 +170,7 @@ main(void)
 		CHECK(c.queue_ps == 200, "400 us behind 800,000 postings, 240 of them its own: 200 ps a queued posting, got %llu",
 			  (unsigned long long) c.queue_ps);
 		gpx_rank_note_worker(&c, 200000, 800000, 100000);
-		CHECK(c.queue_ps == 200 - 25 + 0, "sooner than alone: a queued posting's sample is 1 ps, the mean %llu",
+		CHECK(c.queue_ps == 200 - 199 / 2, "sooner than alone: a queued posting's sample is 1 ps, half the gap taken: %llu",
 			  (unsigned long long) c.queue_ps);
 		c.queue_ps = 200;
 
@@ -185,12 +185,19 @@ main(void)
 		CHECK(!gpx_rank_prefers_worker(&c, true, 200000, 0), "every term: 130 us here against 240");
 		CHECK(gpx_rank_prefers_worker(&c, false, 200000, 0), "any term unchanged by every term's samples");
 
-		/* running means: an eighth of each sample */
+		/* running means: a rise takes an eighth of the gap, a fall half */
 		gpx_rank_note_local(&c, false, 200000, 1200000);
 		CHECK(c.local_ps[0][b] == 2000 - 250 + 750, "local 2,000 then a sample of 6,000: %llu",
 			  (unsigned long long) c.local_ps[0][b]);
 		gpx_rank_note_local(&c, false, 0, 1000);
 		CHECK(c.local_ps[0][b] == 2500, "no postings: no sample");
+		gpx_rank_note_local(&c, false, 200000, 200000000);
+		CHECK(c.local_ps[0][b] == 2500 + (10000 - 2500) / 8,
+			  "a stall of 1,000,000 ps a posting counts as 4 times the mean: %llu", (unsigned long long) c.local_ps[0][b]);
+		gpx_rank_note_local(&c, false, 200000, 100000);
+		CHECK(c.local_ps[0][b] == 3437 - (3437 - 500) / 2, "a sample of 500 takes half the gap: %llu",
+			  (unsigned long long) c.local_ps[0][b]);
+		c.local_ps[0][b] = 2500;
 
 		/* WAND skips more of longer lists: a larger ranking's rates are its own */
 		gpx_rank_note_local(&c, false, 2000000, 400000);
