@@ -85,9 +85,9 @@ extern int	gpx_rank_cost_bucket(uint64_t postings);
  * Does the worker answer sooner?  Until a backend has ranked this shape
  * and size it ranks it, and until the worker has answered one of this size
  * alone an idle worker takes it (each to learn what it costs; a busy
- * worker's answer would not say).  every_term: the
- * ranking's shape; postings: its terms' postings in the segment (> 0);
- * backlog: the ranked postings the worker holds now.
+ * worker's answer would not say).  every_term: the ranking's shape;
+ * postings: its terms' postings in the segment (> 0); backlog: the ranked
+ * postings the worker holds now.
  */
 extern bool gpx_rank_prefers_worker(const GpxRankCosts *c, bool every_term, uint64_t postings,
 									uint64_t backlog);
