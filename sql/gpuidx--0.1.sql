@@ -431,6 +431,21 @@ REVOKE ALL ON gpuidx_worker_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gpuidx_worker_stats() TO pg_monitor;
 GRANT SELECT ON gpuidx_worker_stats TO pg_monitor;
 
+CREATE FUNCTION gpuidx_rank_placement(
+		OUT shape text, OUT min_postings bigint, OUT max_postings bigint,
+		OUT backend_ns_per_posting double precision, OUT worker_ns_per_posting double precision,
+		OUT queued_ns_per_posting double precision, OUT other_way_tried timestamptz)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION gpuidx_rank_placement() IS 'the costs that place ranked segments on the GPU worker or in the backend, by shape and size (docs/RANKING.md)';
+
+CREATE VIEW gpuidx_rank_placement AS SELECT * FROM gpuidx_rank_placement();
+COMMENT ON VIEW gpuidx_rank_placement IS 'what a ranked segment cost lately, a posting, in a backend and through the GPU worker, by shape and size';
+REVOKE ALL ON FUNCTION gpuidx_rank_placement() FROM PUBLIC;
+REVOKE ALL ON gpuidx_rank_placement FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gpuidx_rank_placement() TO pg_monitor;
+GRANT SELECT ON gpuidx_rank_placement TO pg_monitor;
+
 CREATE FUNCTION gpuidx_worker_stats_reset() RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION gpuidx_worker_stats_reset() IS 'zero the GPU worker''s counters (superuser)';

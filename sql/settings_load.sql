@@ -24,5 +24,6 @@ SELECT current_setting('shared_preload_libraries') ~ '\mgpuidx\M' AS preloaded \
 \if :preloaded
 \else
 SELECT serving, engine, requests, slots_in_use FROM gpuidx_worker_stats;
+SELECT count(*) AS placement_rows FROM gpuidx_rank_placement;
 SELECT engine, device, fallback_reason FROM gpuidx_engine_info();
 \endif

@@ -161,6 +161,10 @@ if ($real)
 	is($placed, '80', 'each of 80 rankings placed somewhere');
 	cmp_ok($on_worker, '>=', 3, "$on_worker of its segments on the worker");
 	cmp_ok($in_backend, '>=', 3, "$in_backend in the backend: both ways kept measured");
+	is($node->safe_psql('postgres', q{SELECT count(*) > 0 FROM gpuidx_rank_placement
+		WHERE shape = 'any term' AND backend_ns_per_posting > 0 AND worker_ns_per_posting > 0
+		  AND other_way_tried IS NOT NULL}), 't',
+		'gpuidx_rank_placement shows an any-term size measured both ways, the other way tried');
 
 	# every term, one list a thousand times the other's length: the backend's
 	# WAND costs about the shorter list, the device both, so the backend

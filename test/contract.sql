@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS gpuidx;
 LOAD 'gpuidx';
 SET client_min_messages = warning;
 
-SELECT plan(96);
+SELECT plan(98);
 
 -- the type
 SELECT has_type('postinglist');
@@ -41,6 +41,9 @@ SELECT ok(has_function_privilege('pg_monitor', 'gpuidx_worker_stats()', 'EXECUTE
 SELECT ok(has_table_privilege('pg_monitor', 'gpuidx_worker_stats', 'SELECT'), 'pg_monitor may read the worker statistics view');
 SELECT ok(NOT has_table_privilege('public', 'gpuidx_worker_stats', 'SELECT'), 'PUBLIC may not read them');
 SELECT ok(NOT has_function_privilege('public', 'gpuidx_worker_stats_reset()', 'EXECUTE'), 'PUBLIC may not reset them');
+SELECT ok(has_table_privilege('pg_monitor', 'gpuidx_rank_placement', 'SELECT'), 'pg_monitor may read the ranking placement''s costs');
+SELECT ok(NOT has_table_privilege('public', 'gpuidx_rank_placement', 'SELECT')
+		  AND NOT has_function_privilege('public', 'gpuidx_rank_placement()', 'EXECUTE'), 'PUBLIC may not');
 
 -- every SQL-callable function of the extension is immutable and parallel
 -- safe but those of the text index (test/index_contract.sql), of ranking
@@ -52,7 +55,7 @@ SELECT is(array_agg(p.proname::text || ':' || p.provolatile::text ORDER BY p.pro
 		  'gpuidx_bm25query:s', 'gpuidx_bm25query:s', 'gpuidx_engine_info:v', 'gpuidx_engine_intersect:v',
 		  'gpuidx_handler:v', 'gpuidx_index_stats:v', 'gpuidx_match:s', 'gpuidx_match:s',
 		  'gpuidx_matchjoinsel:s', 'gpuidx_matchsel:s', 'gpuidx_merge_pending:v', 'gpuidx_rank_distance:s', 'gpuidx_rank_distance:s',
-		  'gpuidx_rank_distance:s', 'gpuidx_rank_query:s', 'gpuidx_segments:v', 'gpuidx_term_stats:s', 'gpuidx_verify:v',
+		  'gpuidx_rank_distance:s', 'gpuidx_rank_placement:v', 'gpuidx_rank_query:s', 'gpuidx_segments:v', 'gpuidx_term_stats:s', 'gpuidx_verify:v',
 		  'gpuidx_worker_stats:v', 'gpuidx_worker_stats_reset:v'],
 		  'only the text index''s, ranking''s, the engine''s and the worker''s functions are volatile or stable')
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass

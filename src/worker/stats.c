@@ -19,6 +19,7 @@
 
 GPUIDX_FUNCTION(gpuidx_worker_stats);
 GPUIDX_FUNCTION(gpuidx_worker_stats_reset);
+GPUIDX_FUNCTION(gpuidx_rank_placement);
 
 GpxLocalStats gpx_local_stats;
 
@@ -243,4 +244,53 @@ gpuidx_worker_stats_reset(PG_FUNCTION_ARGS)
 		gpx_control->engine_base[c] = __atomic_load_n(&gpx_queue->counters[c], __ATOMIC_RELAXED);
 	gpx_control->stats_reset = GetCurrentTimestamp();
 	PG_RETURN_VOID();
+}
+
+/* a picosecond-a-posting estimate in nanoseconds, NULL when none */
+static Datum
+rate_ns(uint64 ps, bool *isnull)
+{
+	*isnull = ps == 0;
+	return Float8GetDatum(ps / 1000.0);
+}
+
+/*
+ * gpuidx_rank_placement: the costs that place ranked segments
+ * (gpuidx.gpu_rank_backlog = -1; sched/placement.h), one row for each shape
+ * and size measured either way; none when gpuidx is not preloaded
+ */
+Datum
+gpuidx_rank_placement(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	static const char *const shapes[2] = {"any term", "every term"};
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (gpx_control == NULL)
+		return (Datum) 0;
+	for (int shape = 0; shape < 2; shape++)
+		for (int b = 0; b < GPX_RANK_COST_BUCKETS; b++)
+		{
+			uint64		local = pg_atomic_read_u64(&gpx_control->rank_local_ps[shape][b]);
+			uint64		worker = pg_atomic_read_u64(&gpx_control->rank_worker_ps[b]);
+			uint64		tried = pg_atomic_read_u64(&gpx_control->rank_explored[shape][b]);
+			Datum		values[7];
+			bool		nulls[7] = {0};
+
+			if (local == 0 && worker == 0)
+				continue;
+			values[0] = CStringGetTextDatum(shapes[shape]);
+			values[1] = Int64GetDatum((int64) 1 << b);
+			if (b < GPX_RANK_COST_BUCKETS - 1)
+				values[2] = Int64GetDatum(((int64) 2 << b) - 1);
+			else
+				nulls[2] = true;
+			values[3] = rate_ns(local, &nulls[3]);
+			values[4] = rate_ns(worker, &nulls[4]);
+			values[5] = rate_ns(pg_atomic_read_u64(&gpx_control->rank_queue_ps), &nulls[5]);
+			values[6] = TimestampTzGetDatum((TimestampTz) tried);
+			nulls[6] = tried == 0;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	return (Datum) 0;
 }
