@@ -117,6 +117,9 @@ worker_counters() {	# the GPU worker's counters so far, when it is loaded
 		worker_rounds, backend_rounds, cache_hits, cache_misses, cache_evictions, cache_bytes, fallback_arena_full,
 		fallback_timeout, fallback_engine_error, batch_device_ms FROM gpuidx_worker_stats) s" 2> /dev/null |
 		while read -r l; do log "$l"; done
+	# what placed the ranked segments: each shape and size's costs a posting
+	"${P[@]}" -Atc "SELECT 'placement: ' || row_to_json(p)::text FROM gpuidx_rank_placement p" 2> /dev/null |
+		while read -r l; do log "$l"; done
 }
 timed() {	# label SQL: runs it, logs and appends "| label | seconds | output |" to $work/writes.md
 	local t0 t1 out
