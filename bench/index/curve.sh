@@ -11,7 +11,7 @@
 # itself first).  Per size: the table loaded, gpuidx built on body with
 # maintenance_work_mem = MWM (1GB) and PostgreSQL's choice of parallel
 # workers; GIN on to_tsvector('english', body) at the sizes of GIN_SIZES
-# (the first size).  Then pgbench -M prepared, TIME (10) s a cell, CLIENTS
+# (the first size; none: no GIN).  Then pgbench -M prepared, TIME (10) s a cell, CLIENTS
 # ("1 32"), a random one of NQ (200) queries per transaction passed as the
 # statement's parameter, default planner settings:
 #   count   gpuidx: SELECT count(*) WHERE body @@& $1
@@ -40,6 +40,8 @@
 # 0.68x to 0.78x one index's rate), so measure both at a size where both
 # build: GIN_SIZES="7316650 7316650:16 100000000:16" builds one GIN and then
 # 16 partitions at 7.3M, 16 partitions at 100M.
+# CHECK=1 compares every query's answers through the worker with the
+# backend's before the cells (check_answers, below).
 # Prints a Markdown report on stdout, progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,6 +51,7 @@ shift "$conn_shift"
 data=${1:?DATA: corpus folder with docs.tsv and queries.tsv}
 sizes=${SIZES:-7316650 25000000 50000000 100000000}
 gin_sizes=${GIN_SIZES:-${sizes%% *}}
+[ "$gin_sizes" = none ] && gin_sizes=""
 secs=${TIME:-10}
 after_secs=${AFTER_TIME:-$secs}
 clients=${CLIENTS:-1 32}
@@ -120,6 +123,36 @@ worker_counters() {	# the GPU worker's counters so far, when it is loaded
 	# what placed the ranked segments: each shape and size's costs a posting
 	"${P[@]}" -Atc "SELECT 'placement: ' || row_to_json(p)::text FROM gpuidx_rank_placement p" 2> /dev/null |
 		while read -r l; do log "$l"; done
+}
+# CHECK=1: every query's count and ranked top 10 (any term) through the
+# worker, every ranking it may take sent to it (gpu_rank_backlog = 0,
+# gpu_min_postings = 0), against the backend's (device = cpu), before the
+# cells; the worker's counters after show how many it answered and what its
+# cache evicted
+check_answers() {
+	log "check: $nq queries' count and ranked top 10, worker against backend"
+	"${P[@]}" -Atc "DO \$\$
+	DECLARE
+		r record; c_w bigint; c_b bigint; t_w bigint[]; t_b bigint[]; bad int := 0; done int := 0;
+	BEGIN
+		FOR r IN SELECT q FROM curve_q ORDER BY n LOOP
+			PERFORM set_config('gpuidx.device', 'worker', true), set_config('gpuidx.gpu_rank_backlog', '0', true),
+				set_config('gpuidx.gpu_min_postings', '0', true);
+			SELECT count(*) INTO c_w FROM curve_docs WHERE body @@& r.q;
+			SELECT array_agg(id) INTO t_w FROM (SELECT id FROM curve_docs ORDER BY body <=> r.q LIMIT 10) s;
+			PERFORM set_config('gpuidx.device', 'cpu', true);
+			SELECT count(*) INTO c_b FROM curve_docs WHERE body @@& r.q;
+			SELECT array_agg(id) INTO t_b FROM (SELECT id FROM curve_docs ORDER BY body <=> r.q LIMIT 10) s;
+			done := done + 1;
+			IF c_w IS DISTINCT FROM c_b OR t_w IS DISTINCT FROM t_b THEN
+				bad := bad + 1;
+				RAISE WARNING 'check: % differs: count % against %, top 10 % against %', r.q, c_w, c_b, t_w, t_b;
+			END IF;
+		END LOOP;
+		RAISE WARNING 'check: % of % queries differ', bad, done;
+	END \$\$" > "$work/check.log" 2>&1 || { cat "$work/check.log" >&2; log "check: could not run"; exit 1; }
+	while read -r l; do log "$l"; done < "$work/check.log"
+	worker_counters
 }
 timed() {	# label SQL: runs it, logs and appends "| label | seconds | output |" to $work/writes.md
 	local t0 t1 out
@@ -211,6 +244,7 @@ for n in $sizes; do
 			build=$(echo "$t0 $t1" | awk '{ printf "%.0f", $2 - $1 }')
 			mb=$("${P[@]}" -Atc "SELECT round(pg_relation_size('curve_idx') / 1048576.0)")
 		fi
+		[ $kind = gpuidx ] && [ "${CHECK:-0}" = 1 ] && check_answers
 		for device in ${devices:-""}; do
 			[ $kind = gin ] && [ "$device" != "${devices%% *}" ] && continue
 			label=$kind
