@@ -382,6 +382,33 @@ cmp_ok($node->safe_psql('postgres', 'SELECT cache_evictions FROM gpuidx_worker_s
 cmp_ok($node->safe_psql('postgres', 'SELECT cache_bytes FROM gpuidx_worker_stats'), '<=', 1024 * 1024,
 	'and the cache stays within gpuidx.gpu_cache_size');
 
+# A segment's doc lengths (4 bytes a doc at most) go to the worker's cache only when they surely
+# take at most half of it: the 400,000 docs of many might take 1.6 MB of the 1 MB cache, and
+# their rankings stay in the backend; those of 50,000 docs (at most 200 kB) go to the worker.
+$node->safe_psql('postgres', q{
+	CREATE TABLE few AS SELECT id, body FROM many WHERE id <= 50000;
+	CREATE INDEX few_idx ON few USING gpuidx (body);
+	VACUUM few;
+});
+foreach my $case (['many', 0], ['few', 1])
+{
+	my ($table, $on_worker) = @$case;
+	my $sql = "SELECT string_agg(id::text, ',') FROM (SELECT id FROM $table ORDER BY body <=> 't3 t7' LIMIT 10) s";
+	my $r0 = stats()->{requests};
+	my $worker = $node->safe_psql('postgres', "SET gpuidx.device = worker; $sql");
+	my $sent = stats()->{requests} - $r0;
+	is($worker, $node->safe_psql('postgres', "SET gpuidx.device = cpu; $sql"),
+		"$table: the top 10 equals the backend's");
+	if ($on_worker)
+	{
+		is($sent, 1, "$table: its ranking went to the worker");
+	}
+	else
+	{
+		is($sent, 0, "$table: its ranking stayed in the backend");
+	}
+}
+
 # 8. a fast shutdown stops the engine process too
 my $engine = stats()->{pid};
 my $t0 = time();

@@ -807,8 +807,8 @@ rank_segment_on_worker(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool 
  * within the engine's bound); the lists long enough to repay the round
  * trip, and for every term none so much longer than the shortest that the
  * backend's WAND would skip most of it (gpx_place_ranking); and the
- * segment's doc lengths small enough for the queue's arena.  *postings:
- * the found terms' postings in the segment.
+ * segment's doc lengths small enough for the queue's arena and the GPU
+ * cache.  *postings: the found terms' postings in the segment.
  */
 static bool
 segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const bool *found,
@@ -817,6 +817,7 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 	uint64		postings = 0;
 	uint64		dfs[GPUIDX_ENGINE_MAX_TERMS];
 	int			nfound = 0;
+	uint64		doclens_most;
 
 	if ((r->filter.n > 0 && !r->conjunctive) || r->tree != NULL || !(seg->hdr->flags & GPX_SEG_TID_ORDER) ||
 		h->k == 0 || h->k > GPUIDX_RANK_MAX_K ||
@@ -833,13 +834,17 @@ segment_for_worker(GqRank *r, GpxSegment *seg, const GpxTermRef *refs, const boo
 		return false;
 
 	/*
-	 * The doc lengths go through the arena once, to be cached: a segment
-	 * whose lengths might not fit (4 bytes a doc at most) would be built
-	 * and refused on every query.  A larger gpuidx.worker_arena_size lets
-	 * larger segments go.
+	 * The doc lengths (4 bytes a doc at most) go through the arena once, to
+	 * be cached on the device.  Lengths that might not fit half the arena
+	 * would be built and refused on every query; lengths that might take
+	 * more than half the cache would push the lists out, be evicted in turn
+	 * and be built again (a second and more at 100M docs).  Larger
+	 * gpuidx.worker_arena_size and gpuidx.gpu_cache_size let larger
+	 * segments go.
 	 */
-	return gpx_doclens_size(seg->hdr->docmap_chunks, (uint64) seg->hdr->ndocs * 4 + seg->hdr->docmap_chunks) <=
-		gpx_worker_arena_bytes() / 2;
+	doclens_most = gpx_doclens_size(seg->hdr->docmap_chunks,
+									(uint64) seg->hdr->ndocs * 4 + seg->hdr->docmap_chunks);
+	return doclens_most <= gpx_worker_arena_bytes() / 2 && doclens_most <= gpx_worker_cache_bytes() / 2;
 }
 
 /*

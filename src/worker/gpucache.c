@@ -557,6 +557,12 @@ gpx_cache_sweep(void)
 	pfree(nodes);
 }
 
+uint64
+gpx_cache_capacity(void)
+{
+	return cache != NULL ? cache->bytes_capacity : 0;
+}
+
 void
 gpx_cache_usage(uint64 *lists, uint64 *bytes, uint64 *capacity)
 {

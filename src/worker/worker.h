@@ -72,6 +72,9 @@ extern bool gpx_worker_wanted(void);
 /* the bytes of the queue's arena (gpuidx.worker_arena_size): no request is larger */
 extern uint64 gpx_worker_arena_bytes(void);
 
+/* the bytes the worker's GPU cache holds (15/16 of gpuidx.gpu_cache_size; 0 without the worker) */
+extern uint64 gpx_worker_cache_bytes(void);
+
 /* is the worker preloaded (whatever its state), and not turned off by gpuidx.device? */
 extern bool gpx_worker_present(void);
 
