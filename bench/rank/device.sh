@@ -5,7 +5,7 @@
 #                                      with the tree it must stay under 64 MiB)
 # or PACK=bench/build/tsquery, the tsquery benchmark's pack (debian-paths as
 # bare paths, numbered on the machine).  METHODS, BUILD_WORKERS, GPU_NOLIMIT,
-# GPU_BACKLOGS, GPU_MIN_POSTINGS, RANK_CACHE_OFF, PER_QUERY, FLOOR, CLIENTS and CORPORA pass to bench/rank/run.sh; CHECKS=0
+# GPU_BACKLOGS, GPU_MIN_POSTINGS, GPU_SPLITS, RANK_CACHE_OFF, PER_QUERY, FLOOR, CLIENTS and CORPORA pass to bench/rank/run.sh; CHECKS=0
 # skips the engine checks, RANKED, RANKED_LONG and INTERSECTIONS size them.
 # The run goes on in its own session so that it outlives one call's ten
 # minutes; each call follows it for a while:

@@ -33,6 +33,8 @@ NAMES = {'gin_rank': 'GIN + ts_rank', 'rum': 'RUM <=>', 'gpuidx': 'gpuidx BM25',
 def label(method):
     if method.startswith('gpuidx_gpu_min_'):
         return f'gpuidx BM25, GPU worker, gpu_min_postings {int(method.rsplit("_", 1)[1]):,}'
+    if method.startswith('gpuidx_gpu_split_'):
+        return f'gpuidx BM25, GPU worker takes every ranking of {int(method.rsplit("_", 1)[1]):,} postings or more'
     if method.startswith('gpuidx_gpu_backlog_'):
         return f'gpuidx BM25, GPU worker, backlog {int(method.rsplit("_", 1)[1]):,} postings'
     return NAMES.get(method, method)

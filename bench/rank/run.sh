@@ -65,7 +65,7 @@ export CORPORA="${present[*]}"
 cp "$here/session.sh" "$work/"
 {
 	echo "command: $cmdline"
-	echo "settings: NQ=$NQ SECONDS_PER_CELL=$SECONDS_PER_CELL CLIENTS=\"$CLIENTS\" LIMIT_DOCS=$LIMIT_DOCS GPU=$GPU GPU_NOLIMIT=${GPU_NOLIMIT:-0} GPU_BACKLOGS=\"${GPU_BACKLOGS:-}\" GPU_MIN_POSTINGS=\"${GPU_MIN_POSTINGS:-}\" FLOOR=${FLOOR:-0} RANK_CACHE_OFF=${RANK_CACHE_OFF:-0} PER_QUERY=${PER_QUERY:-0} BASELINE_ONLY=$baseline_only METHODS=\"$METHODS\" BUILD_WORKERS=$BUILD_WORKERS"
+	echo "settings: NQ=$NQ SECONDS_PER_CELL=$SECONDS_PER_CELL CLIENTS=\"$CLIENTS\" LIMIT_DOCS=$LIMIT_DOCS GPU=$GPU GPU_NOLIMIT=${GPU_NOLIMIT:-0} GPU_BACKLOGS=\"${GPU_BACKLOGS:-}\" GPU_MIN_POSTINGS=\"${GPU_MIN_POSTINGS:-}\" GPU_SPLITS=\"${GPU_SPLITS:-}\" FLOOR=${FLOOR:-0} RANK_CACHE_OFF=${RANK_CACHE_OFF:-0} PER_QUERY=${PER_QUERY:-0} BASELINE_ONLY=$baseline_only METHODS=\"$METHODS\" BUILD_WORKERS=$BUILD_WORKERS"
 	echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "commit: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "machine: $(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p' | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM"
@@ -80,7 +80,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	chown -R "$owner" "$work"
 	su "$owner" -s /bin/bash -c "cd '$work' && PATH='$PATH' LD_LIBRARY_PATH='${LD_LIBRARY_PATH:-}' NQ=$NQ \
 		SECONDS_PER_CELL=$SECONDS_PER_CELL CLIENTS='$CLIENTS' SHARED_BUFFERS=$SHARED_BUFFERS GPU=$GPU GPU_NOLIMIT=${GPU_NOLIMIT:-0} \
-		GPU_BACKLOGS='${GPU_BACKLOGS:-}' GPU_MIN_POSTINGS='${GPU_MIN_POSTINGS:-}' FLOOR=${FLOOR:-0} RANK_CACHE_OFF=${RANK_CACHE_OFF:-0} PER_QUERY=${PER_QUERY:-0} BASELINE_ONLY=$BASELINE_ONLY METHODS='$METHODS' BUILD_WORKERS=$BUILD_WORKERS CORPORA='$CORPORA' bash session.sh '$work'"
+		GPU_BACKLOGS='${GPU_BACKLOGS:-}' GPU_MIN_POSTINGS='${GPU_MIN_POSTINGS:-}' GPU_SPLITS='${GPU_SPLITS:-}' FLOOR=${FLOOR:-0} RANK_CACHE_OFF=${RANK_CACHE_OFF:-0} PER_QUERY=${PER_QUERY:-0} BASELINE_ONLY=$BASELINE_ONLY METHODS='$METHODS' BUILD_WORKERS=$BUILD_WORKERS CORPORA='$CORPORA' bash session.sh '$work'"
 else
 	bash "$work/session.sh" "$work"
 fi

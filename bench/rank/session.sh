@@ -237,6 +237,10 @@ for corpus in $CORPORA; do
 			for b in ${GPU_BACKLOGS:-}; do
 				runs+=("gpuidx_gpu_backlog_$b:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_rank_backlog=$b")
 			done
+			# GPU_SPLITS="N ...": also every ranking of N postings or more to the worker however busy, the others in the backend
+			for m in ${GPU_SPLITS:-}; do
+				runs+=("gpuidx_gpu_split_$m:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_rank_backlog=0 -c gpuidx.gpu_min_postings=$m")
+			done
 			# GPU_MIN_POSTINGS="N ...": also with gpuidx.gpu_min_postings = N (rankings of fewer stay in the backend)
 			for m in ${GPU_MIN_POSTINGS:-}; do
 				runs+=("gpuidx_gpu_min_$m:gpuidx:-c gpuidx.device=auto -c gpuidx.gpu_min_postings=$m")
