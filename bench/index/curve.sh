@@ -11,9 +11,9 @@
 # itself first).  Per size: the table loaded, gpuidx built on body with
 # maintenance_work_mem = MWM (1GB) and PostgreSQL's choice of parallel
 # workers; GIN on to_tsvector('english', body) at the sizes of GIN_SIZES
-# (the first size; none: no GIN).  Then pgbench -M prepared, TIME (10) s a cell, CLIENTS
-# ("1 32"), a random one of NQ (200) queries per transaction passed as the
-# statement's parameter, default planner settings:
+# (the first size; none: no GIN).  Then pgbench -M prepared, TIME (10) s a
+# cell, CLIENTS ("1 32"), a random one of NQ (200) queries per transaction
+# passed as the statement's parameter, default planner settings:
 #   count   gpuidx: SELECT count(*) WHERE body @@& $1
 #           GIN:    SELECT count(*) WHERE to_tsvector('english', body) @@ plainto_tsquery('english', $1)
 #   ranked  gpuidx: ORDER BY body <=> $1 LIMIT 10
@@ -126,9 +126,9 @@ worker_counters() {	# the GPU worker's counters so far, when it is loaded
 }
 # CHECK=1: every query's count and ranked top 10 (any term) through the
 # worker, every ranking it may take sent to it (gpu_rank_backlog = 0,
-# gpu_min_postings = 0), against the backend's (device = cpu), before the
-# cells; the worker's counters after show how many it answered and what its
-# cache evicted
+# gpu_min_postings = 0: a superuser's settings), against the backend's
+# (device = cpu), before the cells; the worker's counters after show how
+# many it answered and what its cache evicted
 check_answers() {
 	log "check: $nq queries' count and ranked top 10, worker against backend"
 	"${P[@]}" -Atc "DO \$\$
