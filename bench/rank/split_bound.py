@@ -14,8 +14,8 @@ device, up to the point where both sides are equally loaded; this prints
 the rate of that split and the queries it sends the device.  An estimate
 from one client's times for an open system, both sides loaded at once: with
 a fixed number of clients, each waiting for its own ranking, a busy device
-holds clients the cores then lack (bench/results/rank-gpu-split.md measured
-a split by size at 0.81x to 0.87x of what this arithmetic gives it).
+holds clients the cores then lack: splits by size that it favoured measured
+0.94x to 1.00x the cores at 32 clients (bench/results/rank-gpu-split.md).
 
   bench/rank/split_bound.py PERQUERY.csv SHAPE CORES DEVICE_US [ALPHA...]
   e.g. bench/rank/split_bound.py bench/results/rank-cache/perquery-debian-paths.csv any 36141 43 0 0.5 1
