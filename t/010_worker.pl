@@ -399,14 +399,7 @@ foreach my $case (['many', 0], ['few', 1])
 	my $sent = stats()->{requests} - $r0;
 	is($worker, $node->safe_psql('postgres', "SET gpuidx.device = cpu; $sql"),
 		"$table: the top 10 equals the backend's");
-	if ($on_worker)
-	{
-		is($sent, 1, "$table: its ranking went to the worker");
-	}
-	else
-	{
-		is($sent, 0, "$table: its ranking stayed in the backend");
-	}
+	is($sent, $on_worker, $on_worker ? "$table: its ranking went to the worker" : "$table: its ranking stayed in the backend");
 }
 
 # 8. a fast shutdown stops the engine process too

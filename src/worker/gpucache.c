@@ -19,6 +19,7 @@
 #include "utils/timestamp.h"
 
 #include "worker/gpucache.h"
+#include "worker/worker.h"
 
 #define ENTRY_FREE		0
 #define ENTRY_LOADING	1
@@ -557,8 +558,9 @@ gpx_cache_sweep(void)
 	pfree(nodes);
 }
 
+/* fixed at startup: read without the lock */
 uint64
-gpx_cache_capacity(void)
+gpx_worker_cache_bytes(void)
 {
 	return cache != NULL ? cache->bytes_capacity : 0;
 }

@@ -68,7 +68,4 @@ extern void gpx_cache_sweep(void);
 /* lists and bytes the directory counts now */
 extern void gpx_cache_usage(uint64 *lists, uint64 *bytes, uint64 *capacity);
 
-/* the bytes the directory lets the device hold (0 without it); fixed at startup */
-extern uint64 gpx_cache_capacity(void);
-
 #endif							/* GPX_WORKER_GPUCACHE_H */

@@ -43,12 +43,6 @@ gpx_worker_arena_bytes(void)
 }
 
 uint64
-gpx_worker_cache_bytes(void)
-{
-	return gpx_cache_capacity();
-}
-
-uint64
 gpx_worker_rank_backlog(void)
 {
 	uint64		postings = 0;
