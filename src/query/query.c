@@ -921,89 +921,138 @@ seg_docs_of(void *arg, const GqNode *term, uint32 **docs)
 	return term_docs(ss->seg, &t, ss->lo, ss->hi, *docs);
 }
 
+/*
+ * Of docs[0..n), in place, those having the term when keep, else those
+ * lacking it: its list searched for the docs (only the blocks they fall in
+ * read) or merged with them, by the lengths.  Returns how many are left.
+ */
 static uint32
-seg_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
+filter_by_list(SegSource *ss, GqTerm *t, bool keep, uint32 *docs, uint32 n)
 {
-	SegSource  *ss = arg;
-	GqTerm		t = {0};
-	cpu_method	method;
+	cpu_method	method = cpu_pick_method(n, t->ref.df);
 	uint32		k;
 
-	if (n == 0 || !gpx_seg_find(ss->seg, term->lex, term->len, &t.ref))
-	{
-		close_terms(&t, 1);
-		return n;
-	}
-	/* a search reaches only the blocks the docs fall in: read those */
-	method = cpu_pick_method(n, t.ref.df);
-	open_for_round(ss->seg, &t, method, docs, n, ss->lo, ss->hi);
-	k = cpu_difference_array_list(docs, n, &t.list.view, docs, method, NULL);
+	open_for_round(ss->seg, t, method, docs, n, ss->lo, ss->hi);
+	k = keep ? cpu_intersect_array_list(docs, n, &t->list.view, docs, method, 0, NULL)
+		: cpu_difference_array_list(docs, n, &t->list.view, docs, method, NULL);
 	if (k == CPU_CORRUPT)
-		list_out_of_order(ss->seg, &t);
-	close_terms(&t, 1);
+		list_out_of_order(ss->seg, t);
+	gpx_list_free(&t->list);
+	t->opened = false;
+	t->ref.payload = NULL;
 	return k;
 }
 
 /*
- * Of docs[0..n), those having any of the terms: each term's list searched
- * for them (or merged with them, by the lengths), the hits kept.  Only
- * when the docs are fewer than the lists' postings in the window: else
- * their union, merged once, costs less.
+ * The same for every term with a prefix: rest, the docs none of them has
+ * yet, is searched in each next term's list (read at rest alone) until
+ * none is left.
  */
-static bool
-seg_any_within(void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n, uint32 *left)
+static uint32
+filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uint32 n)
+{
+	uint32	   *rest = keep ? palloc_extended((Size) n * sizeof(uint32), MCXT_ALLOC_HUGE) : docs;
+	uint32		nrest = n;
+	GpxDictIter it;
+
+	if (keep)
+		memcpy(rest, docs, (Size) n * sizeof(uint32));
+	gpx_dict_iter_init(&it, ss->seg);
+	gpx_dict_iter_seek(&it, term->lex, term->len);
+	while (nrest > 0 && gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
+	{
+		GqTerm		t = {0};
+		cpu_method	method = cpu_pick_method(nrest, it.df);
+
+		CHECK_FOR_INTERRUPTS();
+		if (method == CPU_METHOD_SKIP)
+			gpx_dict_iter_list_probed(&it, rest, nrest, &t.list);
+		else
+			gpx_dict_iter_list(&it, &t.list);
+		t.opened = true;
+		t.ref.df = it.df;
+		t.ref.external = it.external;
+		t.ref.page = it.external ? it.list_page : 0;
+		nrest = cpu_difference_array_list(rest, nrest, &t.list.view, rest, method, NULL);
+		if (nrest == CPU_CORRUPT)
+			list_out_of_order(ss->seg, &t);
+		gpx_list_free(&t.list);
+	}
+	gpx_dict_iter_end(&it);
+	if (!keep)
+		return nrest;
+	/* the docs less those no term has */
+	n = cpu_merge_difference(docs, n, rest, nrest, docs);
+	pfree(rest);
+	return n;
+}
+
+static uint32
+seg_filter(void *arg, const GqNode *term, bool keep, uint32 *docs, uint32 n)
+{
+	SegSource  *ss = arg;
+	GqTerm		t = {0};
+
+	if (n == 0)
+		return 0;
+	if (term->prefix)
+		return filter_by_prefix(ss, term, keep, docs, n);
+	if (!gpx_seg_find(ss->seg, term->lex, term->len, &t.ref))
+		return keep ? 0 : n;
+	n = filter_by_list(ss, &t, keep, docs, n);
+	close_terms(&t, 1);
+	return n;
+}
+
+/* a term's document frequency in the segment; a prefix's terms' sum, counted up to cap */
+static uint64
+seg_frequency(void *arg, const GqNode *term, uint64 cap)
+{
+	SegSource  *ss = arg;
+	GpxTermRef	ref;
+	GpxDictIter it;
+	uint64		df = 0;
+
+	if (!term->prefix)
+	{
+		if (!gpx_seg_find(ss->seg, term->lex, term->len, &ref))
+			return 0;
+		if (ref.payload)
+			pfree(ref.payload);
+		return ref.df;
+	}
+	gpx_dict_iter_init(&it, ss->seg);
+	gpx_dict_iter_seek(&it, term->lex, term->len);
+	while (df < cap && gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
+		df += it.df;
+	gpx_dict_iter_end(&it);
+	return df;
+}
+
+/* of docs[0..n), in place, those having every term: the terms searched rarest first */
+static uint32
+seg_filter_all(void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n)
 {
 	SegSource  *ss = arg;
 	GqTerm	   *t = palloc0(Max(terms->n, 1) * sizeof(GqTerm));
 	int			nt = 0;
-	double		postings = 0;
-	bool	   *keep;
-	uint32	   *hits;
-	uint32		m = 0;
 
-	for (int i = 0; i < terms->n; i++)
-		if (gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t[nt].ref))
-			postings += t[nt++].ref.df;
-	postings *= (double) (ss->hi - ss->lo) / Max(ss->seg->hdr->ndocs, 1);
-	if ((double) n * 4 > postings)
+	for (int i = 0; i < terms->n && n > 0; i++)
 	{
-		close_terms(t, nt);
-		pfree(t);
-		return false;
+		if (!gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t[nt].ref))
+			n = 0;
+		else
+			nt++;
 	}
-	keep = palloc0(Max(n, 1) * sizeof(bool));
-	hits = palloc_extended(Max((Size) n, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	for (int i = 0; i < nt; i++)
+	qsort(t, nt, sizeof(GqTerm), gqterm_df_cmp);
+	for (int i = 0; i < nt && n > 0; i++)
 	{
-		cpu_method	method = cpu_pick_method(n, t[i].ref.df);
-		uint32		k;
-		uint32		j = 0;
-
 		CHECK_FOR_INTERRUPTS();
-		open_for_round(ss->seg, &t[i], method, docs, n, ss->lo, ss->hi);
-		k = cpu_intersect_array_list(docs, n, &t[i].list.view, hits, method, 0, NULL);
-		if (k == CPU_CORRUPT)
-			list_out_of_order(ss->seg, &t[i]);
-		gpx_list_free(&t[i].list);
-		t[i].opened = false;
-		t[i].ref.payload = NULL;
-		/* hits are some of docs, in order */
-		for (uint32 d = 0; d < n && j < k; d++)
-			if (docs[d] == hits[j])
-			{
-				keep[d] = true;
-				j++;
-			}
+		n = filter_by_list(ss, &t[i], true, docs, n);
 	}
-	for (uint32 d = 0; d < n; d++)
-		if (keep[d])
-			docs[m++] = docs[d];
 	close_terms(t, nt);
 	pfree(t);
-	pfree(keep);
-	pfree(hits);
-	*left = m;
-	return true;
+	return n;
 }
 
 /*
@@ -1076,15 +1125,10 @@ seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **do
 	/* the NOT terms left to subtract here */
 	for (int i = 0; i < neg->n && n > 0; i++)
 	{
-		GqNode		x = {0};
+		GqNode		x = {.kind = GQ_TERM,.exact = true,.lex = neg->lex[i],.len = neg->len[i]};
 
-		if (done[i])
-			continue;
-		x.kind = GQ_TERM;
-		x.lex = neg->lex[i];
-		x.len = neg->len[i];
-		x.exact = true;
-		n = seg_without(arg, &x, *docs, n);
+		if (!done[i])
+			n = seg_filter(arg, &x, false, *docs, n);
 	}
 	pfree(done);
 	return n;
@@ -1112,10 +1156,11 @@ segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi,
 	src.hi = ss.hi;
 	src.all_of = seg_all_of;
 	src.docs_of = seg_docs_of;
-	src.without = seg_without;
+	src.filter = seg_filter;
+	src.frequency = seg_frequency;
+	src.filter_all = seg_filter_all;
 	src.all_but = seg_all_but;
 	src.any_of = seg_any_of;
-	src.any_within = seg_any_within;
 	gq_tree_eval_split(tree, &src, sure, nsure, unsure, nunsure);
 	/* phrases and weights, where the segment has the positions to settle them */
 	if (*nunsure > 0 && (ss.seg->hdr->flags & GPX_SEG_POSITIONS) && gq_tree_positions_settle(tree))

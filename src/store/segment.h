@@ -212,6 +212,8 @@ extern bool gpx_dict_iter_next_prefixed(GpxDictIter *it, const char *prefix, int
 extern bool gpx_dict_iter_next(GpxDictIter *it);
 /* the current term's whole list, opened (verification: its checksum checked too) */
 extern void gpx_dict_iter_list(GpxDictIter *it, GpxList *list);
+/* the same for a search with probes, as gpx_seg_list_probed */
+extern void gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list);
 extern void gpx_dict_iter_end(GpxDictIter *it);
 
 /*

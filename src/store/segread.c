@@ -953,6 +953,25 @@ gpx_dict_iter_list(GpxDictIter *it, GpxList *list)
 }
 
 void
+gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list)
+{
+	GpxTermRef	ref = {0};
+
+	if (!it->external)
+	{
+		open_inline(it->seg, it->inline_data, it->list_len, it->df, list);
+		return;
+	}
+	ref.df = it->df;
+	ref.external = true;
+	ref.len = it->list_len;
+	ref.page = it->list_page;
+	ref.offset = it->list_off;
+	if (!list_in_part(it->seg, &ref, probes, nprobes, 0, 0, list))
+		open_external(it->seg, it->df, it->list_len, it->list_page, it->list_off, list);
+}
+
+void
 gpx_dict_iter_end(GpxDictIter *it)
 {
 	pfree(it->page);
