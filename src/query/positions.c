@@ -22,6 +22,7 @@
 
 #include "query/positions.h"
 #include "store/segment.h"
+#include "worker/worker.h"
 
 static int
 posterm_cmp(const void *a, const void *b)
@@ -254,6 +255,7 @@ gq_settle_by_positions(GpxSegment *seg, const GqTree *tree, uint32 **sure, uint3
 	for (int x = 0; x < m.nterms; x++)
 		if (st[x].found)
 		{
+			gpx_local_stats.list_blocks += st[x].cur.blocks_touched;
 			gpx_positions_free(st[x].pos);
 			gpx_list_free(&st[x].list);
 		}

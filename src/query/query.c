@@ -203,6 +203,27 @@ open_for_round(GpxSegment *seg, GqTerm *t, cpu_method method, const uint32 *docs
 	t->opened = true;
 }
 
+/* how many blocks of a list can hold postings of [lo, hi) */
+static uint32
+blocks_in_range(const pl_view *view, uint32 lo, uint32 hi)
+{
+	int64		first;
+	int64		last;
+
+	if (view->count == 0 || lo >= hi)
+		return 0;
+	first = pl_find_block(view, 0, lo);
+	last = pl_find_block(view, (uint32) Max(first, 0), hi - 1);
+	return last < 0 ? 0 : (uint32) (last - Max(first, 0) + 1);
+}
+
+/* the blocks a set operation on lists read, for EXPLAIN */
+static inline void
+count_list_blocks(const cpu_stats *cs)
+{
+	gpx_local_stats.list_blocks += cs->blocks_touched;
+}
+
 /* a term's docs in [lo, hi), decoded into docs (room for min(df, hi - lo)); returns how many */
 static uint32
 term_docs(GpxSegment *seg, GqTerm *t, uint32 lo, uint32 hi, uint32 *docs)
@@ -216,9 +237,14 @@ term_docs(GpxSegment *seg, GqTerm *t, uint32 lo, uint32 hi, uint32 *docs)
 	{
 		if (pl_decode(&t->list.view, docs) != PL_OK)
 			list_out_of_order(seg, t);
+		gpx_local_stats.list_blocks += t->list.view.nblocks;
 	}
-	else if ((n = pl_decode_range(&t->list.view, lo, hi, docs)) == PL_SEARCH_CORRUPT)
-		list_out_of_order(seg, t);
+	else
+	{
+		if ((n = pl_decode_range(&t->list.view, lo, hi, docs)) == PL_SEARCH_CORRUPT)
+			list_out_of_order(seg, t);
+		gpx_local_stats.list_blocks += blocks_in_range(&t->list.view, lo, hi);
+	}
 	gpx_list_free(&t->list);
 	t->opened = false;
 	t->ref.payload = NULL;
@@ -279,12 +305,14 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 l
 	{
 		GqTerm	   *t = order[r];
 		cpu_method	method = cpu_pick_method(k, t->ref.df);
+		cpu_stats	cs = {0};
 
 		CHECK_FOR_INTERRUPTS();
 		/* a search reaches only the blocks the candidates fall in: read those */
 		if (!t->opened)			/* else opened for the worker, which did not answer */
 			open_for_round(seg, t, method, *docs, k, lo, hi);
-		k = cpu_intersect_array_list(*docs, k, &t->list.view, *docs, method, 0, NULL);
+		k = cpu_intersect_array_list(*docs, k, &t->list.view, *docs, method, 0, &cs);
+		count_list_blocks(&cs);
 		if (k == CPU_CORRUPT)
 			list_out_of_order(seg, t);
 		gpx_list_free(&t->list);
@@ -930,11 +958,13 @@ static uint32
 filter_by_list(SegSource *ss, GqTerm *t, bool keep, uint32 *docs, uint32 n)
 {
 	cpu_method	method = cpu_pick_method(n, t->ref.df);
+	cpu_stats	cs = {0};
 	uint32		k;
 
 	open_for_round(ss->seg, t, method, docs, n, ss->lo, ss->hi);
-	k = keep ? cpu_intersect_array_list(docs, n, &t->list.view, docs, method, 0, NULL)
-		: cpu_difference_array_list(docs, n, &t->list.view, docs, method, NULL);
+	k = keep ? cpu_intersect_array_list(docs, n, &t->list.view, docs, method, 0, &cs)
+		: cpu_difference_array_list(docs, n, &t->list.view, docs, method, &cs);
+	count_list_blocks(&cs);
 	if (k == CPU_CORRUPT)
 		list_out_of_order(ss->seg, t);
 	gpx_list_free(&t->list);
@@ -963,6 +993,7 @@ filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uin
 	{
 		GqTerm		t = {0};
 		cpu_method	method = cpu_pick_method(nrest, it.df);
+		cpu_stats	cs = {0};
 
 		CHECK_FOR_INTERRUPTS();
 		if (method == CPU_METHOD_SKIP)
@@ -973,7 +1004,8 @@ filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uin
 		t.ref.df = it.df;
 		t.ref.external = it.external;
 		t.ref.page = it.external ? it.list_page : 0;
-		nrest = cpu_difference_array_list(rest, nrest, &t.list.view, rest, method, NULL);
+		nrest = cpu_difference_array_list(rest, nrest, &t.list.view, rest, method, &cs);
+		count_list_blocks(&cs);
 		if (nrest == CPU_CORRUPT)
 			list_out_of_order(ss->seg, &t);
 		gpx_list_free(&t.list);
@@ -1029,13 +1061,74 @@ seg_frequency(void *arg, const GqNode *term, uint64 cap)
 	return df;
 }
 
-/* of docs[0..n), in place, those having every term: the terms searched rarest first */
+/*
+ * Of docs[0..*n), in place, those having every term of t[0..nt) (rarest
+ * first, none rarer than the docs are many): the rounds the placement gives
+ * the device go to the worker, the docs sent as their first list; the rest
+ * stay here.  Returns how many terms the worker took (0: none, the docs as
+ * they were), and the docs left in *n.
+ */
+static int
+device_filter(SegSource *ss, GqTerm *t, int nt, uint32 *docs, uint32 *n)
+{
+	uint32		lens[GPUIDX_ENGINE_MAX_TERMS];
+	GpxWorkerList lists[GPUIDX_ENGINE_MAX_TERMS];
+	void	   *raw[GPUIDX_ENGINE_MAX_TERMS];
+	int			ndev;
+	uint32		count;
+	uint32		total;
+	bool		answered;
+
+	if (nt < 1 || nt + 1 > GPUIDX_ENGINE_MAX_TERMS || in_part(ss->seg, ss->lo, ss->hi) ||
+		*n > t[0].ref.df || !gpx_worker_wanted())
+		return 0;
+	lens[0] = *n;
+	for (int i = 0; i < nt; i++)
+		lens[i + 1] = t[i].ref.df;
+	ndev = gpx_place_rounds(lens, nt + 1, &gpx_placement);
+	if (ndev < 2)
+	{
+		gpx_count_backend_rounds(nt);
+		return 0;
+	}
+	/* the docs as a raw list: never cached, sent with the request */
+	memset(&lists[0], 0, sizeof(lists[0]));
+	lists[0].len = pl_encoded_size(GPUIDX_CODEC_RAW, docs, *n);
+	raw[0] = palloc_extended(lists[0].len, MCXT_ALLOC_HUGE);
+	pl_encode(GPUIDX_CODEC_RAW, docs, *n, raw[0]);
+	lists[0].bytes = raw[0];
+	for (int i = 1; i < ndev; i++)
+		gq_device_list(ss->gq, ss->seg, &t[i - 1].ref, &t[i - 1].list, &t[i - 1].opened, &lists[i], &raw[i]);
+	answered = gpx_worker_intersect(lists, ndev, GPUIDX_RESULT_IDS, docs, *n, &count, &total);
+	for (int i = 0; i < ndev; i++)
+		if (raw[i])
+			pfree(raw[i]);
+	for (int i = 0; i < ndev - 1; i++)
+		if (t[i].opened)
+		{
+			gpx_list_free(&t[i].list);
+			t[i].opened = false;
+		}
+	if (!answered)
+		return 0;
+	gpx_count_worker_rounds(ndev - 1);
+	if (ndev - 1 < nt)
+		gpx_count_backend_rounds(nt - (ndev - 1));
+	*n = count;
+	return ndev - 1;
+}
+
+/*
+ * Of docs[0..n), in place, those having every term: the terms searched
+ * rarest first, here or through the worker
+ */
 static uint32
 seg_filter_all(void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n)
 {
 	SegSource  *ss = arg;
 	GqTerm	   *t = palloc0(Max(terms->n, 1) * sizeof(GqTerm));
 	int			nt = 0;
+	int			first;
 
 	for (int i = 0; i < terms->n && n > 0; i++)
 	{
@@ -1045,7 +1138,8 @@ seg_filter_all(void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n)
 			nt++;
 	}
 	qsort(t, nt, sizeof(GqTerm), gqterm_df_cmp);
-	for (int i = 0; i < nt && n > 0; i++)
+	first = n > 0 ? device_filter(ss, t, nt, docs, &n) : 0;
+	for (int i = first; i < nt && n > 0; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		n = filter_by_list(ss, &t[i], true, docs, n);

@@ -1324,6 +1324,9 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Check Workers Planned", NULL, s->check_workers_planned, es);
 			ExplainPropertyInteger("Check Workers Launched", NULL, s->check_workers_launched, es);
 		}
+		/* blocks of 128 (LRC: 256) postings decoded or searched in the backend */
+		if (es->buffers)
+			ExplainPropertyUInteger("List Blocks Read", NULL, s->worker.list_blocks, es);
 		/* where the rounds ran, when the placement was asked */
 		if (s->worker.worker_rounds + s->worker.backend_rounds + s->worker.fallbacks > 0)
 		{
