@@ -99,6 +99,22 @@ EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE tsv @@@ plainto_tsquery('english', '
 RESET gpuidx.enable_customscan;
 RESET enable_seqscan;
 
+-- the commuted forms (tsquery @@ doc, tsquery @@@ doc) take the same custom
+-- scans, counting included, and count the same rows
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tq WHERE plainto_tsquery('english', 'gpu database') @@ tsv;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tq WHERE phraseto_tsquery('english', 'gpu database') @@ to_tsvector('english', body);
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE plainto_tsquery('english', 'sorted lists') @@@ tsv LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT id FROM tq WHERE plainto_tsquery('english', 'sorted lists') @@ tsv
+ORDER BY tsv <=> plainto_tsquery('english', 'sorted lists') LIMIT 5;
+SELECT (SELECT count(*) FROM tq WHERE plainto_tsquery('english', 'gpu database') @@ tsv) AS commuted,
+       (SELECT count(*) FROM tq WHERE tsv @@ plainto_tsquery('english', 'gpu database')) AS plain,
+       (SELECT count(*) FROM tq WHERE phraseto_tsquery('english', 'gpu database') @@ to_tsvector('english', body)) AS commuted_phrase,
+       (SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ phraseto_tsquery('english', 'gpu database')) AS phrase;
+RESET enable_bitmapscan;
+RESET enable_seqscan;
+
 -- rows the recheck removes show in EXPLAIN ANALYZE: "gpu <-> database" has candidates that are not phrases
 CREATE FUNCTION tq_removed(q tsquery, custom bool) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; r text := 'none';

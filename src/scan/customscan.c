@@ -172,14 +172,18 @@ clause_var(OpExpr *op, Node **query)
 
 /*
  * Is the clause "column @@& query" or "column @@ tsquery" that the index
- * answers (*tsquery says which)?  The operator is known as a search
- * strategy of the index's operator family, never by its name or its
- * function's (any role can create an operator or function of any name in
- * its temporary schema); the column is the index's, or the expression the
- * index is on; the query is free of the relation's Vars and of volatility.
+ * answers (*tsquery says which), or its commuted form ("tsquery @@
+ * column")?  *qual: the clause with the document on the left, as the
+ * index takes it (the commuted form commuted back, else rinfo itself).  The operator
+ * is known as a search strategy of the index's operator family (or the
+ * commutator of one), never by its name or its function's (any role can
+ * create an operator or function of any name in its temporary schema); the
+ * column is the index's, or the expression the index is on; the query is
+ * free of the relation's Vars and of volatility.
  */
 static bool
-match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, bool *tsquery)
+match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, bool *tsquery,
+			 RestrictInfo **qual)
 {
 	OpExpr	   *op;
 	Var		   *var;
@@ -190,7 +194,20 @@ match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, b
 	op = (OpExpr *) rinfo->clause;
 	if (list_length(op->args) != 2)
 		return false;
+	*qual = rinfo;
 	strategy = get_op_opfamily_strategy(op->opno, ix->opfamily[0]);
+	if (strategy == 0)
+	{
+		/* "query op doc": its commutator "doc op query" may be one */
+		Oid			comm = get_commutator(op->opno);
+
+		if (!OidIsValid(comm) || !GPX_IS_TSQUERY_STRATEGY(get_op_opfamily_strategy(comm, ix->opfamily[0])))
+			return false;
+		*qual = commute_restrictinfo(rinfo, comm);
+		op = (OpExpr *) (*qual)->clause;
+		set_opfuncid(op);
+		strategy = get_op_opfamily_strategy(comm, ix->opfamily[0]);
+	}
 	if (strategy != GPX_STRATEGY_MATCH && !GPX_IS_TSQUERY_STRATEGY(strategy))
 		return false;
 	*tsquery = strategy != GPX_STRATEGY_MATCH;
@@ -265,8 +282,9 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			ListCell   *lc3;
 			bool		tsquery;
 			uint32		limit;
+			RestrictInfo *qual;
 
-			if (!match_clause(rinfo, rti, ix, &query, &tsquery))
+			if (!match_clause(rinfo, rti, ix, &query, &tsquery, &qual))
 				continue;
 			if (answers < 0)
 			{
@@ -282,7 +300,7 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			/* the index's own estimate, through its cost function */
 			ic = makeNode(IndexClause);
 			ic->rinfo = rinfo;
-			ic->indexquals = list_make1(rinfo);
+			ic->indexquals = list_make1(qual);
 			ic->lossy = false;
 			ic->indexcol = 0;
 			ipath = create_index_path(root, ix, list_make1(ic), NIL, NIL, NIL,
@@ -340,8 +358,10 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			cpath->path.total_cost = Max(unchecked * factor, cpath->path.startup_cost);
 			cpath->flags = 0;
 			cpath->custom_paths = NIL;
-			cpath->custom_private = list_make5(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
-											   makeInteger(limit), makeBoolean(tsquery));
+			/* the clause (to leave the qual), then as the scan takes it: the document on the left */
+			cpath->custom_private = lappend(list_make5(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
+													   makeInteger(limit), makeBoolean(tsquery)),
+											qual->clause);
 			cpath->methods = &path_methods;
 			add_path(rel, &cpath->path);
 		}
@@ -430,6 +450,7 @@ plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	RestrictInfo *chosen = lthird(best_path->custom_private);
+	OpExpr	   *clause = list_nth(best_path->custom_private, 5);
 	List	   *other = NIL;
 	ListCell   *lc;
 
@@ -446,7 +467,7 @@ plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	/* the query expression, where setrefs fixes its Params */
-	cscan->custom_exprs = list_make2(lsecond(((OpExpr *) chosen->clause)->args), chosen->clause);
+	cscan->custom_exprs = list_make2(lsecond(clause->args), clause);
 	cscan->custom_private = list_make4(linitial(best_path->custom_private),
 									   lsecond(best_path->custom_private),
 									   lfourth(best_path->custom_private),
@@ -483,6 +504,7 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	CustomPath *scan = NULL;
 	CustomPath *cpath;
 	RestrictInfo *rinfo;
+	OpExpr	   *clause;
 	Var		   *var;
 	Node	   *query;
 	bool		tsquery;
@@ -514,7 +536,8 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 		return;
 	/* the scan path was made from this clause, which its index answers */
 	tsquery = boolVal(list_nth(scan->custom_private, 4));
-	var = clause_var((OpExpr *) rinfo->clause, &query);
+	clause = list_nth(scan->custom_private, 5);
+	var = clause_var(clause, &query);
 
 	/*
 	 * @@& on an expression index is counted by an Aggregate: under another
@@ -541,7 +564,7 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	cpath->custom_private = lappend(list_make5(linitial(scan->custom_private),
 											   makeInteger(planner_rt_fetch(input_rel->relid, root)->relid),
 											   makeInteger(var ? var->varattno : InvalidAttrNumber),
-											   makeInteger(((OpExpr *) rinfo->clause)->opfuncid), query),
+											   makeInteger(clause->opfuncid), query),
 									makeBoolean(tsquery));
 	cpath->methods = &count_path_methods;
 	add_path(output_rel, &cpath->path);
