@@ -1400,3 +1400,122 @@ gq_pending_tree_sample(GqIndex *gq, const GqTree *tree, uint32 max_pages, uint64
 	}
 	gpx_pending_end(&r);
 }
+
+/* ---------------------------------------------------------------------------
+ * Where a tree's first matches lie (the planner's price of a sequential scan
+ * under LIMIT or EXISTS)
+ */
+
+typedef struct MatchBlocks
+{
+	BlockNumber *blocks;
+	uint32		n;
+	uint32		cap;
+} MatchBlocks;
+
+static void
+add_match_blocks(void *arg, ItemPointerData *tids, int n, bool recheck)
+{
+	MatchBlocks *mb = arg;
+
+	if (mb->n + n > mb->cap)
+	{
+		mb->cap = Max(mb->cap * 2, mb->n + n);
+		mb->blocks = repalloc_huge(mb->blocks, (Size) mb->cap * sizeof(BlockNumber));
+	}
+	for (int i = 0; i < n; i++)
+		mb->blocks[mb->n++] = ItemPointerGetBlockNumber(&tids[i]);
+}
+
+static int
+block_cmp(const void *x, const void *y)
+{
+	BlockNumber a = *(const BlockNumber *) x;
+	BlockNumber b = *(const BlockNumber *) y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * The first k candidates of each segment that lie in heap blocks up to
+ * max_block (windows of its docs, the first of win docs, each next four
+ * times larger, as a cursor under a limit reads them; none past a window
+ * starting beyond max_block), and those of the pending area: their heap
+ * blocks.
+ */
+static void
+first_match_blocks(GqIndex *gq, const GqTree *tree, uint32 k, BlockNumber max_block, uint32 win,
+				   MatchBlocks *mb)
+{
+	ItemPointerData *tids = palloc(TID_BATCH * sizeof(ItemPointerData));
+
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+		uint32		ndocs = seg->hdr->ndocs;
+		uint64		size = Max(win, 1);
+		uint32		lo = 0;
+		uint32		got = 0;
+
+		while (lo < ndocs && got < k)
+		{
+			uint32		hi = (uint32) Min((uint64) lo + size, ndocs);
+			uint32	   *sure;
+			uint32	   *unsure;
+			uint32		nsure;
+			uint32		nunsure;
+			uint32	   *both;
+			uint32		nboth;
+			uint32		first;
+
+			CHECK_FOR_INTERRUPTS();
+			/* a window whose first live doc lies past max_block holds none before it */
+			if (gpx_seg_map(seg, &lo, 1, tids) == 1 && ItemPointerGetBlockNumber(&tids[0]) > max_block)
+				break;
+			segment_tree_split(gq, s, tree, lo, hi, &sure, &nsure, &unsure, &nunsure);
+			/* the unsure ones may match too: both, in doc order */
+			both = palloc(Max(nsure + nunsure, 1) * sizeof(uint32));
+			nboth = cpu_merge_union(nsure ? sure : both, nsure, nunsure ? unsure : both, nunsure, both);
+			for (first = 0; first < nboth && got < k; first += TID_BATCH)
+			{
+				uint32		n = gpx_seg_map(seg, both + first, Min(nboth - first, TID_BATCH), tids);
+				uint32		kept = 0;
+
+				for (uint32 i = 0; i < n && got + kept < k; i++)
+					if (ItemPointerGetBlockNumber(&tids[i]) <= max_block)
+						tids[kept++] = tids[i];
+				add_match_blocks(mb, tids, (int) kept, false);
+				got += kept;
+			}
+			pfree(both);
+			if (sure)
+				pfree(sure);
+			if (unsure)
+				pfree(unsure);
+			lo = hi;
+			size *= 4;
+		}
+	}
+	pfree(tids);
+	pending_tree_matches(gq, tree, add_match_blocks, mb);
+}
+
+bool
+gq_kth_match_block(GqIndex *gq, const GqTree *tree, uint32 k, BlockNumber max_block, uint32 win,
+				   BlockNumber *block)
+{
+	MatchBlocks mb = {0};
+	bool		found;
+
+	if (tree->root == NULL || k == 0)
+		return false;
+	mb.cap = Max(k, 16);
+	mb.blocks = palloc_extended((Size) mb.cap * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+	first_match_blocks(gq, tree, k, max_block, win, &mb);
+	qsort(mb.blocks, mb.n, sizeof(BlockNumber), block_cmp);
+	found = mb.n >= k && mb.blocks[k - 1] <= max_block;
+	if (found)
+		*block = mb.blocks[k - 1];
+	pfree(mb.blocks);
+	return found;
+}

@@ -195,4 +195,16 @@ extern bool gq_pending_tree(GqIndex *gq, const struct GqTree *tree, gq_tree_tids
 extern void gq_pending_tree_sample(GqIndex *gq, const struct GqTree *tree, uint32 max_pages,
 								   uint64 *entries, uint64 *matches);
 
+/*
+ * The heap block of the tree's k-th match in heap order (a phrase's or a
+ * weight's unsure candidates counted as matches), if it lies at or before
+ * max_block: from the first matches of each segment (windows of its docs,
+ * the first of win docs) and the pending area's (doc ids follow the heap).
+ * False when it lies past max_block or the tree has fewer matches.  What a
+ * sequential scan reads before its k-th match, for the planner, which asks
+ * only as far as it must know.
+ */
+extern bool gq_kth_match_block(GqIndex *gq, const struct GqTree *tree, uint32 k, BlockNumber max_block,
+							   uint32 win, BlockNumber *block);
+
 #endif							/* GPUIDX_QUERY_H */

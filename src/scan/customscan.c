@@ -181,9 +181,9 @@ clause_var(OpExpr *op, Node **query)
  * column is the index's, or the expression the index is on; the query is
  * free of the relation's Vars and of volatility.
  */
-static bool
-match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, bool *tsquery,
-			 RestrictInfo **qual)
+bool
+gpx_match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, bool *tsquery,
+				 RestrictInfo **qual)
 {
 	OpExpr	   *op;
 	Var		   *var;
@@ -284,7 +284,7 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			uint32		limit;
 			RestrictInfo *qual;
 
-			if (!match_clause(rinfo, rti, ix, &query, &tsquery, &qual))
+			if (!gpx_match_clause(rinfo, rti, ix, &query, &tsquery, &qual))
 				continue;
 			if (answers < 0)
 			{
@@ -347,10 +347,11 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			limit = limit_hint(root, rel, other);
 
 			/*
-			 * and under a LIMIT a tree's first window of it: the lists' blocks
-			 * there (the same share of the index's work, at least a page's)
+			 * and under a LIMIT its first window (the query is read as a tree
+			 * then): the lists' blocks there, the same share of the index's
+			 * work, at least a page's
 			 */
-			if (tsquery && limit > 0 && gq_tree_window > 0)
+			if (limit > 0 && gq_tree_window > 0)
 				cpath->path.startup_cost *= Max(Min((double) gq_tree_window * Max(nsegments, 1) /
 													Max(rel->tuples, 1.0), 1.0),
 												1.0 / Max((double) ix->pages, 1.0));
@@ -374,11 +375,14 @@ set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *r
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	replace_plain_index_paths(root, rel);
+	if (rel->reloptkind == RELOPT_BASEREL && rel->baserestrictinfo != NIL && rel->indexlist != NIL)
+		gpx_estimate_rel_rows(root, rel);
 	if (!gpx_enable_customscan || rte->rtekind != RTE_RELATION || rte->inh ||
 		rte->relkind != RELKIND_RELATION || rel->reloptkind != RELOPT_BASEREL ||
 		rel->baserestrictinfo == NIL || rel->indexlist == NIL || !bms_is_empty(rel->lateral_relids))
 		return;
 	add_custom_path(root, rel, rti, rte);
+	gpx_price_seqscans(root, rel);
 }
 
 /*
@@ -705,7 +709,15 @@ start(GpxScanState *s)
 		s->recheck = s->tree->recheck;
 	}
 	else if (!isnull)
+	{
 		gpx_query_terms(cfg, DatumGetTextPP(q), &terms);
+		/* under a LIMIT, as a tree: read by windows of the segments' docs, a few blocks of each list */
+		if (s->limit > 0 && gq_tree_window > 0 && terms.n > 0)
+		{
+			s->tree = gq_tree_new();
+			gq_tree_add_lexemes(s->tree, &terms);
+		}
+	}
 
 	/*
 	 * SERIALIZABLE: a lock on the whole index, as index_beginscan takes for
