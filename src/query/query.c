@@ -607,7 +607,7 @@ cursor_segment(GqCursor *c, int s, bool again)
 		 * each list, one that reads on costs little more than whole lists.
 		 */
 		if (c->limit == 0 || gq_tree_window <= 0)
-			c->win_size = ndocs;
+			c->win_size = gq_tree_bounded_window(c->gq, s, c->tree);
 		else
 			c->win_size = again ? (uint32) Min((uint64) c->win_size * 4, PG_UINT32_MAX) : (uint32) gq_tree_window;
 		c->win_hi = (uint32) Min((uint64) lo + c->win_size, ndocs);
@@ -1228,11 +1228,52 @@ seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **do
 	return n;
 }
 
-void
-gq_segment_tree_docs(GqIndex *gq, int s, const GqTree *tree, uint32 **sure, uint32 *nsure,
-					 uint32 **unsure, uint32 *nunsure)
+/* segment s's lists as the evaluator's source, for its docs of [lo, hi) */
+static void
+segment_source(GqIndex *gq, int s, uint32 lo, uint32 hi, SegSource *ss, GqSource *src)
 {
-	segment_tree_split(gq, s, tree, 0, PG_UINT32_MAX, sure, nsure, unsure, nunsure);
+	ss->gq = gq;
+	ss->s = s;
+	ss->seg = gq_segment(gq, s);
+	ss->hi = Min(hi, ss->seg->hdr->ndocs);
+	ss->lo = Min(lo, ss->hi);
+	memset(src, 0, sizeof(*src));
+	src->arg = ss;
+	src->lo = ss->lo;
+	src->hi = ss->hi;
+	src->all_of = seg_all_of;
+	src->docs_of = seg_docs_of;
+	src->filter = seg_filter;
+	src->frequency = seg_frequency;
+	src->filter_all = seg_filter_all;
+	src->all_but = seg_all_but;
+	src->any_of = seg_any_of;
+}
+
+/*
+ * Bytes a doc of the window may take at once while a tree is evaluated:
+ * the start's docs, the searches' copies of them, a prefix's bitmap.
+ */
+#define TREE_BYTES_PER_DOC 32
+
+uint32
+gq_tree_bounded_window(GqIndex *gq, int s, const GqTree *tree)
+{
+	SegSource	ss;
+	GqSource	src;
+	uint64		budget = (uint64) work_mem * 1024 / TREE_BYTES_PER_DOC;
+
+	segment_source(gq, s, 0, PG_UINT32_MAX, &ss, &src);
+	if (gq_tree_bound(tree, &src) <= budget)
+		return Max(ss.hi, 1);
+	return (uint32) Max(budget, GPX_DOCMAP_CHUNK);
+}
+
+void
+gq_segment_tree_window(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, uint32 **sure,
+					   uint32 *nsure, uint32 **unsure, uint32 *nunsure)
+{
+	segment_tree_split(gq, s, tree, lo, hi, sure, nsure, unsure, nunsure);
 }
 
 /* the tree's candidates among segment s's docs of [lo, hi) */
@@ -1240,21 +1281,10 @@ static void
 segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, uint32 **sure,
 				   uint32 *nsure, uint32 **unsure, uint32 *nunsure)
 {
-	SegSource	ss = {gq, s, gq_segment(gq, s)};
-	GqSource	src = {0};
+	SegSource	ss;
+	GqSource	src;
 
-	ss.hi = Min(hi, ss.seg->hdr->ndocs);
-	ss.lo = Min(lo, ss.hi);
-	src.arg = &ss;
-	src.lo = ss.lo;
-	src.hi = ss.hi;
-	src.all_of = seg_all_of;
-	src.docs_of = seg_docs_of;
-	src.filter = seg_filter;
-	src.frequency = seg_frequency;
-	src.filter_all = seg_filter_all;
-	src.all_but = seg_all_but;
-	src.any_of = seg_any_of;
+	segment_source(gq, s, lo, hi, &ss, &src);
 	gq_tree_eval_split(tree, &src, sure, nsure, unsure, nunsure);
 	/* phrases and weights, where the segment has the positions to settle them */
 	if (*nunsure > 0 && (ss.seg->hdr->flags & GPX_SEG_POSITIONS) && gq_tree_positions_settle(tree))
@@ -1351,23 +1381,31 @@ gq_tree_execute(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 		return;
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
 	{
-		uint32	   *sure;
-		uint32	   *unsure;
-		uint32		nsure;
-		uint32		nunsure;
-		GqFlaggedSink f = {fn, arg, false};
+		uint32		ndocs = gq_segment(gq, s)->hdr->ndocs;
+		uint32		win = gq_tree_bounded_window(gq, s, tree);
 
-		CHECK_FOR_INTERRUPTS();
-		segment_tree_split(gq, s, tree, 0, PG_UINT32_MAX, &sure, &nsure, &unsure, &nunsure);
-		if (nsure > 0)
-			map_and_emit(gq_segment(gq, s), sure, nsure, gq_flagged_tids, &f);
-		f.recheck = true;
-		if (nunsure > 0)
-			map_and_emit(gq_segment(gq, s), unsure, nunsure, gq_flagged_tids, &f);
-		if (sure)
-			pfree(sure);
-		if (unsure)
-			pfree(unsure);
+		/* windows of the segment's docs, so that its sets stay within work_mem */
+		for (uint64 lo = 0; lo < ndocs; lo += win)
+		{
+			uint32	   *sure;
+			uint32	   *unsure;
+			uint32		nsure;
+			uint32		nunsure;
+			GqFlaggedSink f = {fn, arg, false};
+
+			CHECK_FOR_INTERRUPTS();
+			segment_tree_split(gq, s, tree, (uint32) lo, (uint32) Min(lo + win, ndocs), &sure, &nsure,
+							   &unsure, &nunsure);
+			if (nsure > 0)
+				map_and_emit(gq_segment(gq, s), sure, nsure, gq_flagged_tids, &f);
+			f.recheck = true;
+			if (nunsure > 0)
+				map_and_emit(gq_segment(gq, s), unsure, nunsure, gq_flagged_tids, &f);
+			if (sure)
+				pfree(sure);
+			if (unsure)
+				pfree(unsure);
+		}
 	}
 	pending_tree_matches(gq, tree, fn, arg);
 }

@@ -801,6 +801,17 @@ eval_root(const GqTree *tree, const GqSource *src, uint32 **docs)
 	return n;
 }
 
+uint64
+gq_tree_bound(const GqTree *tree, const GqSource *src)
+{
+	uint64		e;
+
+	if (tree->root == NULL || src->lo >= src->hi)
+		return 0;
+	e = estimate(src, tree->root, true, false, GQ_EST_ALL);
+	return Min(e, (uint64) (src->hi - src->lo));
+}
+
 void
 gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 **sure, uint32 *nsure,
 				   uint32 **unsure, uint32 *nunsure)

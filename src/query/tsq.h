@@ -125,6 +125,12 @@ extern void gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 *
 							   uint32 **unsure, uint32 *nunsure);
 
 /*
+ * How many docs of the source's window the tree's candidates are at most,
+ * by the dictionary's frequencies (the whole window for a complement)
+ */
+extern uint64 gq_tree_bound(const GqTree *tree, const GqSource *src);
+
+/*
  * One document's answer (the pending area read entry by entry): has(arg,
  * lex, len, prefix) says whether it has the lexeme (or one with that
  * prefix).  GQ_MAYBE: a candidate the row must confirm.

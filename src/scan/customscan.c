@@ -135,7 +135,7 @@ typedef struct GpxScanState
 	GpxLocalStats worker_at_start;	/* this backend's worker counters when the scan began */
 	GpxLocalStats worker;		/* what the scan added to them */
 	uint64		tids;
-	uint64		windows;		/* windows of segments ended cursors evaluated their tree over */
+	uint64		windows;		/* windows of segments evaluated that were parts of one (ended cursors' too) */
 	uint64		heap_fetches;
 	uint64		visible_unread;
 	uint64		counted_in_index;	/* of them, counted without their TIDs */
@@ -658,6 +658,8 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	{
 		s->heap = table_open(s->heap_oid, AccessShareLock);
 		s->check.heap = s->heap;
+		s->check.row_cxt = AllocSetContextCreate(estate->es_query_cxt, "gpuidx row check",
+												 ALLOCSET_DEFAULT_SIZES);
 		s->fetch_slot = table_slot_create(s->heap, &estate->es_tupleTable);
 	}
 	else
@@ -1065,30 +1067,19 @@ count_docs_by_row(GpxScanState *s, GpxSegment *sg, const uint32 *docs, uint32 nd
 }
 
 /*
- * The matches of segment seg whose doc map chunks are in dirty[0..ndirty)
- * (their rows may lie on pages not all-visible), the others counted from
- * the index: returns the rows counted.  A dirty chunk's docs are mapped to
- * their TIDs, and those on pages not all-visible are read.  A tree's
- * unsure matches are all read and checked.
+ * Of docs[0..k) (ascending, palloc'd: freed here), the matches of segment
+ * sg whose doc map chunks are in dirty[0..ndirty) (their rows may lie on
+ * pages not all-visible) are mapped to their TIDs and read where their page
+ * is not all-visible, the others counted from the index; *d: where the
+ * search of dirty is, for docs further on.  Returns the rows counted.
  */
 static int64
-count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirty)
+count_docs_partly(GpxScanState *s, GpxSegment *sg, uint32 *docs, uint32 k, const uint32 *dirty,
+				  uint32 ndirty, uint32 *d)
 {
-	GpxSegment *sg = gq_segment(s->gq, seg);
-	uint32	   *docs;
-	uint32		k = 0;
 	uint32		nmap = 0;
-	uint32		d = 0;
 	int64		n = 0;
-	uint32	   *unsure = NULL;
-	uint32		nunsure = 0;
 
-	s->worker_at_start = gpx_local_stats;
-	if (s->tree)
-		gq_segment_tree_docs(s->gq, seg, s->tree, &docs, &k, &unsure, &nunsure);
-	else
-		k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
-	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 	if (ndirty == 0 && sg->ref.ndead == 0)
 	{
 		/* every one counted where it is */
@@ -1102,9 +1093,9 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 		{
 			uint32		chunk = docs[i] / GPX_DOCMAP_CHUNK;
 
-			while (d < ndirty && dirty[d] < chunk)
-				d++;
-			if (d < ndirty && dirty[d] == chunk)
+			while (*d < ndirty && dirty[*d] < chunk)
+				(*d)++;
+			if (*d < ndirty && dirty[*d] == chunk)
 				docs[nmap++] = docs[i];
 			else if (sg->ref.ndead == 0 || gpx_seg_is_live(sg, docs[i]))
 			{
@@ -1120,10 +1111,49 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 	n += count_docs_by_row(s, sg, docs, nmap, false);
 	if (docs)
 		pfree(docs);
-	if (nunsure > 0)
+	return n;
+}
+
+/*
+ * The matches of segment seg, counted as count_docs_partly says; a tree's
+ * over windows of the segment's docs (its sets within work_mem), its unsure
+ * matches all read and checked.
+ */
+static int64
+count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirty)
+{
+	GpxSegment *sg = gq_segment(s->gq, seg);
+	uint32	   *docs;
+	uint32		k;
+	uint32		d = 0;
+	int64		n = 0;
+	uint32		win;
+
+	if (s->tree == NULL)
 	{
-		n += count_docs_by_row(s, sg, unsure, nunsure, true);
-		pfree(unsure);
+		s->worker_at_start = gpx_local_stats;
+		k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
+		gpx_local_stats_collect(&s->worker, &s->worker_at_start);
+		return count_docs_partly(s, sg, docs, k, dirty, ndirty, &d);
+	}
+	win = gq_tree_bounded_window(s->gq, seg, s->tree);
+	for (uint64 lo = 0; lo < sg->hdr->ndocs; lo += win)
+	{
+		uint32	   *unsure;
+		uint32		nunsure;
+
+		s->worker_at_start = gpx_local_stats;
+		gq_segment_tree_window(s->gq, seg, s->tree, (uint32) lo, (uint32) Min(lo + win, sg->hdr->ndocs),
+							   &docs, &k, &unsure, &nunsure);
+		if (win < sg->hdr->ndocs)
+			s->windows++;
+		gpx_local_stats_collect(&s->worker, &s->worker_at_start);
+		n += count_docs_partly(s, sg, docs, k, dirty, ndirty, &d);
+		if (nunsure > 0)
+		{
+			n += count_docs_by_row(s, sg, unsure, nunsure, true);
+			pfree(unsure);
+		}
 	}
 	return n;
 }
@@ -1348,7 +1378,8 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Heap Fetches", NULL, s->heap_fetches, es);
 		if (s->recheck || s->removed > 0)
 			ExplainPropertyUInteger("Rows Removed by Index Recheck", NULL, s->removed, es);
-		if (s->tree && s->limit > 0)
+		/* a LIMIT's windows, or those that kept a segment's sets within work_mem */
+		if (s->tree && (s->limit > 0 || s->windows + s->cursor->windows > 0))
 			ExplainPropertyUInteger("Index Windows", NULL, s->windows + s->cursor->windows, es);
 		if (s->count_only)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
