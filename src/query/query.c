@@ -974,49 +974,60 @@ filter_by_list(SegSource *ss, GqTerm *t, bool keep, uint32 *docs, uint32 n)
 }
 
 /*
- * The same for every term with a prefix: rest, the docs none of them has
- * yet, is searched in each next term's list (read at rest alone) until
- * none is left.
+ * The same for every term with a prefix: each term's list intersected with
+ * the docs (searched at them when it is long, merged when it is not: a
+ * short list costs its own postings, not the docs'), its hits marked, until
+ * every doc has one.
  */
 static uint32
 filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uint32 n)
 {
-	uint32	   *rest = keep ? palloc_extended((Size) n * sizeof(uint32), MCXT_ALLOC_HUGE) : docs;
-	uint32		nrest = n;
+	bool	   *has = palloc0(n * sizeof(bool));
+	uint32	   *hits = palloc_extended((Size) n * sizeof(uint32), MCXT_ALLOC_HUGE);
+	uint32		nhas = 0;
+	uint32		k = 0;
 	GpxDictIter it;
 
-	if (keep)
-		memcpy(rest, docs, (Size) n * sizeof(uint32));
 	gpx_dict_iter_init(&it, ss->seg);
 	gpx_dict_iter_seek(&it, term->lex, term->len);
-	while (nrest > 0 && gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
+	while (nhas < n && gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
 	{
 		GqTerm		t = {0};
-		cpu_method	method = cpu_pick_method(nrest, it.df);
+		cpu_method	method = cpu_pick_method(n, it.df);
 		cpu_stats	cs = {0};
+		uint32		nhits;
+		uint32		at = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		if (method == CPU_METHOD_SKIP)
-			gpx_dict_iter_list_probed(&it, rest, nrest, &t.list);
+			gpx_dict_iter_list_probed(&it, docs, n, &t.list);
 		else
 			gpx_dict_iter_list(&it, &t.list);
 		t.opened = true;
 		t.ref.df = it.df;
 		t.ref.external = it.external;
 		t.ref.page = it.external ? it.list_page : 0;
-		nrest = cpu_difference_array_list(rest, nrest, &t.list.view, rest, method, &cs);
+		nhits = cpu_intersect_array_list(docs, n, &t.list.view, hits, method, 0, &cs);
 		count_list_blocks(&cs);
-		if (nrest == CPU_CORRUPT)
+		if (nhits == CPU_CORRUPT)
 			list_out_of_order(ss->seg, &t);
+		/* the hits are some of the docs, in order */
+		for (uint32 h = 0; h < nhits; h++)
+		{
+			at = pl_gallop(docs, at, n, hits[h]);
+			if (!has[at])
+				nhas++;
+			has[at] = true;
+		}
 		gpx_list_free(&t.list);
 	}
 	gpx_dict_iter_end(&it);
-	if (!keep)
-		return nrest;
-	/* the docs less those no term has */
-	n = cpu_merge_difference(docs, n, rest, nrest, docs);
-	pfree(rest);
-	return n;
+	for (uint32 i = 0; i < n; i++)
+		if (has[i] == keep)
+			docs[k++] = docs[i];
+	pfree(has);
+	pfree(hits);
+	return k;
 }
 
 static uint32

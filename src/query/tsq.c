@@ -162,7 +162,7 @@ gq_tree_add_tsquery(GqTree *tree, TSQuery query)
 bool
 gq_tree_positions_settle(const GqTree *tree)
 {
-	return tree->root != NULL && tree->recheck && tree->nqueries > 0 && tree->nprefix == 0;
+	return tree->root != NULL && tree->recheck && tree->nqueries > 0;
 }
 
 void

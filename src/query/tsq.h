@@ -151,8 +151,9 @@ extern double gq_tree_selectivity(const GqTree *tree, double (*freq) (void *arg,
 
 /*
  * Can the index's positions settle the tree's unsure candidates?  Every
- * unsure candidate comes from a tsquery's phrase or weight, and those name
- * plain lexemes only (a prefix's terms are not looked up per document).
+ * unsure candidate comes from a tsquery's phrase or weight, whose operands
+ * (plain lexemes or prefixes) the positions of the document's lexemes
+ * answer.
  */
 extern bool gq_tree_positions_settle(const GqTree *tree);
 
