@@ -98,9 +98,9 @@ EXTRA_CLEAN += cuda/build
 UNIT_CC ?= cc
 UNIT_CFLAGS ?= -std=gnu99 -O2 -g -ffp-contract=off -Wall -Wextra -Wdeclaration-after-statement -Werror
 UNIT_TESTS = $(patsubst test/unit/%.c,%,$(wildcard test/unit/test_*.c))
-UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/rankdata.c src/sched/placement.c src/worker/arena.c
+UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/posrec.c src/store/rankdata.c src/sched/placement.c src/worker/arena.c
 
-unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/rankdata.h src/store/varint.h src/sched/*.h src/worker/arena.h include/*.h test/*.h test/unit/*.h)
+unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/posrec.h src/store/rankdata.h src/store/varint.h src/sched/*.h src/worker/arena.h include/*.h test/*.h test/unit/*.h)
 	@mkdir -p test/unit/build
 	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm -lpthread -ldl
 

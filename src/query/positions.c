@@ -467,7 +467,7 @@ prefix_hits(GpxSegment *seg, const GqPosMatch *m, const uint32 *cand, uint32 n, 
 					if (c == n || cand[c] != ids[i])
 						continue;
 					if (pos == NULL)
-						pos = gpx_dict_iter_positions(&it);
+						pos = gpx_dict_iter_positions_at(&it);
 					add_hit(ph, c, it.term, it.term_len, gpx_positions_get(pos, i, wep), wep, first, &lex_at);
 					first = false;
 				}
@@ -492,7 +492,7 @@ prefix_hits(GpxSegment *seg, const GqPosMatch *m, const uint32 *cand, uint32 n, 
 					if (v != cand[c])
 						continue;
 					if (pos == NULL)
-						pos = gpx_dict_iter_positions(&it);
+						pos = gpx_dict_iter_positions_at(&it);
 					add_hit(ph, c, it.term, it.term_len,
 							gpx_positions_get(pos, cur.block * cap + cur.pos, wep), wep, first, &lex_at);
 					first = false;

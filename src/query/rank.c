@@ -951,8 +951,10 @@ rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 			copies[i] = refs[i];
 			if (found[i] && refs[i].payload)
 			{
-				copies[i].payload = palloc(refs[i].len + refs[i].df);
-				memcpy(copies[i].payload, refs[i].payload, refs[i].len + refs[i].df);
+				uint32		len = gpx_term_payload_len(seg, &refs[i]);
+
+				copies[i].payload = palloc(len);
+				memcpy(copies[i].payload, refs[i].payload, len);
 			}
 		}
 		INSTR_TIME_SET_CURRENT(start);

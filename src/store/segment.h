@@ -100,10 +100,16 @@ typedef struct GpxTermRef
 	uint32		freq_page;		/* external, with freqs: its frequency record */
 	uint32		freq_offset;
 	uint8	   *payload;		/* inline: a palloc'd copy of the list (then
-								 * its df tfs, with freqs) */
+								 * its df tfs, with freqs; then its
+								 * positions record, pos_len bytes) */
 	uint32		pos_page;		/* with positions: its positions record */
 	uint32		pos_offset;
+	uint32		pos_len;		/* or in the payload (GPX_SEG_POSITIONS_V2) */
+	bool		pos_flags;		/* the record begins with a flags byte */
 } GpxTermRef;
+
+/* the bytes of an inline ref's payload */
+extern uint32 gpx_term_payload_len(GpxSegment *seg, const GpxTermRef *ref);
 
 /*
  * A term's dictionary entry; false if the segment does not have the term.
@@ -202,6 +208,9 @@ typedef struct GpxDictIter
 	uint32		freq_off;
 	uint32		pos_page;		/* with positions */
 	uint32		pos_off;
+	const uint8 *pos_record;	/* or the record in the entry: points into page */
+	uint32		pos_len;
+	bool		pos_flags;
 } GpxDictIter;
 
 extern void gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg);
@@ -274,8 +283,12 @@ extern void gpx_freq_reader_end(GpxFreqReader *r);
  */
 typedef struct GpxPositions GpxPositions;
 
-extern GpxPositions *gpx_seg_positions(GpxSegment *seg, const GpxTermRef *ref);
+/* before gpx_seg_list, which frees an inline ref's payload (its tfs and record) */
+extern GpxPositions *gpx_seg_positions(GpxSegment *seg, GpxTermRef *ref);
+/* the iterator's term's, read in list order alone (merges, verification; memory stays small) */
 extern GpxPositions *gpx_dict_iter_positions(GpxDictIter *it);
+/* the same, any rank asked */
+extern GpxPositions *gpx_dict_iter_positions_at(GpxDictIter *it);
 extern uint32 gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep);
 /* the next posting's positions, in list order (merges, verification) */
 extern uint32 gpx_positions_next(GpxPositions *p, uint16 *wep);

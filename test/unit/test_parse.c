@@ -10,7 +10,7 @@
 
 #define CAPACITY 8144
 
-static const GpxSegLimits limits = {1000, 4, CAPACITY, false, 0, false, false, 0};
+static const GpxSegLimits limits = {.ndocs = 1000, .list_pages = 4, .page_capacity = CAPACITY};
 
 static void
 check_inline_lists(void)
