@@ -468,7 +468,7 @@ prefix_hits(GpxSegment *seg, const GqPosMatch *m, const uint32 *cand, uint32 n, 
 						continue;
 					if (pos == NULL)
 						pos = gpx_dict_iter_positions_at(&it);
-					add_hit(ph, c, it.term, it.term_len, gpx_positions_get(pos, i, wep), wep, first, &lex_at);
+					add_hit(ph, c, it.term, it.term_len, gpx_positions_get(pos, i, &list.view, wep), wep, first, &lex_at);
 					first = false;
 				}
 				pfree(ids);
@@ -494,7 +494,7 @@ prefix_hits(GpxSegment *seg, const GqPosMatch *m, const uint32 *cand, uint32 n, 
 					if (pos == NULL)
 						pos = gpx_dict_iter_positions_at(&it);
 					add_hit(ph, c, it.term, it.term_len,
-							gpx_positions_get(pos, cur.block * cap + cur.pos, wep), wep, first, &lex_at);
+							gpx_positions_get(pos, cur.block * cap + cur.pos, &list.view, wep), wep, first, &lex_at);
 					first = false;
 				}
 				gpx_local_stats.list_blocks += cur.blocks_touched;
@@ -573,7 +573,7 @@ gq_settle_by_positions(GpxSegment *seg, const GqTree *tree, uint32 **sure, uint3
 				{
 					uint32		rank = st[x].cur.block * st[x].cap + st[x].cur.pos;
 
-					t->npos = gpx_positions_get(st[x].pos, rank, t->wep);
+					t->npos = gpx_positions_get(st[x].pos, rank, &st[x].list.view, t->wep);
 					t->has = true;
 				}
 				else if (st[x].cur.status != PL_OK)

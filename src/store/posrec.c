@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "rank/bm25.h"
 #include "store/posrec.h"
 
 /* ---------------------------------------------------------------------------
@@ -140,7 +141,7 @@ br_gamma(BitReader *r, uint32_t max)
  */
 
 #define CODER_PFOR	0
-#define CODER_RICE	1
+#define CODER_RICEL	1			/* Rice, each value's parameter from its doc's length */
 #define VALUE_BITS	15			/* zz of a difference of two positions: below 2^15 */
 #define MAX_VALUES	(GPX_POSREC_BLOCK * GPX_POSREC_MAX_COUNT)
 
@@ -165,19 +166,40 @@ pfor_cost(const uint32_t *v, uint32_t m, uint32_t b, uint32_t maxlen)
 	return bits;
 }
 
-static uint64_t
-rice_cost(const uint32_t *v, uint32_t m, uint32_t k)
+/*
+ * RICEL's parameter for a value expected near est (its doc's length over
+ * its positions: where one of them falls, how far apart they are), offset
+ * by the block's d
+ */
+static uint32_t
+ricel_k(uint32_t est, uint32_t d)
 {
-	uint64_t	bits = 4;
+	int32_t		k = (int32_t) bitlen(est) + (int32_t) d - 4;
+
+	return k < 0 ? 0 : k > 15 ? 15 : (uint32_t) k;
+}
+
+static uint64_t
+ricel_cost(const uint32_t *v, const uint32_t *est, uint32_t m, uint32_t d)
+{
+	uint64_t	bits = 3;
 
 	for (uint32_t i = 0; i < m; i++)
+	{
+		uint32_t	k = ricel_k(est[i], d);
+
 		bits += (v[i] >> k) + 1 + k;
+	}
 	return bits;
 }
 
-/* the cheapest coder of the values: its kind and parameter, and its bits (with the coder's bit) */
+/*
+ * The cheapest coder of the values, its kind and parameter, and its bits:
+ * PFOR, or RICEL where est (each value's estimate) is given, a bit then
+ * saying which
+ */
 static uint64_t
-best_coder(const uint32_t *v, uint32_t m, uint32_t *coder, uint32_t *param)
+best_coder(const uint32_t *v, const uint32_t *est, uint32_t m, uint32_t *coder, uint32_t *param)
 {
 	uint32_t	maxlen = 0;
 	uint64_t	best = UINT64_MAX;
@@ -195,24 +217,27 @@ best_coder(const uint32_t *v, uint32_t m, uint32_t *coder, uint32_t *param)
 			*param = b;
 		}
 	}
-	for (uint32_t k = 0; k <= maxlen && k < 16; k++)
+	if (est == NULL)
+		return best;
+	for (uint32_t d = 0; d < 8; d++)
 	{
-		uint64_t	c = rice_cost(v, m, k);
+		uint64_t	c = ricel_cost(v, est, m, d);
 
 		if (c < best)
 		{
 			best = c;
-			*coder = CODER_RICE;
-			*param = k;
+			*coder = CODER_RICEL;
+			*param = d;
 		}
 	}
 	return best + 1;
 }
 
 static void
-put_values(BitWriter *w, const uint32_t *v, uint32_t m, uint32_t coder, uint32_t param)
+put_values(BitWriter *w, const uint32_t *v, const uint32_t *est, uint32_t m, uint32_t coder, uint32_t param)
 {
-	bw_put(w, coder, 1);
+	if (est)
+		bw_put(w, coder, 1);
 	if (coder == CODER_PFOR)
 	{
 		uint32_t	b = param;
@@ -242,10 +267,12 @@ put_values(BitWriter *w, const uint32_t *v, uint32_t m, uint32_t coder, uint32_t
 				bw_put(w, v[i] >> b, maxlen - b);
 		return;
 	}
-	bw_put(w, param, 4);
+	bw_put(w, param, 3);
 	for (uint32_t i = 0; i < m; i++)
 	{
-		for (uint32_t q = v[i] >> param; q > 0;)
+		uint32_t	k = ricel_k(est[i], param);
+
+		for (uint32_t q = v[i] >> k; q > 0;)
 		{
 			uint32_t	z = q > 32 ? 32 : q;
 
@@ -253,27 +280,72 @@ put_values(BitWriter *w, const uint32_t *v, uint32_t m, uint32_t coder, uint32_t
 			q -= z;
 		}
 		bw_put(w, 1, 1);
-		bw_put(w, v[i], param);
+		bw_put(w, v[i], k);
 	}
 }
 
-/* m values of a stream into v, each at most max; false on damage */
-static bool
-get_values(BitReader *r, uint32_t *v, uint32_t m, uint32_t max)
+/*
+ * A block's decoding: what the streams' estimates need, the doc length
+ * codes of its postings, asked of the caller only when a stream is RICEL
+ */
+typedef struct Decoding
 {
-	uint32_t	coder = br_get(r, 1);
-	uint32_t	param = br_get(r, 4);
+	BitReader	r;
+	uint32_t	n;
+	const uint16_t *npos;
+	gpx_posrec_dl_fn dl_fn;
+	void	   *dl_arg;
+	bool		have_dl;
+	uint8_t		dlc[GPX_POSREC_BLOCK];
+	const uint32_t *coded;
+	uint32_t	nc;
+} Decoding;
+
+/* the estimates of a stream's values (stream: 0 FIRST, 1 LAST, 2 MID) */
+#define STREAM_FIRST	0
+#define STREAM_LAST		1
+#define STREAM_MID		2
+
+static uint32_t
+stream_estimates(const uint8_t *dlc, const uint16_t *npos, const uint32_t *coded, uint32_t nc, int stream,
+				 uint32_t *est)
+{
+	uint32_t	m = 0;
+
+	for (uint32_t c = 0; c < nc; c++)
+	{
+		uint32_t	i = coded[c];
+		uint32_t	dl = gpx_dl_floor(dlc[i]);
+
+		if (stream == STREAM_FIRST)
+			est[m++] = dl / (npos[i] + 1u);
+		else if (stream == STREAM_LAST && npos[i] >= 2)
+			est[m++] = dl / npos[i];
+		else if (stream == STREAM_MID)
+			for (uint32_t k = 1; k + 1 < npos[i]; k++)
+				est[m++] = dl / npos[i];
+	}
+	return m;
+}
+
+/* m values of a stream into v, each at most max; est: RICEL may be their coder; false on damage */
+static bool
+get_values(Decoding *dc, uint32_t *v, uint32_t m, uint32_t max, int stream, uint32_t *est)
+{
+	BitReader  *r = &dc->r;
+	uint32_t	coder = est ? br_get(r, 1) : CODER_PFOR;
 
 	if (coder == CODER_PFOR)
 	{
+		uint32_t	b = br_get(r, 4);
 		uint32_t	x = br_gamma(r, m + 1) - 1;
 		uint32_t	h = x > 0 ? br_get(r, 4) : 0;
 		uint32_t	at = 0;
 
-		if (r->bad || x > m || param + h > VALUE_BITS)
+		if (r->bad || x > m || b + h > VALUE_BITS)
 			return false;
 		for (uint32_t i = 0; i < m; i++)
-			v[i] = br_get(r, param);
+			v[i] = br_get(r, b);
 		/* the exceptions' indexes, marked in their values' top bit, then their high parts */
 		for (uint32_t e = 0; e < x && !r->bad; e++)
 		{
@@ -286,21 +358,29 @@ get_values(BitReader *r, uint32_t *v, uint32_t m, uint32_t max)
 			if (v[i] & (1u << 31))
 			{
 				v[i] &= ~(1u << 31);
-				v[i] |= br_get(r, h) << param;
+				v[i] |= br_get(r, h) << b;
 			}
 	}
 	else
 	{
-		if (param >= 16)
+		uint32_t	d = br_get(r, 3);
+
+		if (!dc->have_dl)
+		{
+			dc->dl_fn(dc->dl_arg, dc->dlc);
+			dc->have_dl = true;
+		}
+		if (stream_estimates(dc->dlc, dc->npos, dc->coded, dc->nc, stream, est) != m)
 			return false;
 		for (uint32_t i = 0; i < m && !r->bad; i++)
 		{
+			uint32_t	k = ricel_k(est[i], d);
 			uint32_t	q = 0;
 
 			while (br_get(r, 1) == 0 && !r->bad)
-				if (++q > (max >> param))
+				if (++q > (max >> k))
 					return false;
-			v[i] = (q << param) | br_get(r, param);
+			v[i] = (q << k) | br_get(r, k);
 		}
 	}
 	for (uint32_t i = 0; i < m; i++)
@@ -471,15 +551,21 @@ same_positions(const GpxPosBlock *b, uint32_t i, uint32_t j)
 
 #define POS(b, i, k)	((uint32_t) ((b)->wep[(b)->start[i] + (k)] & GPX_POSREC_MAX_VALUE))
 
-/* a block's streams over the coded postings (those with positions, no repeat) */
+/*
+ * A block's streams over the coded postings (those with positions and no
+ * repeat), with their values' estimates for RICEL
+ */
 typedef struct Streams
 {
 	uint32_t	nfirst;
 	uint32_t	first[GPX_POSREC_BLOCK];
+	uint32_t	first_est[GPX_POSREC_BLOCK];
 	uint32_t	nlast;
 	uint32_t	last[GPX_POSREC_BLOCK];
+	uint32_t	last_est[GPX_POSREC_BLOCK];
 	uint32_t	nmid;
 	uint32_t	mid[MAX_VALUES];
+	uint32_t	mid_est[MAX_VALUES];
 } Streams;
 
 static void
@@ -497,6 +583,9 @@ gather(const GpxPosBlock *b, const uint32_t *coded, uint32_t nc, Streams *s)
 		if (n >= 2)
 			s->last[s->nlast++] = POS(b, i, n - 1) - POS(b, i, n - 2) - 1;
 	}
+	stream_estimates(b->dlc, b->npos, coded, nc, STREAM_FIRST, s->first_est);
+	stream_estimates(b->dlc, b->npos, coded, nc, STREAM_LAST, s->last_est);
+	stream_estimates(b->dlc, b->npos, coded, nc, STREAM_MID, s->mid_est);
 }
 
 /* a stream's predictions: 0 plain (ABS / GAP), 1 from the one before (DELTA / GAPDELTA) */
@@ -512,11 +601,12 @@ typedef struct Coded
 } Coded;
 
 /*
- * FIRST (first true) or LAST values x[0..n) predicted and coded the
- * cheapest way, into c
+ * FIRST (first true) or LAST values x[0..n) (their estimates est)
+ * predicted and coded the cheapest way, into c: plain, with PFOR or RICEL;
+ * or from the one before, with PFOR
  */
 static void
-plan_stream(const uint32_t *x, uint32_t n, bool first, Coded *c)
+plan_stream(const uint32_t *x, const uint32_t *est, uint32_t n, bool first, Coded *c)
 {
 	uint32_t	tmp[GPX_POSREC_BLOCK];
 	uint32_t	min = UINT32_MAX;
@@ -534,13 +624,13 @@ plan_stream(const uint32_t *x, uint32_t n, bool first, Coded *c)
 		c->v[i] = first ? x[i] - min : x[i];
 	c->bits = (first ? gamma_bits(c->base) : 0) + (n >= 2 ? 1 : 0);
 	if (c->m > 0)
-		c->bits += best_coder(c->v, c->m, &c->coder, &c->param);
+		c->bits += best_coder(c->v, est, c->m, &c->coder, &c->param);
 	if (n < 2)
 		return;
 	/* from the one before */
 	for (uint32_t i = 1; i < n; i++)
 		tmp[i - 1] = zz((int32_t) x[i] - (int32_t) x[i - 1]);
-	bits = 1 + gamma_bits(x[0] + 1) + best_coder(tmp, n - 1, &coder, &param);
+	bits = 1 + gamma_bits(x[0] + 1) + best_coder(tmp, NULL, n - 1, &coder, &param);
 	if (bits < c->bits)
 	{
 		c->pred = 1;
@@ -554,14 +644,14 @@ plan_stream(const uint32_t *x, uint32_t n, bool first, Coded *c)
 }
 
 static void
-put_stream(BitWriter *w, const Coded *c, uint32_t n, bool first)
+put_stream(BitWriter *w, const Coded *c, const uint32_t *est, uint32_t n, bool first)
 {
 	if (n >= 2)
 		bw_put(w, c->pred, 1);
 	if (first || c->pred == 1)
 		bw_gamma(w, c->base);
 	if (c->m > 0)
-		put_values(w, c->v, c->m, c->coder, c->param);
+		put_values(w, c->v, c->pred == 0 ? est : NULL, c->m, c->coder, c->param);
 }
 
 /* the block's coding with or without repeats: the postings coded, and its cost */
@@ -619,16 +709,16 @@ plan_block(const GpxPosBlock *b, const uint32_t *p, uint32_t np, const bool *rep
 	gather(b, pl->coded, pl->nc, s);
 	if (s->nfirst > 0)
 	{
-		plan_stream(s->first, s->nfirst, true, &pl->first);
+		plan_stream(s->first, s->first_est, s->nfirst, true, &pl->first);
 		pl->bits += pl->first.bits;
 	}
 	if (s->nlast > 0)
 	{
-		plan_stream(s->last, s->nlast, false, &pl->last);
+		plan_stream(s->last, s->last_est, s->nlast, false, &pl->last);
 		pl->bits += pl->last.bits;
 	}
 	if (s->nmid > 0)
-		pl->bits += best_coder(s->mid, s->nmid, &pl->mid_coder, &pl->mid_param);
+		pl->bits += best_coder(s->mid, s->mid_est, s->nmid, &pl->mid_coder, &pl->mid_param);
 }
 
 /* what coding and decoding a block work in (gpx_posrec_scratch_size) */
@@ -650,6 +740,7 @@ gpx_posrec_encode_block(const GpxPosBlock *b, uint32_t flags, uint8_t *out, void
 {
 	BitWriter	w = {out, 0, 0, 0};
 	Scratch    *sc = scratch;
+	Streams    *s = &sc->s;
 	Plan	   *pl;
 	uint32_t	p[GPX_POSREC_BLOCK];
 	uint32_t	np = 0;
@@ -669,24 +760,24 @@ gpx_posrec_encode_block(const GpxPosBlock *b, uint32_t flags, uint8_t *out, void
 	for (uint32_t t = 1; t < np; t++)
 		if (b->npos[p[t]] == b->npos[p[t - 1]])
 			rep[e++] = same_positions(b, p[t], p[t - 1]);
-	plan_block(b, p, np, rep, e, false, &sc->s, &sc->without);
+	plan_block(b, p, np, rep, e, false, s, &sc->without);
 	pl = &sc->without;
 	if (e > 0)
 	{
-		plan_block(b, p, np, rep, e, true, &sc->s, &sc->with);
+		plan_block(b, p, np, rep, e, true, s, &sc->with);
 		if (sc->with.bits < sc->without.bits)
 			pl = &sc->with;
 		bw_put(&w, pl->use_repeats, 1);
 		if (pl->use_repeats)
 			put_repeats(&w, rep, e, pl->form);
 	}
-	gather(b, pl->coded, pl->nc, &sc->s);
-	if (sc->s.nfirst > 0)
-		put_stream(&w, &pl->first, sc->s.nfirst, true);
-	if (sc->s.nlast > 0)
-		put_stream(&w, &pl->last, sc->s.nlast, false);
-	if (sc->s.nmid > 0)
-		put_values(&w, sc->s.mid, sc->s.nmid, pl->mid_coder, pl->mid_param);
+	gather(b, pl->coded, pl->nc, s);
+	if (s->nfirst > 0)
+		put_stream(&w, &pl->first, s->first_est, s->nfirst, true);
+	if (s->nlast > 0)
+		put_stream(&w, &pl->last, s->last_est, s->nlast, false);
+	if (s->nmid > 0)
+		put_values(&w, s->mid, s->mid_est, s->nmid, pl->mid_coder, pl->mid_param);
 	if (flags & GPX_POSREC_WEIGHTS)
 	{
 		bool		all_d = true;
@@ -704,14 +795,17 @@ gpx_posrec_encode_block(const GpxPosBlock *b, uint32_t flags, uint8_t *out, void
 
 /* a stream's n values: predicted from (pred, base) and decoded into x; false on damage */
 static bool
-get_stream(BitReader *r, uint32_t *x, uint32_t n, bool first)
+get_stream(Decoding *dc, uint32_t *x, uint32_t n, int stream, uint32_t *est)
 {
+	BitReader  *r = &dc->r;
+	bool		first = stream == STREAM_FIRST;
 	uint32_t	v[GPX_POSREC_BLOCK];
 	uint32_t	pred = n >= 2 ? br_get(r, 1) : 0;
 	uint32_t	base = first || pred == 1 ? br_gamma(r, GPX_POSREC_MAX_VALUE + 1) - 1 : 0;
 	uint32_t	m = pred == 1 ? n - 1 : (first && n == 1 ? 0 : n);
 
-	if (r->bad || (m > 0 && !get_values(r, v, m, pred == 1 ? (1u << VALUE_BITS) - 1 : GPX_POSREC_MAX_VALUE)))
+	if (r->bad || (m > 0 && !get_values(dc, v, m, pred == 1 ? (1u << VALUE_BITS) - 1 : GPX_POSREC_MAX_VALUE,
+										stream, pred == 1 ? NULL : est)))
 		return false;
 	if (pred == 1)
 	{
@@ -738,10 +832,11 @@ get_stream(BitReader *r, uint32_t *x, uint32_t n, bool first)
 
 const char *
 gpx_posrec_decode_block(const uint8_t *p, size_t len, uint32_t flags, uint32_t n, const uint8_t *tf,
-						GpxPosBlock *out, void *scratch)
+						gpx_posrec_dl_fn dl_fn, void *dl_arg, GpxPosBlock *out, void *scratch)
 {
-	uint32_t   *mid = ((Scratch *) scratch)->s.mid;
-	BitReader	r = {p, len, 0, false};
+	Streams    *s = &((Scratch *) scratch)->s;
+	Decoding	dc = {{p, len, 0, false}, n, out->npos, dl_fn, dl_arg, false, {0}, NULL, 0};
+	BitReader  *r = &dc.r;
 	uint32_t	ps[GPX_POSREC_BLOCK];
 	uint32_t	np = 0;
 	bool		rep[GPX_POSREC_BLOCK] = {0};
@@ -749,8 +844,6 @@ gpx_posrec_decode_block(const uint8_t *p, size_t len, uint32_t flags, uint32_t n
 	bool		repeats = false;
 	uint32_t	coded[GPX_POSREC_BLOCK];
 	uint32_t	nc = 0;
-	uint32_t	first[GPX_POSREC_BLOCK];
-	uint32_t	last[GPX_POSREC_BLOCK];
 	uint32_t	nlast = 0;
 	uint32_t	nmid = 0;
 	uint32_t	total = 0;
@@ -766,11 +859,11 @@ gpx_posrec_decode_block(const uint8_t *p, size_t len, uint32_t flags, uint32_t n
 	}
 	if (flags & GPX_POSREC_256)
 		for (uint32_t i = 0; i < n; i++)
-			if (tf[i] == 255 && br_get(&r, 1))
+			if (tf[i] == 255 && br_get(r, 1))
 				out->npos[i] = 256;
 	if (flags & GPX_POSREC_NONE)
 		for (uint32_t i = 0; i < n; i++)
-			if (br_get(&r, 1))
+			if (br_get(r, 1))
 			{
 				if (tf[i] != 1)
 					return "positions block's posting without positions has a tf above 1";
@@ -786,9 +879,9 @@ gpx_posrec_decode_block(const uint8_t *p, size_t len, uint32_t flags, uint32_t n
 	out->start[n] = total;
 	for (uint32_t t = 1; t < np; t++)
 		e += out->npos[ps[t]] == out->npos[ps[t - 1]];
-	if (e > 0 && br_get(&r, 1))
+	if (e > 0 && br_get(r, 1))
 	{
-		if (!get_repeats(&r, rep, e))
+		if (!get_repeats(r, rep, e))
 			return "positions block's repeats are malformed";
 		repeats = true;
 	}
@@ -801,14 +894,17 @@ gpx_posrec_decode_block(const uint8_t *p, size_t len, uint32_t flags, uint32_t n
 			coded[nc++] = ps[t];
 		e += may;
 	}
+	dc.coded = coded;
+	dc.nc = nc;
 	for (uint32_t c = 0; c < nc; c++)
 	{
 		nlast += out->npos[coded[c]] >= 2;
 		nmid += out->npos[coded[c]] >= 3 ? out->npos[coded[c]] - 2 : 0;
 	}
-	if ((nc > 0 && !get_stream(&r, first, nc, true)) || (nlast > 0 && !get_stream(&r, last, nlast, false)) ||
-		(nmid > 0 && !get_values(&r, mid, nmid, GPX_POSREC_MAX_VALUE)))
-		return r.bad ? "positions block runs past its bytes" : "positions block holds a value out of range";
+	if ((nc > 0 && !get_stream(&dc, s->first, nc, STREAM_FIRST, s->first_est)) ||
+		(nlast > 0 && !get_stream(&dc, s->last, nlast, STREAM_LAST, s->last_est)) ||
+		(nmid > 0 && !get_values(&dc, s->mid, nmid, GPX_POSREC_MAX_VALUE, STREAM_MID, s->mid_est)))
+		return r->bad ? "positions block runs past its bytes" : "positions block holds a value out of range";
 
 	/* the coded postings' positions: first, the gaps between, last */
 	nlast = nmid = 0;
@@ -816,12 +912,12 @@ gpx_posrec_decode_block(const uint8_t *p, size_t len, uint32_t flags, uint32_t n
 	{
 		uint32_t	i = coded[c];
 		uint16_t   *w = out->wep + out->start[i];
-		uint32_t	pos = first[c];
+		uint32_t	pos = s->first[c];
 
 		w[0] = (uint16_t) pos;
 		for (uint32_t k = 1; k < out->npos[i]; k++)
 		{
-			pos += (k + 1 == out->npos[i] ? last[nlast++] : mid[nmid++]) + 1;
+			pos += (k + 1 == out->npos[i] ? s->last[nlast++] : s->mid[nmid++]) + 1;
 			if (pos > GPX_POSREC_MAX_VALUE)
 				return "positions block's positions pass the largest";
 			w[k] = (uint16_t) pos;
@@ -829,16 +925,16 @@ gpx_posrec_decode_block(const uint8_t *p, size_t len, uint32_t flags, uint32_t n
 	}
 	if (flags & GPX_POSREC_WEIGHTS)
 	{
-		bool		all_d = br_get(&r, 1);
+		bool		all_d = br_get(r, 1);
 
 		for (uint32_t c = 0; c < nc && !all_d; c++)
 			for (uint32_t k = 0; k < out->npos[coded[c]]; k++)
-				out->wep[out->start[coded[c]] + k] |= (uint16_t) (br_get(&r, 2) << 14);
+				out->wep[out->start[coded[c]] + k] |= (uint16_t) (br_get(r, 2) << 14);
 	}
-	if (r.bad)
+	if (r->bad)
 		return "positions block runs past its bytes";
 	/* the block's bytes are its positions' alone, padded with zeros */
-	if ((r.bit + 7) / 8 != len || (r.bit % 8 != 0 && (p[len - 1] >> (r.bit % 8)) != 0))
+	if ((r->bit + 7) / 8 != len || (r->bit % 8 != 0 && (p[len - 1] >> (r->bit % 8)) != 0))
 		return "positions block is longer than its positions";
 	/* a repeat has the positions of the posting before it with positions */
 	for (uint32_t t = 1, c = 0; t < np; t++)

@@ -47,11 +47,16 @@
  *			(GAPDELTA: base gamma(g0 + 1), values zz(g - g before)); a bit
  *			says which when there are two or more
  *	 MID	the positions between, as gap - 1, plain
- *	 each stream with values then a bit for its coder:
+ *	 each stream with values then, but for those predicted from the one
+ *	 before (always PFOR), a bit for its coder:
  *		0 PFOR: b (4 bits), gamma(x + 1) exceptions, when x > 0 h (4 bits);
  *		  every value's low b bits, the exceptions' indexes as gamma gaps,
  *		  their high parts in h bits
- *		1 Rice: k (4 bits), each value as (v >> k) zeros, a one, its low k bits
+ *		1 RICEL: d (3 bits), each value as (v >> k) zeros, a one, its low k
+ *		  bits, k = bitlen(est) + d - 4 within 0..15 for est its doc's length
+ *		  (gpx_dl_floor of its gpx_dl_code) over its positions (FIRST: over
+ *		  their count + 1): where a position of a lexeme falls, and how far
+ *		  apart they are, follow the document's length
  *	 [flag WEIGHTS: a bit, 1: every weight D; else 2 bits a position]
  *
  * gamma(v), v >= 1: bitlen(v) - 1 zeros, then v's bitlen(v) bits from its
@@ -81,6 +86,7 @@
 typedef struct GpxPosBlock
 {
 	uint32_t	n;
+	uint8_t		dlc[GPX_POSREC_BLOCK];	/* the encoder's: each one's doc length (gpx_dl_code) */
 	uint16_t	npos[GPX_POSREC_BLOCK];
 	uint32_t	start[GPX_POSREC_BLOCK + 1]; /* posting i's at wep[start[i] .. start[i + 1]) */
 	uint16_t	wep[GPX_POSREC_BLOCK * GPX_POSREC_MAX_COUNT];
@@ -108,11 +114,16 @@ extern size_t gpx_posrec_encode_block(const GpxPosBlock *b, uint32_t flags, uint
 
 /*
  * The block at p[0..len) of a record of flags, its n postings of tfs tf[]:
- * into out.  NULL, or what is wrong (a read past len, a value out of its
- * range, positions past the largest): never a read outside p[0..len).
+ * into out.  dl_fn(dl_arg, dlc) gives the n postings' doc length codes
+ * (gpx_dl_code of each one's doc), asked only when a stream needs them.
+ * NULL, or what is wrong (a read past len, a value out of its range,
+ * positions past the largest, bytes past the positions): never a read
+ * outside p[0..len).
  */
+typedef void (*gpx_posrec_dl_fn) (void *arg, uint8_t *dlc);
 extern const char *gpx_posrec_decode_block(const uint8_t *p, size_t len, uint32_t flags, uint32_t n,
-										   const uint8_t *tf, GpxPosBlock *out, void *scratch);
+										   const uint8_t *tf, gpx_posrec_dl_fn dl_fn, void *dl_arg,
+										   GpxPosBlock *out, void *scratch);
 
 /* how the record of df postings begins: flags byte, then a directory when more than one block */
 typedef struct GpxPosRecHead

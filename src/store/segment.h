@@ -289,7 +289,8 @@ extern GpxPositions *gpx_seg_positions(GpxSegment *seg, GpxTermRef *ref);
 extern GpxPositions *gpx_dict_iter_positions(GpxDictIter *it);
 /* the same, any rank asked */
 extern GpxPositions *gpx_dict_iter_positions_at(GpxDictIter *it);
-extern uint32 gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep);
+/* list: the term's list as the caller opened it (a search's: the block holding rank read) */
+extern uint32 gpx_positions_get(GpxPositions *p, uint32 rank, const pl_view *list, uint16 *wep);
 /* the next posting's positions, in list order (merges, verification) */
 extern uint32 gpx_positions_next(GpxPositions *p, uint16 *wep);
 /* after the last posting: its record ends where the data does, each block where its entry says */

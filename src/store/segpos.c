@@ -17,6 +17,7 @@
 
 #include "utils/memutils.h"
 
+#include "rank/bm25.h"
 #include "store/posrec.h"
 #include "store/segment.h"
 #include "store/segread_int.h"
@@ -48,7 +49,11 @@ struct GpxPositions
 	uint32		len;			/* the record's bytes */
 	uint8	   *rec;			/* an entry's record, copied; NULL: in the stream */
 	GpxFreqs	freqs;			/* the term's tfs (random access) */
-	GpxFreqReader *fr;			/* or read along (in list order only) */
+	GpxFreqReader *fr;			/* or read along (in list order only), */
+	GpxListReader *lr;			/* with its postings */
+	uint32		docs[GPUIDX_LRC_SEGMENT + GPX_POSREC_BLOCK];	/* read along, not yet used */
+	uint32		ndocs;
+	const pl_view *view;		/* random access: the caller's list, the block asked in it */
 	uint32		block;			/* the block decoded in blk, or UINT32_MAX */
 	GpxPosBlock *blk;
 	uint8	   *bytes;			/* a block's bytes read from the stream */
@@ -256,11 +261,66 @@ v2_dir_entry(GpxPositions *p, uint32 i)
 	return (uint32) ((acc >> (bit % 8)) & ((UINT64CONST(1) << p->head.width) - 1));
 }
 
+/* a block's postings' docs: from the list read along, or the caller's list */
+typedef struct BlockDocs
+{
+	GpxPositions *p;
+	uint32		block;
+	uint32		n;
+	uint32		docs[GPX_POSREC_BLOCK];
+} BlockDocs;
+
+static void
+block_docs(BlockDocs *bd)
+{
+	GpxPositions *p = bd->p;
+
+	if (p->lr)
+	{
+		while (p->ndocs < bd->n)
+		{
+			uint32		got = gpx_list_reader_next(p->lr, p->docs + p->ndocs);
+
+			if (got == 0)
+				positions_corrupt(p, "positions record is longer than its list");
+			p->ndocs += got;
+		}
+		memcpy(bd->docs, p->docs, bd->n * sizeof(uint32));
+		memmove(p->docs, p->docs + bd->n, (p->ndocs - bd->n) * sizeof(uint32));
+		p->ndocs -= bd->n;
+	}
+	else
+	{
+		/* the list's block that holds them (128 postings, or 256 for LRC) */
+		uint32		cap = pl_block_capacity(p->view);
+		uint32		first = bd->block * GPX_POSREC_BLOCK;
+		uint32		buf[GPUIDX_LRC_SEGMENT];
+		int			got = pl_decode_block(p->view, first / cap, buf);
+
+		if (got < 0 || first % cap + bd->n > (uint32) got)
+			gpx_seg_corrupt(p->seg, GPX_STREAM_LISTS, PG_UINT32_MAX, "list does not decode");
+		memcpy(bd->docs, buf + first % cap, bd->n * sizeof(uint32));
+	}
+}
+
+/* the block's postings' doc length codes, for the decoder */
+static void
+block_dlc(void *arg, uint8_t *dlc)
+{
+	BlockDocs  *bd = arg;
+
+	if (bd->p->lr == NULL)
+		block_docs(bd);
+	for (uint32 i = 0; i < bd->n; i++)
+		dlc[i] = (uint8_t) gpx_dl_code(gpx_seg_doclen(bd->p->seg, bd->docs[i]));
+}
+
 /* block b decoded into p->blk (kept: the block asked last) */
 static void
 v2_load_block(GpxPositions *p, uint32 b)
 {
 	uint32		n = Min(GPX_POSREC_BLOCK, p->df - b * GPX_POSREC_BLOCK);
+	BlockDocs	bd;
 	uint32		from = b == 0 ? 0 : v2_dir_entry(p, b - 1);
 	uint32		to = b + 1 < p->head.nblocks ? v2_dir_entry(p, b) : p->len - p->head.blocks;
 	uint8		tfs[GPX_POSREC_BLOCK];
@@ -268,11 +328,16 @@ v2_load_block(GpxPositions *p, uint32 b)
 
 	if (from >= to || to > p->len - p->head.blocks)
 		positions_corrupt(p, "positions record's directory is out of order");
+	bd.p = p;
+	bd.block = b;
+	bd.n = n;
 	if (p->fr)
 	{
 		if (b * GPX_POSREC_BLOCK != p->next_rank)
 			elog(ERROR, "gpuidx: positions read along asked out of order");
 		gpx_freq_reader_next(p->fr, tfs, n);
+		/* the list read along with them, whether the block needs its docs or not */
+		block_docs(&bd);
 	}
 	else
 		gpx_freqs_tfs(&p->freqs, b, tfs);
@@ -286,7 +351,7 @@ v2_load_block(GpxPositions *p, uint32 b)
 	if (!p->rec)
 		v2_read(p, p->head.blocks + from, to - from, p->bytes);
 	problem = gpx_posrec_decode_block(p->rec ? p->rec + p->head.blocks + from : p->bytes, to - from,
-									  p->head.flags, n, tfs, p->blk, scratch());
+									  p->head.flags, n, tfs, block_dlc, &bd, p->blk, scratch());
 	if (problem)
 		positions_corrupt(p, problem);
 	p->block = b;
@@ -358,7 +423,10 @@ iter_positions(GpxDictIter *it, bool along)
 		return p;
 	}
 	if (along)
+	{
 		p->fr = gpx_freq_reader_begin(it);
+		p->lr = gpx_list_reader_begin(it);
+	}
 	else
 		gpx_dict_iter_freqs(it, &p->freqs);
 	if (it->pos_record)
@@ -381,12 +449,15 @@ gpx_dict_iter_positions_at(GpxDictIter *it)
 }
 
 uint32
-gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep)
+gpx_positions_get(GpxPositions *p, uint32 rank, const pl_view *list, uint16 *wep)
 {
 	if (rank >= p->df)
 		elog(ERROR, "gpuidx: positions asked past a list's end");
 	if (!p->v2)
 		return v1_get(p, rank, wep);
+	if (p->fr)
+		elog(ERROR, "gpuidx: positions read along asked by rank");
+	p->view = list;
 	return v2_get(p, rank, wep);
 }
 
@@ -423,6 +494,8 @@ gpx_positions_free(GpxPositions *p)
 		pfree(p->bytes);
 	if (p->fr)
 		gpx_freq_reader_end(p->fr);
+	if (p->lr)
+		gpx_list_reader_end(p->lr);
 	gpx_freqs_free(&p->freqs);
 	pfree(p);
 }

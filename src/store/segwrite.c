@@ -126,6 +126,7 @@ typedef struct GpxPosStream
 	uint32		count;
 	uint32		flags;			/* GPX_POSREC_*: what its postings need */
 	SpillBuf	data;			/* the postings' records as handed over */
+	SpillBuf	dlc;			/* and their docs' length codes, a byte each */
 	GpxPosBlock *block;			/* a block being coded */
 	uint8	   *coded;			/* and its bytes (GPX_POSREC_BLOCK_MAX) */
 	void	   *scratch;
@@ -586,6 +587,7 @@ gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint)
 	if (w->positions)
 	{
 		spill_reset(&w->ps.data);
+		spill_reset(&w->ps.dlc);
 		w->ps.count = 0;
 		w->ps.flags = 0;
 	}
@@ -733,7 +735,7 @@ stream_block(GpxSegWriter *w, GpxListStream *ls, uint64 universe)
 
 /* the postings' positions records into the term's: each checked against its tf */
 static void
-pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32 n)
+pos_add(GpxSegWriter *w, const uint32 *ids, const uint8 *pos, Size poslen, const uint8 *tfs, uint32 n)
 {
 	GpxPosStream *ps = &w->ps;
 	const uint8 *p = pos;
@@ -741,6 +743,8 @@ pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32
 
 	for (uint32 i = 0; i < n; i++)
 	{
+		uint8		dlc = w->dlcodes[ids[i]];
+
 		const uint8 *start = p;
 		uint16		wep[GPX_POS_MAX_COUNT];
 		uint32		npos;
@@ -759,6 +763,7 @@ pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32
 			if (wep[k] >> 14)
 				ps->flags |= GPX_POSREC_WEIGHTS;
 		spill_append(&ps->data, w->cxt, start, p - start);
+		spill_append(&ps->dlc, w->cxt, &dlc, 1);
 		ps->count++;
 	}
 	if (p != end)
@@ -840,6 +845,7 @@ pos_finish(GpxSegWriter *w, uint32 df, bool may_inline, uint8 *out)
 	GpxPosBlock *blk = ps->block;
 	uint32		nb = (df + GPX_POSREC_BLOCK - 1) / GPX_POSREC_BLOCK;
 	SpillReader r;
+	SpillReader dr;
 	SpillBuf	data = {0};
 	uint8		head[GPX_VARINT_MAX + 2];
 	uint8	   *dir;
@@ -859,11 +865,19 @@ pos_finish(GpxSegWriter *w, uint32 df, bool may_inline, uint8 *out)
 			: MemoryContextAllocHuge(w->cxt, (Size) ps->sizes_cap * sizeof(uint32));
 	}
 	spill_read_begin(&r, &ps->data, w->cxt);
+	spill_read_begin(&dr, &ps->dlc, w->cxt);
 	for (uint32 b = 0; b < nb; b++)
 	{
 		uint32		total = 0;
+		uint32		got;
+		const uint8 *dlc;
 
 		blk->n = Min(GPX_POSREC_BLOCK, df - b * GPX_POSREC_BLOCK);
+		dlc = spill_read_peek(&dr, blk->n, &got);
+		if (got < blk->n)
+			elog(ERROR, "gpuidx: positions kept for a term are damaged");
+		memcpy(blk->dlc, dlc, blk->n);
+		dr.pos += blk->n;
 		for (uint32 i = 0; i < blk->n; i++)
 		{
 			uint32		avail;
@@ -914,7 +928,10 @@ pos_finish(GpxSegWriter *w, uint32 df, bool may_inline, uint8 *out)
 		pfree(data.mem);
 	if (r.sb->file)
 		pfree(r.buf);
+	if (dr.sb->file)
+		pfree(dr.buf);
 	spill_reset(&ps->data);
+	spill_reset(&ps->dlc);
 	ps->count = 0;
 	ps->flags = 0;
 	return n;
@@ -951,7 +968,7 @@ gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, const ui
 	{
 		if (pos == NULL && n > 0)
 			elog(ERROR, "gpuidx: postings without positions where positions are stored");
-		pos_add(w, pos, poslen, tfs, n);
+		pos_add(w, ids, pos, poslen, tfs, n);
 	}
 	if (w->streaming)
 	{

@@ -9,6 +9,15 @@
 #include "store/posrec.h"
 #include "unit.h"
 
+/* the doc length codes a block's decoder is given: the encoder's */
+static void
+block_dlc(void *arg, uint8_t *dlc)
+{
+	const GpxPosBlock *b = arg;
+
+	memcpy(dlc, b->dlc, b->n);
+}
+
 /* a random block of n postings, in one of the shapes real lexemes take */
 static void
 random_block(GpxPosBlock *b, uint32_t n, int shape)
@@ -23,6 +32,8 @@ random_block(GpxPosBlock *b, uint32_t n, int shape)
 		uint32_t	pos;
 
 		b->start[i] = total;
+		/* a doc length code: its length about where its positions end */
+		b->dlc[i] = (uint8_t) (unit_rand_below(4) == 0 ? unit_rand_below(256) : 30 + unit_rand_below(40));
 		switch (shape)
 		{
 			case 0:				/* a path component: one position, nearly always the same */
@@ -110,7 +121,7 @@ check_round_trips(void *scratch)
 		CHECK(len <= GPX_POSREC_BLOCK_MAX, "block of %zu bytes", len);
 		for (uint32_t i = 0; i < n; i++)
 			tf[i] = (uint8_t) gpx_posrec_tf(in->npos[i]);
-		err = gpx_posrec_decode_block(bytes, len, flags, n, tf, out, scratch);
+		err = gpx_posrec_decode_block(bytes, len, flags, n, tf, block_dlc, in, out, scratch);
 		CHECK(err == NULL && same_block(in, out), "round %d (shape %d, %u postings, flags %u): %s", round, shape,
 			  n, flags, err ? err : "different positions");
 		bits[shape] += len * 8;
@@ -138,6 +149,7 @@ check_edges(void *scratch)
 	size_t		len;
 
 	in->n = GPX_POSREC_BLOCK;
+	memset(in->dlc, 40, sizeof(in->dlc));
 	for (uint32_t i = 0; i <= GPX_POSREC_BLOCK; i++)
 		in->start[i] = i * 2;
 	for (uint32_t i = 0; i < GPX_POSREC_BLOCK; i++)
@@ -149,7 +161,7 @@ check_edges(void *scratch)
 	}
 	len = gpx_posrec_encode_block(in, 0, bytes, scratch);
 	CHECK(len <= 8, "128 repeats in %zu bytes", len);
-	CHECK(gpx_posrec_decode_block(bytes, len, 0, GPX_POSREC_BLOCK, tf, out, scratch) == NULL &&
+	CHECK(gpx_posrec_decode_block(bytes, len, 0, GPX_POSREC_BLOCK, tf, block_dlc, in, out, scratch) == NULL &&
 		  same_block(in, out), "repeats read back");
 
 	/* positions 0 and the largest */
@@ -165,16 +177,16 @@ check_edges(void *scratch)
 	tf[0] = 1;
 	tf[1] = 2;
 	len = gpx_posrec_encode_block(in, 0, bytes, scratch);
-	CHECK(gpx_posrec_decode_block(bytes, len, 0, 2, tf, out, scratch) == NULL && same_block(in, out),
+	CHECK(gpx_posrec_decode_block(bytes, len, 0, 2, tf, block_dlc, in, out, scratch) == NULL && same_block(in, out),
 		  "0 and 16383 read back");
 
 	/* refused: no postings, a tf of 0, flags unknown, bytes cut short */
-	CHECK(gpx_posrec_decode_block(bytes, len, 0, 0, tf, out, scratch) != NULL, "no postings");
+	CHECK(gpx_posrec_decode_block(bytes, len, 0, 0, tf, block_dlc, in, out, scratch) != NULL, "no postings");
 	tf[0] = 0;
-	CHECK(gpx_posrec_decode_block(bytes, len, 0, 2, tf, out, scratch) != NULL, "tf 0");
+	CHECK(gpx_posrec_decode_block(bytes, len, 0, 2, tf, block_dlc, in, out, scratch) != NULL, "tf 0");
 	tf[0] = 1;
-	CHECK(gpx_posrec_decode_block(bytes, len, 0x80, 2, tf, out, scratch) != NULL, "unknown flags");
-	CHECK(gpx_posrec_decode_block(bytes, 0, 0, 2, tf, out, scratch) != NULL, "no bytes");
+	CHECK(gpx_posrec_decode_block(bytes, len, 0x80, 2, tf, block_dlc, in, out, scratch) != NULL, "unknown flags");
+	CHECK(gpx_posrec_decode_block(bytes, 0, 0, 2, tf, block_dlc, in, out, scratch) != NULL, "no bytes");
 	free(in);
 	free(out);
 	free(bytes);
@@ -258,7 +270,7 @@ check_damage(void *scratch)
 			memcpy(copy, bytes, cut);
 			if (cut > 0)
 				copy[unit_rand_below(cut)] ^= (uint8_t) (1 + unit_rand_below(255));
-			refused += gpx_posrec_decode_block(copy, cut, flags, n, tf, out, scratch) != NULL;
+			refused += gpx_posrec_decode_block(copy, cut, flags, n, tf, block_dlc, in, out, scratch) != NULL;
 			tried++;
 			/* whatever it decoded is within the block's room and the largest position */
 			for (uint32_t i = 0; i < out->n && out->n <= GPX_POSREC_BLOCK; i++)
