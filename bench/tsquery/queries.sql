@@ -102,14 +102,18 @@ CROSS JOIN LATERAL pg_temp.tsq_doc_phrases(d.body, w.w[1]) p;
 \endif
 
 -- the shapes' phrases: for 3 * :nq lines of two words or more (in an order
--- of their own; a stop word in a phrase leaves some out), the first document
--- that has the first two words
+-- of their own; a stop word in a phrase leaves some out), the document of
+-- the smallest id among the first 100 (heap order) that have the first two
+-- words: the same document in either layout's table (load.sql: their heaps
+-- are in id order but where a short row filled an earlier page's space)
 CREATE TEMP TABLE tsq_pairs (qid int, phrase2 text, phrase3 text);
 \if :want_pairs
 INSERT INTO tsq_pairs
 SELECT w.qid, p.phrase2, p.phrase3
 FROM (SELECT * FROM tsq_words WHERE cardinality(w) >= 2 ORDER BY md5('pair:' || qid) LIMIT 3 * :nq) w
-CROSS JOIN LATERAL (SELECT body FROM :src WHERE :doc @@ to_tsquery('english', w.w[1] || ' & ' || w.w[2]) LIMIT 1) d
+CROSS JOIN LATERAL (SELECT body FROM (SELECT id, body FROM :src
+                                      WHERE :doc @@ to_tsquery('english', w.w[1] || ' & ' || w.w[2]) LIMIT 100) f
+                    ORDER BY id LIMIT 1) d
 CROSS JOIN LATERAL pg_temp.tsq_doc_phrases(d.body, w.w[1]) p;
 \endif
 
