@@ -18,11 +18,12 @@
 # CELLS, CPU_COLUMN, GPX_WITH, PARALLEL_BUILDS; each also for one corpus
 # alone, after the common one: TIME_dpaths, CLIENTS_gcide, ONE_NQ_dpaths,
 # CELLS_gcide, ...  Results in $OUT after each call: CORPUS.md (the report),
-# CORPUS.log (progress), machine.txt, run.log, server.log and stats.txt
-# (the worker's view).  Every call's last line is "== FINISHED" or "== STILL
+# CORPUS.partial.md (the report so far, while run.sh runs or when it
+# failed), CORPUS.log (progress), machine.txt, run.log, server.log and
+# stats.txt (the worker's view).  Every call's last line is "== FINISHED" or "== STILL
 # RUNNING"; the run's log ends with "== END (exit N)".
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 dir=/tmp/gpuidx-tsquery-device
 mode=${1:-follow}
 
@@ -70,8 +71,13 @@ if [ "$mode" = run ]; then
 			elif [ $v = TIME ]; then settings+=(TIME=5)
 			fi
 		done
-		as_user env "${settings[@]}" bash "$w/bench/tsquery/run.sh" "$w/data/$c" "$rows" > "$dir/$c.md" 2> "$dir/$c.log"
-		log "$c: run.sh exit $?"
+		# the report so far after each step, in case the machine goes back first
+		chown gpuidx "$dir"
+		as_user env "${settings[@]}" PARTIAL_REPORT="$dir/$c.partial.md" \
+			bash "$w/bench/tsquery/run.sh" "$w/data/$c" "$rows" > "$dir/$c.md" 2> "$dir/$c.log"
+		rc=$?
+		log "$c: run.sh exit $rc"
+		[ $rc != 0 ] || rm -f "$dir/$c.partial.md"
 		tail -3 "$dir/$c.log"
 		{ echo "-- $c"; as_user $P -xc 'SELECT * FROM gpuidx_worker_stats'; } >> "$dir/stats.txt"
 		as_user $P -c 'SELECT gpuidx_worker_stats_reset()' > /dev/null

@@ -42,7 +42,8 @@
 # GPX_WITH ("positions = on") builds the gpuidx indexes with those storage
 # options.  MIXES=shapes changes the defaults (README's settings table).
 # Prints a Markdown report on stdout (report.sql: a summary against the
-# targets, then each part), progress on stderr.
+# targets, then each part), progress on stderr; PARTIAL_REPORT=FILE: the
+# report so far into FILE after each step.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
@@ -81,19 +82,31 @@ cmd+=" MAINTENANCE_WORK_MEM=$mwm${gpx_with:+ GPX_WITH=\"$gpx_with\"}${CELLS:+ CE
 cmd+="${CPU_COLUMN:+ CPU_COLUMN=$CPU_COLUMN}${PARALLEL_BUILDS:+ PARALLEL_BUILDS=$PARALLEL_BUILDS}"
 cmd+=" bench/tsquery/run.sh -h $host -p $port -d $db $data $rows"
 gpu=$(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2> /dev/null | head -1 || true)
-echo "# tsquery: $(basename "$data"), $rows rows; mixes: $mixes; $nq queries a mix; statements: $stmts; layouts: $layouts;"
-echo "# clients: ${clients:-none}; $secs s a cell; one query at a time: $([ "$one" = 1 ] && echo "$one_nq a mix" || echo no); timeout $timeout; $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem:/ { print $2 }') GB; GPU: ${gpu:-none}"
-sql "SELECT '# ' || version()"
-sql "SELECT '# ' || string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN
-    ('shared_buffers', 'work_mem', 'random_page_cost', 'effective_cache_size', 'max_parallel_workers_per_gather',
-     'jit', 'plan_cache_mode', 'gpuidx.device', 'shared_preload_libraries')"
-echo
-echo "Command:"
-echo
-echo '```sh'
-echo "$cmd"
-echo '```'
+{
+	echo "# tsquery: $(basename "$data"), $rows rows; mixes: $mixes; $nq queries a mix; statements: $stmts; layouts: $layouts;"
+	echo "# clients: ${clients:-none}; $secs s a cell; one query at a time: $([ "$one" = 1 ] && echo "$one_nq a mix" || echo no); timeout $timeout; $(date -u +%Y-%m-%dT%H:%MZ)"
+	echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem:/ { print $2 }') GB; GPU: ${gpu:-none}"
+	sql "SELECT '# ' || version()"
+	sql "SELECT '# ' || string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN
+	    ('shared_buffers', 'work_mem', 'random_page_cost', 'effective_cache_size', 'max_parallel_workers_per_gather',
+	     'jit', 'plan_cache_mode', 'gpuidx.device', 'shared_preload_libraries')"
+	echo
+	echo "Command:"
+	echo
+	echo '```sh'
+	echo "$cmd"
+	echo '```'
+} > "$work/header.md"
+# the report of what is measured so far; PARTIAL_REPORT (a file): written
+# there after each step too, for a run that may not reach its end
+report() {
+	cat "$work/header.md"
+	"${P[@]}" -At -v layouts="$layouts" -v stmts="$stmts" -v rows="$rows" -v mwm="$mwm" -v timeout="$timeout" \
+		-v secs="$secs" -v one_nq="$one_nq" -v gpx_with="$gpx_with" -f "$here/report.sql"
+}
+partial() {
+	[ -z "${PARTIAL_REPORT:-}" ] || { report > "$PARTIAL_REPORT.tmp" && mv "$PARTIAL_REPORT.tmp" "$PARTIAL_REPORT"; }
+}
 
 "${P[@]}" -f "$here/runs.sql"
 
@@ -158,6 +171,7 @@ for pid in "${pids[@]}"; do wait "$pid"; done
 [ ! -s "$work/check.err" ] || { log "check: psql said"; sort "$work/check.err" | uniq -c | head >&2; }
 log "check: $(sql "SELECT count(*) FILTER (WHERE status = 'ok') || ' counts, ' || count(*) FILTER (WHERE status = 'timeout')
                     || ' timed out, ' || count(*) FILTER (WHERE status LIKE 'error%') || ' errors' FROM tsq_runs WHERE pass = 'check'")"
+partial
 
 # 2. one query at a time: per layout and statement, in a session of its own,
 # the warm-up pass and then the timed one
@@ -170,6 +184,7 @@ if [ "$one" = 1 ]; then
 			  echo "SET statement_timeout = '$timeout';"
 			  run_lines time "$stmt" "q.n <= $one_nq" "$layout"; } > "$work/one.sql"
 			"${R[@]}" -f "$work/one.sql" > /dev/null 2>> "$work/one.err"
+			partial
 		done
 	done
 	[ ! -s "$work/one.err" ] || { log "one at a time: psql said"; sort "$work/one.err" | uniq -c | head >&2; }
@@ -228,6 +243,7 @@ for layout in $layouts; do
 					log "$layout $mix $stmt $c clients: gpuidx on the CPU $u"
 				fi
 			done
+			partial
 		done
 	done
 done
@@ -239,5 +255,4 @@ if [ -n "$clients" ]; then
 	for c in $clients; do log "floor $c clients: $(cell "$work/floor.pgb" "$c" "" "" "" "" floor)"; done
 fi
 
-"${P[@]}" -At -v layouts="$layouts" -v stmts="$stmts" -v rows="$rows" -v mwm="$mwm" -v timeout="$timeout" \
-	-v secs="$secs" -v one_nq="$one_nq" -v gpx_with="$gpx_with" -f "$here/report.sql"
+report
