@@ -497,9 +497,10 @@ estimate_typical(Relation index, GpxEstimate *est)
 }
 
 /*
- * The planner asks twice about the same clause (its selectivity, then the
- * index path's cost): the last estimate is kept for the rest of the
- * command.  query NULL: the typical query's.
+ * The planner asks several times about the same clause (its rows, the
+ * index path's cost, the custom scans'): the last estimate is kept for the
+ * rest of the command.  query: a text query (tsquery false) or a tsquery's
+ * bytes; NULL: the typical query's.
  */
 typedef struct EstimateCache
 {
@@ -508,21 +509,22 @@ typedef struct EstimateCache
 	Oid			config;
 	LocalTransactionId lxid;
 	CommandId	cid;
-	text	   *query;
+	bool		tsquery;
+	struct varlena *query;
 	GpxEstimate est;
 } EstimateCache;
 
 static EstimateCache last_estimate;
 
 static void
-estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
+cached_estimate(Relation index, Oid cfg, bool tsquery, struct varlena *query, GpxEstimate *est)
 {
 	EstimateCache *c = &last_estimate;
 	LocalTransactionId lxid = MyProc->lxid;
 	CommandId	cid = GetCurrentCommandId(false);
 	GpxLexemes	terms;
 
-	if (c->valid && c->index == RelationGetRelid(index) && c->config == cfg &&
+	if (c->valid && c->index == RelationGetRelid(index) && c->config == cfg && c->tsquery == tsquery &&
 		c->lxid == lxid && c->cid == cid && (c->query == NULL) == (query == NULL) &&
 		(query == NULL ||
 		 (VARSIZE_ANY_EXHDR(c->query) == VARSIZE_ANY_EXHDR(query) &&
@@ -534,9 +536,16 @@ estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
 	c->valid = false;
 	if (query == NULL)
 		estimate_typical(index, est);
+	else if (tsquery)
+	{
+		GqTree	   *tree = gq_tree_new();
+
+		gq_tree_add_tsquery(tree, (TSQuery) query);
+		gpx_estimate_tree(index, tree, est);
+	}
 	else
 	{
-		gpx_query_terms(cfg, query, &terms);
+		gpx_query_terms(cfg, (text *) query, &terms);
 		gpx_estimate(index, &terms, est);
 	}
 	if (c->query)
@@ -544,15 +553,29 @@ estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
 	c->query = NULL;
 	if (query != NULL)
 	{
-		c->query = (text *) MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(query));
+		c->query = MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(query));
 		memcpy(c->query, query, VARSIZE_ANY(query));
 	}
 	c->valid = true;
 	c->index = RelationGetRelid(index);
 	c->config = cfg;
+	c->tsquery = tsquery;
 	c->lxid = lxid;
 	c->cid = cid;
 	c->est = *est;
+}
+
+static void
+estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
+{
+	cached_estimate(index, cfg, false, (struct varlena *) query, est);
+}
+
+/* a tsquery's estimate (a tsvector index: under any configuration) */
+static void
+estimate_tsquery(Relation index, TSQuery query, GpxEstimate *est)
+{
+	cached_estimate(index, InvalidOid, true, (struct varlena *) query, est);
 }
 
 /* the value "indexed op value" compares with, if the planner knows it */
@@ -657,7 +680,9 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			terms = u;
 		}
 	}
-	if (tree != NULL)
+	if (tree != NULL && tree->root != NULL && tree->nqueries == 1 && terms.n == 0)
+		estimate_tsquery(index, tree->queries[0], &est);
+	else if (tree != NULL)
 	{
 		gq_tree_add_lexemes(tree, &terms);
 		gpx_estimate_tree(index, tree, &est);
@@ -869,8 +894,10 @@ gpx_clause_selectivity(Relation index, Const *value, bool tsquery)
 {
 	GpxEstimate est;
 
-	if (value != NULL && tsquery)
-		gpx_estimate_tree(index, clause_tree(value, true), &est);
+	if (value != NULL && tsquery && !value->constisnull)
+		estimate_tsquery(index, DatumGetTSQuery(value->constvalue), &est);
+	else if (value != NULL && tsquery)
+		return 0;
 	else
 		estimate_query(index, gpx_current_config(),
 					   value == NULL ? NULL : value->constisnull ? cstring_to_text("") :

@@ -331,7 +331,14 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 				tuples * match_cost.per_tuple;
 			pages = Min(T, (2.0 * T * tuples) / (2.0 * T + tuples));
 			lossy = pages > (double) tbm_calculate_entries((double) work_mem * 1024.0);
-			factor = lossy ? (count_only ? 0.2 : 0.6) : (count_only ? 0.97 : 1.05);
+			limit = limit_hint(root, rel, other);
+			/*
+			 * Under a LIMIT the custom scan reads windows of the index and
+			 * stops, the bitmap scan finds every match first: never dearer,
+			 * even when the matches are expected to be as few as the LIMIT
+			 * (a generic plan's typical query) and a query has thousands
+			 */
+			factor = lossy ? (count_only ? 0.2 : 0.6) : count_only ? 0.97 : limit > 0 ? 0.99 : 1.05;
 			cpath = makeNode(CustomPath);
 			cpath->path.pathtype = T_CustomScan;
 			cpath->path.parent = rel;
@@ -344,7 +351,6 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			cpath->path.pathkeys = NIL;
 			/* its first row needs one segment's intersection, not every segment's */
 			cpath->path.startup_cost = ipath->indextotalcost / Max(nsegments, 1);
-			limit = limit_hint(root, rel, other);
 
 			/*
 			 * and under a LIMIT its first window (the query is read as a tree
@@ -355,8 +361,17 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 				cpath->path.startup_cost *= Max(Min((double) gq_tree_window * Max(nsegments, 1) /
 													Max(rel->tuples, 1.0), 1.0),
 												1.0 / Max((double) ix->pages, 1.0));
-			/* priced as the bitmap scan would be when enabled (enable_bitmapscan is its own) */
-			cpath->path.total_cost = Max(unchecked * factor, cpath->path.startup_cost);
+			/*
+			 * priced as the bitmap scan would be when enabled (enable_bitmapscan
+			 * is its own); a count reads no row on a page the visibility map
+			 * marks all-visible, only counts it
+			 */
+			if (count_only)
+				cpath->path.total_cost = ipath->indextotalcost + tuples * cpu_operator_cost +
+					Max(unchecked - ipath->indextotalcost, 0) * (1.0 - rel->allvisfrac) * factor;
+			else
+				cpath->path.total_cost = unchecked * factor;
+			cpath->path.total_cost = Max(cpath->path.total_cost, cpath->path.startup_cost);
 			cpath->flags = 0;
 			cpath->custom_paths = NIL;
 			/* the clause (to leave the qual), then as the scan takes it: the document on the left */
