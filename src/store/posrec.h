@@ -13,8 +13,8 @@
  * but for 256 positions (tf 255) and a lexeme stored without positions
  * (tf 1), which the record's flags allow for.
  *
- * Measured on real text (docs/FORMAT.md): the positions of a lexeme in the
- * documents of one block are alike (a path's components stand where they
+ * Measured on real text (docs/INDEX.md, "Phrases and positions"): the
+ * positions of a lexeme in the documents of one block are alike (a path's components stand where they
  * stood in the documents before it; many dictionary entries repeat the one
  * before), so each block picks how each of its streams is predicted and
  * coded, and postings whose positions are exactly the posting's before are
