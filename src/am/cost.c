@@ -389,7 +389,7 @@ static void
 estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
 {
 	EstimateCache *c = &last_estimate;
-	LocalTransactionId lxid = MyProc->lxid;
+	LocalTransactionId lxid = gpx_my_lxid();
 	CommandId	cid = GetCurrentCommandId(false);
 	GpxLexemes	terms;
 

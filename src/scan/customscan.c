@@ -24,7 +24,6 @@
 #include "catalog/index.h"
 #include "catalog/pg_aggregate.h"
 #include "commands/defrem.h"
-#include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "pgstat.h"

@@ -17,7 +17,6 @@
 #include "access/genam.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
-#include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -301,8 +300,8 @@ start_rank_scan(RankScanState *s)
 	make_key(&order, s->order_query, econtext, s->order_strategy, SK_ORDER_BY);
 	if (s->scan == NULL)
 	{
-		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
-								  s->nkeys, 1);
+		s->scan = gpx_index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
+									  s->nkeys, 1);
 		gpx_scan_set_first_k(s->scan, s->first_k);
 	}
 	index_rescan(s->scan, keys, s->nkeys, &order, 1);
