@@ -109,6 +109,19 @@ typedef BackendId ProcNumber;
 #define gpx_count_index_scan(scan) pgstat_count_index_scan((scan)->indexRelation)
 #endif
 
+/*
+ * 18 counts the nodes of a path that an enable_* setting turned off
+ * (disabled_nodes) apart from its cost, which it leaves alone; older
+ * servers added disable_cost to the cost
+ */
+#if PG_VERSION_NUM >= 180000
+#define gpx_cost_if_disabled(enabled) 0.0
+#define gpx_path_copy_disabled(to, from) ((to)->disabled_nodes = (from)->disabled_nodes)
+#else
+#define gpx_cost_if_disabled(enabled) ((enabled) ? 0.0 : disable_cost)
+#define gpx_path_copy_disabled(to, from) ((void) 0)
+#endif
+
 /* a relation's path, into path (MAXPGPATH): 18 returns it by value, not palloc'd */
 static inline void
 gpx_relpathperm(RelFileLocator locator, ForkNumber fork, char *path)

@@ -127,6 +127,8 @@ add_rank_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 		/* below add_path's 1% fuzz: the index path is parallel-safe, this one not */
 		cpath->path.startup_cost = ipath->path.startup_cost * 0.98;
 		cpath->path.total_cost = ipath->path.total_cost * 0.98;
+		/* disabled with it (enable_indexscan) */
+		gpx_path_copy_disabled(&cpath->path, &ipath->path);
 		cpath->path.pathkeys = ipath->path.pathkeys;
 		/* it projects (no Result node above it: rankplan.c finds the junk score) */
 		cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
