@@ -6,9 +6,12 @@
 # PostgreSQL 15 cluster, pg_regress, the isolation specs (specs/) and
 # pgTAP, pg_regress again with gpuidx preloaded, then the TAP tests (their own clusters; the index's equivalence
 # proof needs the GCIDE corpus, fetched here by scripts/data/fetch when
-# missing).  Exits non-zero on the first failure, a corpus that cannot be
-# fetched included.  Run as root on Debian 12.
+# missing); then the server tests again against PostgreSQL 17 and 18, each in
+# a chroot of the Debian release that carries it (scripts/test-pg.sh).
+# Exits non-zero on the first failure, a corpus that cannot be fetched
+# included.  Run as root on Debian 12.
 #   GPUIDX_SKIP_CORPUS=1   fetch nothing and skip the equivalence proof
+#   GPUIDX_PG_VERSIONS="17 18"   the other versions tested (empty: none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -91,6 +94,11 @@ step "TAP tests (PostgreSQL::Test::Cluster)"
 require=1
 [ "$skip_corpus" = 1 ] && require=0
 as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap"
+
+for v in ${GPUIDX_PG_VERSIONS-17 18}; do
+    step "PostgreSQL $v: the server tests in a chroot of its Debian release"
+    GPUIDX_DATA=$data bash scripts/test-pg.sh "$v"
+done
 
 if [ "$skip_corpus" = 1 ]; then
     step "all tests passed, but NOT the index equivalence proof (GPUIDX_SKIP_CORPUS=1)"
