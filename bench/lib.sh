@@ -17,15 +17,21 @@ parse_conn() {
 # runs SCRIPT under pgbench -M prepared (the same seed every time, a thread
 # per client up to the cores) in the folder WORK, and prints "tps p50_ms
 # p99_ms transactions failed", the latencies from pgbench's per-transaction
-# log.  CONNECTION: pgbench's connection arguments (-h, -p, -U, the database).
+# log.  failed: pgbench's failed transactions and the clients it aborted (a
+# statement that errs, one cancelled by statement_timeout say, ends its
+# client; the cell goes on with the others).  CONNECTION: pgbench's
+# connection arguments (-h, -p, -U, the database).
 pgbench_cell() {
-	local work=$1 script=$2 c=$3 secs=$4 r tps fail
+	local work=$1 script=$2 c=$3 secs=$4 r rc=0 tps fail aborted
 	shift 4
 	rm -f "$work"/log.*
 	r=$(cd "$work" && pgbench -n -M prepared -c "$c" -j "$(( c < $(nproc) ? c : $(nproc) ))" -T "$secs" \
-		--random-seed=1 --log --log-prefix=log -f "$script" "$@" 2>&1) || { echo "$r" >&2; echo "- - - 0 -"; return; }
+		--random-seed=1 --log --log-prefix=log -f "$script" "$@" 2>&1) || rc=$?
+	if [ $rc -ne 0 ] && ! grep -q '^tps = ' <<< "$r"; then echo "$r" >&2; echo "- - - 0 -"; return; fi
 	tps=$(echo "$r" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 	fail=$(echo "$r" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
+	aborted=$(grep -c 'aborted in command' <<< "$r" || true)
+	fail=$(( ${fail:-0} + aborted ))
 	# column 3 of pgbench's log: the transaction's latency in microseconds
 	cat "$work"/log.* | awk '{ print $3 }' | sort -n | awk -v tps="${tps:-0}" -v fail="${fail:-0}" '
 		{ v[NR] = $1 }

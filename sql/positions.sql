@@ -133,8 +133,8 @@ END $$;
 
 SELECT * FROM pq_compare('built');
 
--- the index settles phrases and weights: the recheck removes no row (a
--- prefix inside a phrase is still checked on the row)
+-- the index settles phrases, weights and prefixes inside phrases: the
+-- recheck removes no row
 CREATE FUNCTION pq_removed(q tsquery) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; r text := 'none';
 BEGIN
@@ -148,7 +148,7 @@ END $$;
 SELECT pq_removed('databas <-> gpu') AS phrase, pq_removed('postgr:A') AS weight,
        pq_removed('databas:* <-> gpu') AS prefix_phrase;
 -- and ranked under them (by o, whose best rows mostly fail q), the ranking
--- takes only their matches: none is dropped on the row (a prefix's still are)
+-- takes only their matches: none is dropped on the row
 CREATE FUNCTION pq_rank_removed(q tsquery, o tsquery) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; r text := 'none'; node text := 'none';
 BEGIN
@@ -188,21 +188,30 @@ VACUUM pq;
 SELECT * FROM pq_compare('vacuumed');
 SELECT gpuidx_verify('pq_tsv') ~ 'is sound' AS tsv_sound, gpuidx_verify('pq_body') ~ 'is sound' AS body_sound;
 
--- REINDEX keeps the option; positions cost room
+-- REINDEX keeps the option; positions are stored by default and cost room;
+-- positions = off leaves them out
 REINDEX INDEX pq_tsv;
 SELECT * FROM pq_compare('reindexed');
-CREATE INDEX pq_tsv_plain ON pq USING gpuidx (tsv);
-SELECT pg_relation_size('pq_tsv') > pg_relation_size('pq_tsv_plain') AS positions_take_room;
--- gpuidx_index_stats counts them apart (NULL without the option); the parts add up
+CREATE INDEX pq_tsv_default ON pq USING gpuidx (tsv);
+CREATE INDEX pq_tsv_plain ON pq USING gpuidx (tsv) WITH (positions = off);
+SELECT pg_relation_size('pq_tsv_default') = pg_relation_size('pq_tsv') AS default_has_them,
+       pg_relation_size('pq_tsv') > pg_relation_size('pq_tsv_plain') AS positions_take_room;
+-- gpuidx_index_stats counts those of the POSITIONS stream apart (NULL without
+-- positions; a short list's are in its dictionary entry); the parts add up
 SELECT i, position_bytes > 0 AS has_position_bytes, position_bytes IS NULL AS no_positions,
        total_bytes = dictionary_bytes + list_bytes + docmap_bytes + deadmap_bytes + pending_bytes + header_bytes
                      + free_bytes + freq_bytes + doclen_bytes + coalesce(position_bytes, 0) AS parts_add_up
-FROM unnest(ARRAY['pq_tsv', 'pq_tsv_plain']) i, gpuidx_index_stats(i::regclass);
-DROP INDEX pq_tsv_plain;
+FROM unnest(ARRAY['pq_tsv', 'pq_tsv_default', 'pq_tsv_plain']) i, gpuidx_index_stats(i::regclass);
+DROP INDEX pq_tsv_plain, pq_tsv_default;
 
--- positions are a tsvector's: not for text, and only with freqs
+-- positions are a tsvector's: not for text, and only with freqs; by default
+-- such an index stores none, asked for it is an error
 CREATE INDEX pq_text ON pq USING gpuidx (body) WITH (positions = on);
 CREATE INDEX pq_nofreqs ON pq USING gpuidx (tsv) WITH (positions = on, freqs = off);
+CREATE INDEX pq_text ON pq USING gpuidx (body);
+CREATE INDEX pq_nofreqs ON pq USING gpuidx (tsv) WITH (freqs = off);
+SELECT i, position_bytes IS NULL AS no_positions FROM unnest(ARRAY['pq_text', 'pq_nofreqs']) i,
+       gpuidx_index_stats(i::regclass);
 
 DROP TABLE pq, pq_queries;
 DROP FUNCTION pq_ids(text, tsquery), pq_count(text, tsquery), pq_compare(text), pq_removed(tsquery),

@@ -53,10 +53,13 @@ SELECT id FROM docs WHERE tsv @@ to_tsquery('english', 'postgresql')
   ORDER BY tsv <=> to_tsquery('english', 'gpu | index') LIMIT 2;                        -- 1, 2
 
 -- README.md, SQL block 5
-ALTER INDEX docs_tsv_idx SET (positions = on);
-REINDEX INDEX docs_tsv_idx;                                     -- positions are stored from now on
 SELECT id FROM docs WHERE tsv @@ phraseto_tsquery('english', 'access methods');         -- 2
-SELECT position_bytes > 0 AS has_positions FROM gpuidx_index_stats('docs_tsv_idx');    -- true
+SELECT position_bytes IS NOT NULL AS has_positions FROM gpuidx_index_stats('docs_tsv_idx');    -- true
+ALTER INDEX docs_tsv_idx SET (positions = off);
+REINDEX INDEX docs_tsv_idx;                                     -- no positions from now on
+SELECT position_bytes IS NULL AS no_positions FROM gpuidx_index_stats('docs_tsv_idx');    -- true
+ALTER INDEX docs_tsv_idx RESET (positions);
+REINDEX INDEX docs_tsv_idx;
 
 -- README.md, SQL block 6
 SELECT id, round(gpuidx_bm25(body, 'gpu index')::numeric, 3) AS score

@@ -11,15 +11,19 @@
 # The run (bench/worker/device_cluster.sh): gpuidx built and installed into
 # the bundled PostgreSQL, a cluster with the GPU worker (gpuidx.device =
 # worker); then bench/tsquery/run.sh on each corpus of CORPORA ("dpaths
-# gcide"): ROWS_DPATHS and ROWS_GCIDE (all) rows, TIME (5) seconds
-# a cell, CLIENTS ("1 8 32 64"), MIXES, SHAPES, NQ, CELLS, CHECK_JOBS, CPU_COLUMN, GPX_WITH as run.sh has them;
-# TIME_dpaths, CLIENTS_gcide, MIXES_..., CELLS_... for one corpus alone.  Results in
-# $OUT after each call: CORPUS.md (the report), CORPUS.log (progress),
-# machine.txt, run.log, server.log and stats.txt (the worker's view).
-# Every call's last line is "== FINISHED" or "== STILL RUNNING"; the run's
-# log ends with "== END (exit N)".
+# gcide"): ROWS_DPATHS and ROWS_GCIDE (all) rows, TIME (5) seconds a cell,
+# and run.sh's settings where they are set (run.sh's defaults otherwise):
+# CLIENTS, MIXES (MIXES=shapes: the ten query shapes), NQ, STATEMENTS,
+# LAYOUTS, ONE, ONE_NQ, TIMEOUT, WARMUP_TIMEOUT, CHECK_TIMEOUT, CHECK_JOBS,
+# CELLS, CPU_COLUMN, GPX_WITH, PARALLEL_BUILDS; each also for one corpus
+# alone, after the common one: TIME_dpaths, CLIENTS_gcide, ONE_NQ_dpaths,
+# CELLS_gcide, ...  Results in $OUT after each call: CORPUS.md (the report),
+# CORPUS.partial.md (the report so far, while run.sh runs or when it
+# failed), CORPUS.log (progress), machine.txt, run.log, server.log and
+# stats.txt (the worker's view).  Every call's last line is "== FINISHED" or "== STILL
+# RUNNING"; the run's log ends with "== END (exit N)".
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 dir=/tmp/gpuidx-tsquery-device
 mode=${1:-follow}
 
@@ -56,13 +60,24 @@ if [ "$mode" = run ]; then
 		[ $c = dpaths ] && rows=${ROWS_DPATHS:-$rows}
 		[ $c = gcide ] && rows=${ROWS_GCIDE:-$rows}
 		log "$c: $rows rows"
-		# a corpus's own TIME_c, CLIENTS_c, MIXES_c, CELLS_c before the common ones
-		own() { local v="$1_$c"; echo "${!v:-${!1:-$2}}"; }
-		as_user env PGHOST="$w" PGPORT=5432 TIME="$(own TIME 5)" CLIENTS="$(own CLIENTS "1 8 32 64")" \
-			MIXES="$(own MIXES "bool prefix phrase web")" NQ="${NQ:-200}" MAINTENANCE_WORK_MEM=1GB \
-			SHAPES="${SHAPES:-count limit}" CELLS="$(own CELLS "")" CHECK_JOBS="${CHECK_JOBS:-}" CPU_COLUMN="${CPU_COLUMN:-0}" GPX_WITH="${GPX_WITH:-}" \
+		# run.sh's settings: a corpus's own (TIME_gcide) before the common one
+		# (TIME), and none where neither is set (an empty one is set: CLIENTS=)
+		settings=(PGHOST="$w" PGPORT=5432 MAINTENANCE_WORK_MEM=1GB)
+		for v in TIME CLIENTS MIXES NQ STATEMENTS SHAPES LAYOUTS ONE ONE_NQ TIMEOUT WARMUP_TIMEOUT \
+			CHECK_TIMEOUT CHECK_JOBS CELLS CPU_COLUMN GPX_WITH PARALLEL_BUILDS; do
+			own=${v}_$c
+			if [ -n "${!own+set}" ]; then settings+=("$v=${!own}")
+			elif [ -n "${!v+set}" ]; then settings+=("$v=${!v}")
+			elif [ $v = TIME ]; then settings+=(TIME=5)
+			fi
+		done
+		# the report so far after each step, in case the machine goes back first
+		chown gpuidx "$dir"
+		as_user env "${settings[@]}" PARTIAL_REPORT="$dir/$c.partial.md" \
 			bash "$w/bench/tsquery/run.sh" "$w/data/$c" "$rows" > "$dir/$c.md" 2> "$dir/$c.log"
-		log "$c: run.sh exit $?"
+		rc=$?
+		log "$c: run.sh exit $rc"
+		[ $rc != 0 ] || rm -f "$dir/$c.partial.md"
 		tail -3 "$dir/$c.log"
 		{ echo "-- $c"; as_user $P -xc 'SELECT * FROM gpuidx_worker_stats'; } >> "$dir/stats.txt"
 		as_user $P -c 'SELECT gpuidx_worker_stats_reset()' > /dev/null
@@ -70,11 +85,14 @@ if [ "$mode" = run ]; then
 			# every query again with every round the worker can take on the GPU, against GIN's counts
 			log "$c: same rows with every round on the GPU"
 			as_user env PGOPTIONS="-c enable_seqscan=off -c gpuidx.gpu_min_postings=0 -c gpuidx.cpu_ratio_threshold=1000000000" \
-				$P -Atc "SELECT count(*) || ' queries, ' || count(*) FILTER (WHERE tsq_count('docs_gpx', q.fn, q.q) = c.gin)
-				         || ' with GIN''s count' FROM tsq_queries q JOIN tsq_check c USING (mix, n)" | tee -a "$dir/$c.gpu-check.txt"
+				$P -Atc "SELECT count(tsq_run('gpu', layout, 'gpx', 'count', mix, n)) FROM tsq_queries,
+				         (SELECT DISTINCT layout FROM tsq_runs WHERE pass = 'check') l" > /dev/null
+			as_user $P -Atc "SELECT count(*) || ' counts, ' || count(*) FILTER (WHERE g.nrows = c.nrows) || ' with GIN''s count'
+				FROM tsq_runs g JOIN tsq_runs c ON c.pass = 'check' AND c.ix = 'gin' AND (c.layout, c.mix, c.n) = (g.layout, g.mix, g.n)
+				WHERE g.pass = 'gpu'" | tee -a "$dir/$c.gpu-check.txt"
 			{ echo "-- $c, every round on the GPU"; as_user $P -xc 'SELECT requests, worker_rounds, backend_rounds, fallback_engine_error, fallback_bad_answer, fallback_timeout FROM gpuidx_worker_stats'; } | tee -a "$dir/$c.gpu-check.txt"
 		fi
-		as_user $P -c 'DROP TABLE IF EXISTS docs_gpx, docs_gin, tsq_meta, tsq_queries, tsq_check'
+		as_user $P -c 'DROP TABLE IF EXISTS docs_gpx, docs_gin, docs_gpx_tsv, docs_gin_tsv, tsq_meta, tsq_queries, tsq_mixes, tsq_runs, tsq_plans, tsq_cells'
 		rm -rf "$w/data/$c"
 	done
 	grep -E "ERROR|FATAL|PANIC" "$w/pg/log" | sort | uniq -c | sort -rn | head -20

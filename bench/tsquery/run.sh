@@ -1,246 +1,258 @@
 #!/usr/bin/env bash
 # tsvector @@ tsquery as users write it, through a gpuidx index and through
-# GIN: the same query mixes, the same statements, default planner settings.
+# GIN: the same queries, the same statements, default planner settings.
 #
-#   bench/tsquery/run.sh [-h HOST] [-p PORT] [-d DB] DATA ROWS
+#   bench/tsquery/run.sh [-h HOST] [-p PORT] [-d DB] DATA ROWS > report.md
 #
 # DATA is a corpus folder (docs.tsv, queries.tsv: scripts/data/fetch).  Its
-# first ROWS documents are loaded into two tables of the same rows in the
-# same heap order, docs_gpx with a gpuidx index and docs_gin with a GIN
-# index, both on to_tsvector('english', body) (reused while DATA and ROWS
-# are unchanged; RELOAD=1 redoes them).  Query mixes (queries.sql, NQ (200)
-# queries each, from queries.tsv's real co-occurring words):
+# first ROWS documents are loaded (load.sql), for each layout of LAYOUTS,
+# into two tables of the same rows in the same heap order, one with a gpuidx
+# index and one with GIN: expr, docs_gpx and docs_gin, the index on
+# to_tsvector('english', body); column, docs_gpx_tsv and docs_gin_tsv, the
+# index on a stored tsvector column tsv.  Builds one at a time and timed
+# (PARALLEL_BUILDS=1: all at once); the tables are reused while DATA, ROWS,
+# LAYOUTS and GPX_WITH are unchanged (RELOAD=1 redoes them).
+# Query mixes (queries.sql, NQ queries each, from queries.tsv's real
+# co-occurring words), MIXES naming mixes or the set "shapes":
 #   bool    to_tsquery: a & b, a | b, a & !b, (a | b) & c, a & (b | c) & !d
 #   prefix  to_tsquery: p:* and p:* & b, p 3 to 6 letters of a real word
 #   phrase  phraseto_tsquery: 2 words of a query; 2 and 3 words as they
 #           follow a query's word in the first document that has it
 #   web     websearch_to_tsquery: quotes, or, -
-# First, for every query of every mix, the count through each index
-# (enable_seqscan = off in that check only): "same rows" and the mean number
-# of matches.  Then per mix (MIXES), shape (SHAPES: count, limit) and client
-# count (CLIENTS, "1 8 32 64"), or only the cells CELLS names ("bool:limit
-# web:count": all of MIXES are checked): pgbench -M prepared, TIME (10) seconds, a
-# random query of the mix per transaction (\set, read by its number with
-# \gset, then passed as the statement's parameter), the same seed in every
-# cell, gpuidx then GIN.  tps and the transaction latency's p50 and p99
-# from pgbench's per-transaction log.  CPU_COLUMN=1 adds a labelled extra
-# column: gpuidx again with gpuidx.device = cpu (no GPU worker).  GPX_WITH
-# ("positions = on") builds the gpuidx index with those storage options.  The floor:
-# per client count, the same transaction with SELECT 1 for the statement,
-# what PostgreSQL and pgbench cost whatever the index.  Prints a Markdown
-# report on stdout, progress on stderr.
+#   shapes  the ten shapes, a mix each: "a b" c, a or b, a b -c
+#           (websearch_to_tsquery), a & (b | c), pre:* & b, a & !b, a <-> b
+#           (to_tsquery), plainto_tsquery, (a | b) & !c, phraseto_tsquery
+# Then, for the statements of STATEMENTS (count: count(*); limit: LIMIT 10
+# ids):
+# 1. the check: every query's count through each index (enable_seqscan = off
+#    here only), CHECK_JOBS sessions, CHECK_TIMEOUT a query;
+# 2. ONE=1: one query at a time, in one session per layout and statement: a
+#    warm-up pass (WARMUP_TIMEOUT a query), then each of the first ONE_NQ
+#    queries of each mix through gpuidx and then GIN, timed in the server
+#    (runs.sql's tsq_run), TIMEOUT a query;
+# 3. pgbench -M prepared per layout, mix, statement and client count
+#    (CLIENTS; empty: none), or only the cells CELLS names ("mix:stmt" or
+#    "layout:mix:stmt"), TIME seconds, a random query of the mix per
+#    transaction (\set, read by its number with \gset, then passed as the
+#    statement's parameter), the same seed in every cell, gpuidx then GIN,
+#    TIMEOUT a statement; tps and the transaction latency's p50 and p99 from
+#    pgbench's per-transaction log.  CPU_COLUMN=1 adds a labelled extra
+#    column: gpuidx again with gpuidx.device = cpu.  The floor: per client
+#    count, the same transaction with SELECT 1 for the statement.
+# GPX_WITH ("positions = on") builds the gpuidx indexes with those storage
+# options.  MIXES=shapes changes the defaults (README's settings table).
+# Prints a Markdown report on stdout (report.sql: a summary against the
+# targets, then each part), progress on stderr; PARTIAL_REPORT=FILE: the
+# report so far into FILE after each step.
 set -euo pipefail
-host=${PGHOST:-/tmp}; port=${PGPORT:-5432}; db=${PGDATABASE:-postgres}
-while getopts h:p:d: o; do
-	case $o in h) host=$OPTARG ;; p) port=$OPTARG ;; d) db=$OPTARG ;; *) exit 2 ;; esac
-done
-shift $((OPTIND - 1))
-data=${1:?DATA: corpus folder with docs.tsv and queries.tsv}
-rows=${2:?ROWS: documents to load}
-secs=${TIME:-10}
-clients=${CLIENTS:-1 8 32 64}
-mixes=${MIXES:-bool prefix phrase web}
-shapes=${SHAPES:-count limit}
-nq=${NQ:-200}
-mwm=${MAINTENANCE_WORK_MEM:-256MB}
-gpx_with=${GPX_WITH:-}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
+parse_conn "$@"
+shift "$conn_shift"
+data=${1:?DATA: corpus folder with docs.tsv and queries.tsv}
+rows=${2:?ROWS: documents to load}
+mixes=${MIXES:-bool prefix phrase web}
+shapes=0
+[[ " $mixes " == *" shapes "* ]] && shapes=1
+pick() { if [ $shapes = 1 ]; then echo "$2"; else echo "$1"; fi; }	# the default without and with shapes
+secs=${TIME:-10}
+clients=${CLIENTS-$(pick "1 8 32 64" "1 32")}
+stmts=${STATEMENTS:-${SHAPES:-count limit}}
+nq=${NQ:-$(pick 200 300)}
+layouts=${LAYOUTS:-$(pick expr "expr column")}
+one=${ONE:-$(pick 0 1)}
+one_nq=${ONE_NQ:-$nq}
+timeout=${TIMEOUT:-10s}
+warm_timeout=${WARMUP_TIMEOUT:-1s}
+check_timeout=${CHECK_TIMEOUT:-0}
+check_jobs=${CHECK_JOBS:-$(( $(nproc) < 8 ? $(nproc) : 8 ))}
+mwm=${MAINTENANCE_WORK_MEM:-256MB}
+gpx_with=${GPX_WITH:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 P=(psql -X -q -v ON_ERROR_STOP=1 -h "$host" -p "$port" -d "$db")
+# the drivers of the check and the timings go on past a statement that fails (tsq_run records it)
+R=(psql -X -q -h "$host" -p "$port" -d "$db")
 log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
+sql() { "${P[@]}" -Atc "$1"; }
 
-echo "# tsquery: $(basename "$data"), $rows rows; mixes: $mixes; $nq queries a mix; shapes: $shapes;"
-echo "# clients: $clients; $secs s a cell; $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-"${P[@]}" -Atc "SELECT '# ' || version()"
-"${P[@]}" -Atc "SELECT '# ' || string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN
-    ('shared_buffers', 'work_mem', 'random_page_cost', 'effective_cache_size', 'max_parallel_workers_per_gather',
-     'jit', 'plan_cache_mode', 'gpuidx.device', 'shared_preload_libraries')"
-
-# load and build: each index alone, timed here
-tag="$data $rows $gpx_with"
-loaded=$("${P[@]}" -Atc "SELECT v FROM tsq_meta WHERE k = 'loaded'" 2>/dev/null || true)
-if [ "${RELOAD:-0}" = 1 ] || [ "$loaded" != "$tag" ]; then
-	log "load: first $rows rows of $data"
-	head -n "$rows" "$data/docs.tsv" | "${P[@]}" -f "$here/load.sql"
-	for ix in gpx gin; do
-		am=gpuidx; with=${gpx_with:+ WITH ($gpx_with)}
-		[ $ix = gin ] && { am=gin; with=; }
-		log "build: $am$with"
-		start=$(date +%s.%N)
-		PGOPTIONS="-c maintenance_work_mem=$mwm" "${P[@]}" \
-			-c "CREATE INDEX docs_${ix}_ix ON docs_$ix USING $am (to_tsvector('english', body))$with"
-		end=$(date +%s.%N)
-		"${P[@]}" -c "INSERT INTO tsq_meta VALUES ('build_$ix', round($end - $start, 1))"
-	done
-	"${P[@]}" -c "VACUUM (FREEZE, ANALYZE) docs_gpx" -c "VACUUM (FREEZE, ANALYZE) docs_gin" \
-		-c "INSERT INTO tsq_meta VALUES ('loaded', \$t\$$tag\$t\$)"
-fi
-"${P[@]}" -v queries="$data/queries.tsv" -v nq="$nq" -f "$here/queries.sql"
-
-fn_of() { "${P[@]}" -Atc "SELECT min(fn) FROM tsq_queries WHERE mix = '$1'"; }
-statement() {	# table shape fn -> the statement, the query as :q
-	local pred="to_tsvector('english', body) @@ $3('english', :q)"
-	case $2 in
-		count) echo "SELECT count(*) FROM $1 WHERE $pred" ;;
-		limit) echo "SELECT id FROM $1 WHERE $pred LIMIT 10" ;;
-		*) echo "unknown shape $2" >&2; exit 2 ;;
-	esac
+cmd="TIME=$secs CLIENTS=\"$clients\" MIXES=\"$mixes\" STATEMENTS=\"$stmts\" NQ=$nq LAYOUTS=\"$layouts\""
+cmd+=" ONE=$one ONE_NQ=$one_nq TIMEOUT=$timeout WARMUP_TIMEOUT=$warm_timeout CHECK_TIMEOUT=$check_timeout"
+cmd+=" MAINTENANCE_WORK_MEM=$mwm${gpx_with:+ GPX_WITH=\"$gpx_with\"}${CELLS:+ CELLS=\"$CELLS\"}"
+cmd+="${CPU_COLUMN:+ CPU_COLUMN=$CPU_COLUMN}${PARALLEL_BUILDS:+ PARALLEL_BUILDS=$PARALLEL_BUILDS}"
+cmd+=" bench/tsquery/run.sh -h $host -p $port -d $db $data $rows"
+gpu=$(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2> /dev/null | head -1 || true)
+{
+	echo "# tsquery: $(basename "$data"), $rows rows; mixes: $mixes; $nq queries a mix; statements: $stmts; layouts: $layouts;"
+	echo "# clients: ${clients:-none}; $secs s a cell; one query at a time: $([ "$one" = 1 ] && echo "$one_nq a mix" || echo no); timeout $timeout; $(date -u +%Y-%m-%dT%H:%MZ)"
+	echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem:/ { print $2 }') GB; GPU: ${gpu:-none}"
+	sql "SELECT '# ' || version()"
+	sql "SELECT '# ' || string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name) FROM pg_settings WHERE name IN
+	    ('shared_buffers', 'work_mem', 'random_page_cost', 'effective_cache_size', 'max_parallel_workers_per_gather',
+	     'jit', 'plan_cache_mode', 'gpuidx.device', 'shared_preload_libraries')"
+	echo
+	echo "Command:"
+	echo
+	echo '```sh'
+	echo "$cmd"
+	echo '```'
+} > "$work/header.md"
+# the report of what is measured so far; PARTIAL_REPORT (a file): written
+# there after each step too, for a run that may not reach its end
+report() {
+	cat "$work/header.md"
+	"${P[@]}" -At -v layouts="$layouts" -v stmts="$stmts" -v rows="$rows" -v mwm="$mwm" -v timeout="$timeout" \
+		-v secs="$secs" -v one_nq="$one_nq" -v gpx_with="$gpx_with" -f "$here/report.sql"
+}
+partial() {
+	[ -z "${PARTIAL_REPORT:-}" ] || { report > "$PARTIAL_REPORT.tmp" && mv "$PARTIAL_REPORT.tmp" "$PARTIAL_REPORT"; }
 }
 
-# every query of each mix through both indexes (the index path forced here
-# only), in CHECK_JOBS sessions at once: a phrase of frequent words rechecks
-# many rows, through either index
-log "check: every query's count through gpuidx and through GIN"
-"${P[@]}" <<'SQL'
-SET client_min_messages = warning;
-CREATE OR REPLACE FUNCTION tsq_count(tbl text, fn text, q text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-	EXECUTE format('SELECT count(*) FROM %I WHERE to_tsvector(''english'', body) @@ %I(''english'', %L)', tbl, fn, q) INTO n;
-	RETURN n;
-END $$;
-DROP TABLE IF EXISTS tsq_check;
-CREATE TABLE tsq_check (mix text, n int, gpx bigint, gin bigint);
-SQL
-jobs=${CHECK_JOBS:-$(( $(nproc) < 8 ? $(nproc) : 8 ))}
+"${P[@]}" -f "$here/runs.sql"
+
+# load and build: each index timed here
+build() {	# layout ix
+	local tbl am=gpuidx with=${gpx_with:+ WITH ($gpx_with)} start end
+	tbl=$(sql "SELECT tsq_table('$1', '$2')")
+	[ "$2" = gin ] && { am=gin; with=; }
+	log "build: $tbl $am$with"
+	start=$(date +%s.%N)
+	PGOPTIONS="-c maintenance_work_mem=$mwm" "${P[@]}" \
+		-c "CREATE INDEX ${tbl}_ix ON $tbl USING $am ($(sql "SELECT tsq_doc('$1')"))$with"
+	end=$(date +%s.%N)
+	"${P[@]}" -c "INSERT INTO tsq_meta VALUES ('build_$tbl', round($end - $start, 1))"
+}
+tag="$data $rows $gpx_with $layouts"
+loaded=$(sql "SELECT v FROM tsq_meta WHERE k = 'loaded'" 2> /dev/null || true)
+if [ "${RELOAD:-0}" = 1 ] || [ "$loaded" != "$tag" ]; then
+	log "load: first $rows rows of $data, layouts $layouts"
+	head -n "$rows" "$data/docs.tsv" | "${P[@]}" -v layouts="$layouts" -f "$here/load.sql"
+	pids=()
+	for layout in $layouts; do
+		for ix in gpx gin; do
+			if [ "${PARALLEL_BUILDS:-0}" = 1 ]; then build "$layout" "$ix" & pids+=($!); else build "$layout" "$ix"; fi
+		done
+	done
+	for pid in "${pids[@]}"; do wait "$pid"; done
+	"${P[@]}" -c "INSERT INTO tsq_meta VALUES ('parallel_builds', '${PARALLEL_BUILDS:-0}')"
+	for layout in $layouts; do
+		for ix in gpx gin; do "${P[@]}" -c "VACUUM (FREEZE, ANALYZE) $(sql "SELECT tsq_table('$layout', '$ix')")"; done
+	done
+	"${P[@]}" -c "INSERT INTO tsq_meta VALUES ('loaded', \$t\$$tag\$t\$)"
+fi
+first=${layouts%% *}
+log "queries: $mixes, $nq a mix"
+"${P[@]}" -v queries="$data/queries.tsv" -v nq="$nq" -v mixes="$mixes" \
+	-v src="$(sql "SELECT tsq_table('$first', 'gin')")" -v doc="$(sql "SELECT tsq_doc('$first')")" -f "$here/queries.sql"
+mixes=$(sql "SELECT string_agg(mix, ' ' ORDER BY ord) FROM tsq_mixes")
+[ -n "$mixes" ] || { log "no queries"; exit 1; }
+
+# tsq_run's calls, a line each, for pass $1, statement $2, the queries (q)
+# that the condition $3 picks and the layouts $4, in their order: a query
+# through gpuidx and then GIN, the next query, ...
+run_lines() {
+	sql "SELECT format('SELECT tsq_run(%L, %L, %L, %L, %L, %s);', '$1', l.layout, i.ix, '$2', q.mix, q.n)
+	     FROM tsq_queries q JOIN tsq_mixes m USING (mix),
+	          unnest(string_to_array('$4', ' ')) WITH ORDINALITY l(layout, lo), (VALUES (1, 'gpx'), (2, 'gin')) i(io, ix)
+	     WHERE $3 ORDER BY l.lo, m.ord, q.n, i.io"
+}
+
+# 1. every query through each index, in check_jobs sessions at once: a
+# phrase of frequent words rechecks many rows, through either index
+log "check: every query's count through each index, $check_jobs sessions"
 pids=()
-for k in $(seq 0 $((jobs - 1))); do
-	PGOPTIONS="-c enable_seqscan=off" "${P[@]}" -c "INSERT INTO tsq_check
-		SELECT mix, n, tsq_count('docs_gpx', fn, q), tsq_count('docs_gin', fn, q) FROM tsq_queries
-		WHERE mix = ANY (string_to_array('$mixes', ' ')) AND n % $jobs = $k" &
+for k in $(seq 0 $((check_jobs - 1))); do
+	{ echo "SET enable_seqscan = off; SET statement_timeout = '$check_timeout';"
+	  run_lines check count "q.n % $check_jobs = $k" "$layouts"; } > "$work/check.$k.sql"
+	"${R[@]}" -f "$work/check.$k.sql" > /dev/null 2>> "$work/check.err" &
 	pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
-[ "$("${P[@]}" -Atc "SELECT count(*) FROM tsq_check")" = \
-  "$("${P[@]}" -Atc "SELECT count(*) FROM tsq_queries WHERE mix = ANY (string_to_array('$mixes', ' '))")" ] ||
-	{ log "check: some queries were not counted"; exit 1; }
+[ ! -s "$work/check.err" ] || { log "check: psql said"; sort "$work/check.err" | uniq -c | head >&2; }
+log "check: $(sql "SELECT count(*) FILTER (WHERE status = 'ok') || ' counts, ' || count(*) FILTER (WHERE status = 'timeout')
+                    || ' timed out, ' || count(*) FILTER (WHERE status LIKE 'error%') || ' errors' FROM tsq_runs WHERE pass = 'check'")"
+partial
 
-# the scan nodes a statement runs with: its sixth execution, prepared, the mix's first query
+# 2. one query at a time: per layout and statement, in a session of its own,
+# the warm-up pass and then the timed one
+if [ "$one" = 1 ]; then
+	for layout in $layouts; do
+		for stmt in $stmts; do
+			log "one at a time: $layout $stmt, $one_nq queries a mix"
+			{ echo "SET statement_timeout = '$warm_timeout';"
+			  run_lines warm "$stmt" "q.n <= $one_nq" "$layout"
+			  echo "SET statement_timeout = '$timeout';"
+			  run_lines time "$stmt" "q.n <= $one_nq" "$layout"; } > "$work/one.sql"
+			"${R[@]}" -f "$work/one.sql" > /dev/null 2>> "$work/one.err"
+			partial
+		done
+	done
+	[ ! -s "$work/one.err" ] || { log "one at a time: psql said"; sort "$work/one.err" | uniq -c | head >&2; }
+fi
+
+# the scan nodes a statement runs with: its sixth plan, prepared, the mix's
+# first query (the first five are custom plans; EXPLAIN EXECUTE counts as
+# one for the plan cache's choice, without running the statement)
 plan() {	# mix statement
+	local s=$2
 	"${P[@]}" -At <<SQL | grep -v 'Bitmap Index Scan' | grep -oE '(Parallel )?(Seq Scan|Bitmap Heap Scan|Custom Scan \([a-z ]+\)|Index Scan|Index Only Scan)' | sort -u | paste -sd+ -
 SELECT q FROM tsq_queries WHERE mix = '$1' AND n = 1 \gset
-PREPARE s(text) AS ${2//:q/\$1};
-EXECUTE s(:'q'); EXECUTE s(:'q'); EXECUTE s(:'q'); EXECUTE s(:'q'); EXECUTE s(:'q');
+PREPARE s(text) AS $s;
+\o /dev/null
+EXPLAIN EXECUTE s(:'q'); EXPLAIN EXECUTE s(:'q'); EXPLAIN EXECUTE s(:'q'); EXPLAIN EXECUTE s(:'q'); EXPLAIN EXECUTE s(:'q');
+\o
 EXPLAIN (COSTS OFF) EXECUTE s(:'q');
 SQL
 }
-
-# one pgbench cell: script clients [PGOPTIONS] -> "tps p50_ms p99_ms transactions failed"
-cell() {
-	PGOPTIONS="${3:-}" pgbench_cell "$work" "$1" "$2" "$secs" -h "$host" -p "$port" "$db"
-}
-
-results=()
-cpu_results=()
-plans=()
-for mix in $mixes; do
-	fn=$(fn_of "$mix")
-	[ -n "$fn" ] || { log "mix $mix: no queries"; continue; }
-	nmix=$("${P[@]}" -Atc "SELECT count(*) FROM tsq_queries WHERE mix = '$mix'")
-	for shape in $shapes; do
-		[ -z "${CELLS:-}" ] || [[ " $CELLS " == *" $mix:$shape "* ]] || continue
-		for ix in gpx gin; do
-			stmt=$(statement "docs_$ix" "$shape" "$fn")
-			printf '\\set i random(1, %s)\nSELECT q FROM tsq_queries WHERE mix = '"'%s'"' AND n = :i \\gset\n%s;\n' \
-				"$nmix" "$mix" "$stmt" > "$work/$ix.pgb"
+statement() { sql "SELECT tsq_statement('$1', '$2', '$3', fn) FROM tsq_mixes WHERE mix = '$4'"; }	# layout ix stmt mix
+for layout in $layouts; do
+	for mix in $mixes; do
+		for stmt in $stmts; do
+			"${P[@]}" -c "INSERT INTO tsq_plans VALUES ('$layout', '$mix', '$stmt',
+				\$p\$$(plan "$mix" "$(statement "$layout" gpx "$stmt" "$mix")")\$p\$, \$p\$$(plan "$mix" "$(statement "$layout" gin "$stmt" "$mix")")\$p\$)"
 		done
-		plans+=("$mix|$shape|$(plan "$mix" "$(statement docs_gpx "$shape" "$fn")")|$(plan "$mix" "$(statement docs_gin "$shape" "$fn")")")
-		for c in $clients; do
-			g=$(cell "$work/gpx.pgb" "$c"); n=$(cell "$work/gin.pgb" "$c")
-			results+=("$mix $shape $c $g $n")
-			log "$mix $shape $c clients: gpuidx $g, GIN $n (tps p50 p99 transactions failed)"
-			if [ "${CPU_COLUMN:-0}" = 1 ]; then
-				u=$(cell "$work/gpx.pgb" "$c" "-c gpuidx.device=cpu")
-				cpu_results+=("$mix $shape $c $u")
-				log "$mix $shape $c clients: gpuidx on the CPU $u"
-			fi
+	done
+done
+
+# 3. pgbench: one cell (script clients [PGOPTIONS]) into tsq_cells as layout mix stmt ix
+cell() {
+	local r tps p50 p99 txns failed
+	r=$(PGOPTIONS="-c statement_timeout=$timeout ${3:-}" pgbench_cell "$work" "$1" "$2" "$secs" -h "$host" -p "$port" "$db")
+	read -r tps p50 p99 txns failed <<< "$r"
+	"${P[@]}" -c "INSERT INTO tsq_cells VALUES ('$4', '$5', '$6', $2, '$7', NULLIF('$tps', '-')::float8,
+		NULLIF('$p50', '-')::float8, NULLIF('$p99', '-')::float8, $txns, NULLIF('$failed', '-')::bigint)"
+	echo "$r"
+}
+wanted() { [ -z "${CELLS:-}" ] || [[ " $CELLS " == *" $2:$3 "* ]] || [[ " $CELLS " == *" $1:$2:$3 "* ]]; }	# layout mix stmt
+for layout in $layouts; do
+	for mix in $mixes; do
+		nmix=$(sql "SELECT count(*) FROM tsq_queries WHERE mix = '$mix'")
+		for stmt in $stmts; do
+			wanted "$layout" "$mix" "$stmt" || continue
+			for ix in gpx gin; do
+				s=$(statement "$layout" "$ix" "$stmt" "$mix")
+				printf '\\set i random(1, %s)\nSELECT q FROM tsq_queries WHERE mix = '"'%s'"' AND n = :i \\gset\n%s;\n' \
+					"$nmix" "$mix" "${s//\$1/:q}" > "$work/$ix.pgb"
+			done
+			for c in $clients; do
+				g=$(cell "$work/gpx.pgb" "$c" "" "$layout" "$mix" "$stmt" gpx)
+				n=$(cell "$work/gin.pgb" "$c" "" "$layout" "$mix" "$stmt" gin)
+				log "$layout $mix $stmt $c clients: gpuidx $g, GIN $n (tps p50 p99 transactions failed)"
+				if [ "${CPU_COLUMN:-0}" = 1 ]; then
+					u=$(cell "$work/gpx.pgb" "$c" "-c gpuidx.device=cpu" "$layout" "$mix" "$stmt" cpu)
+					log "$layout $mix $stmt $c clients: gpuidx on the CPU $u"
+				fi
+			done
+			partial
 		done
 	done
 done
 # the floor: the lookup and SELECT 1
-nbool=$("${P[@]}" -Atc "SELECT count(*) FROM tsq_queries WHERE mix = 'bool'")
-printf '\\set i random(1, %s)\nSELECT q FROM tsq_queries WHERE mix = '"'bool'"' AND n = :i \\gset\nSELECT 1;\n' "$nbool" > "$work/floor.pgb"
-floors=()
-for c in $clients; do
-	f=$(cell "$work/floor.pgb" "$c")
-	floors+=("$c $f")
-	log "floor $c clients: $f"
-done
-
-# the report
-echo
-echo "## Tables and indexes"
-echo
-echo "Two tables of the same $rows rows in the same order, one index each on \`to_tsvector('english', body)\`;"
-[ -z "$gpx_with" ] || echo "the gpuidx index built \`WITH ($gpx_with)\`;"
-echo "build times with maintenance_work_mem = $mwm, one build at a time."
-echo
-echo "| table | index | build (s) | index size | table size |"
-echo "|---|---|---:|---:|---:|"
-"${P[@]}" -At -F' | ' <<'SQL' | sed 's/^/| /; s/$/ |/'
-SELECT t, CASE t WHEN 'docs_gpx' THEN 'gpuidx' || coalesce(' (' || array_to_string(c.reloptions, ', ') || ')', '') ELSE 'GIN' END,
-       (SELECT v FROM tsq_meta WHERE k = 'build_' || right(t, 3)),
-       pg_size_pretty(pg_relation_size((t || '_ix')::regclass)), pg_size_pretty(pg_table_size(t::regclass))
-FROM unnest(ARRAY['docs_gpx', 'docs_gin']) t JOIN pg_class c ON c.oid = (t || '_ix')::regclass
-SQL
-echo
-echo "## Query mixes"
-echo
-echo "Same rows: queries whose count through gpuidx equals GIN's (both through their index)."
-echo
-echo "| mix | function | queries | example | mean matches | no match | same rows |"
-echo "|---|---|---:|---|---:|---:|---:|"
-"${P[@]}" -At -F' | ' <<SQL | sed 's/^/| /; s/$/ |/'
-SELECT q.mix, min(q.fn), count(*), '\`' || replace(min(q.q) FILTER (WHERE q.n = 1), '|', '\|') || '\`',
-       round(avg(c.gin), 1), count(*) FILTER (WHERE c.gin = 0),
-       count(*) FILTER (WHERE c.gpx = c.gin) || '/' || count(*)
-FROM tsq_queries q JOIN tsq_check c USING (mix, n)
-WHERE q.mix = ANY (string_to_array('$mixes', ' '))
-GROUP BY q.mix ORDER BY array_position(string_to_array('$mixes', ' '), q.mix)
-SQL
-echo
-echo "Plans (the sixth execution of the prepared statement, the mix's first query):"
-echo
-echo "| mix | shape | gpuidx | GIN |"
-echo "|---|---|---|---|"
-for p in "${plans[@]}"; do echo "| ${p//|/ | } |"; done
-echo
-echo "## pgbench"
-echo
-echo "\`pgbench -M prepared -T $secs\`, default planner settings; a transaction is the query's lookup by"
-echo "its number and the statement.  Ratios: above 1 is gpuidx better (tps gpuidx / GIN; latency GIN / gpuidx)."
-echo "Transactions: gpuidx's / GIN's in the cell (few transactions: a few slow queries decide the cell)."
-echo
-echo "| mix | shape | clients | gpuidx tps | p50 ms | p99 ms | GIN tps | p50 ms | p99 ms | tps ratio | p50 ratio | p99 ratio | transactions | failed |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-for r in "${results[@]}"; do
-	echo "$r" | awk '
-		function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
-		{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %d |\n",
-		  $1, $2, $3, $4, $5, $6, $9, $10, $11, ratio($4, $9), ratio($10, $5), ratio($11, $6), $7, $12, $8 + $13 }'
-done
-if [ ${#cpu_results[@]} -gt 0 ]; then
-	echo
-	echo "Extra, labelled: gpuidx with \`gpuidx.device = cpu\` (every round in the backend, no GPU worker), same cells."
-	echo
-	echo "| mix | shape | clients | gpuidx on the CPU tps | p50 ms | p99 ms | transactions |"
-	echo "|---|---|---:|---:|---:|---:|---:|"
-	for r in "${cpu_results[@]}"; do
-		echo "$r" | awk '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }'
-	done
+if [ -n "$clients" ]; then
+	first_mix=${mixes%% *}
+	printf '\\set i random(1, %s)\nSELECT q FROM tsq_queries WHERE mix = '"'%s'"' AND n = :i \\gset\nSELECT 1;\n' \
+		"$(sql "SELECT count(*) FROM tsq_queries WHERE mix = '$first_mix'")" "$first_mix" > "$work/floor.pgb"
+	for c in $clients; do log "floor $c clients: $(cell "$work/floor.pgb" "$c" "" "" "" "" floor)"; done
 fi
-echo
-echo "The floor: the same transaction with \`SELECT 1\` for the statement (the lookup, two round trips,"
-echo "pgbench), what a transaction costs whatever the index."
-echo
-echo "| clients | tps | p50 ms | p99 ms |"
-echo "|---:|---:|---:|---:|"
-for r in "${floors[@]}"; do
-	echo "$r" | awk '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }'
-done
-echo
-echo "Statements: \`SELECT count(*) FROM docs_gpx WHERE to_tsvector('english', body) @@ FN('english', \$1)\` (count)"
-echo "and \`SELECT id FROM ... LIMIT 10\` (limit), FN the mix's function; docs_gin for GIN."
+
+report

@@ -22,6 +22,7 @@
 #include "access/table.h"
 #include "common/pg_prng.h"
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "nodes/nodeFuncs.h"
@@ -71,71 +72,16 @@ estimate_start(GqIndex *gq, GpxEstimate *est)
 	est->docs = gq->meta.pend_entries;
 }
 
-/* a term's document frequency in a segment, and what looking it up and reading its list cost */
-static uint32
-term_df(GpxSegment *seg, const char *lex, int len, GpxEstimate *est)
-{
-	GpxTermRef	ref;
-
-	est->pages += seg->hdr->dict_levels + 1;
-	if (!gpx_seg_find(seg, lex, len, &ref))
-		return 0;
-	est->postings += ref.df;
-	if (ref.external)
-		est->pages += 1 + ref.len / GPX_PAGE_CAPACITY;
-	else
-		pfree(ref.payload);
-	return ref.df;
-}
-
 void
 gpx_estimate(Relation index, const GpxLexemes *terms, GpxEstimate *est)
 {
-	GqIndex    *gq = gq_open(index);
-	double	   *df = palloc0(Max(terms->n, 1) * sizeof(double));
-	double		segment_docs = 0;
-	double		total = 0;
-	double		matches = 0;
+	GqTree	   *tree = gq_tree_new();
 
-	estimate_start(gq, est);
-	for (uint32 s = 0; s < gq->meta.nsegments; s++)
-	{
-		GpxSegment *seg = gq_segment(gq, s);
-
-		est->docs += seg->ref.ndocs - seg->ref.ndead;
-		segment_docs += seg->ref.ndocs - seg->ref.ndead;
-		total += seg->ref.ndocs;
-		est->pages += 1;
-		for (int t = 0; t < terms->n; t++)
-			df[t] += term_df(seg, terms->lex[t], terms->len[t], est);
-	}
-	if (terms->n > 0 && total > 0)
-	{
-		for (int t = 0; t < terms->n; t++)
-			df[t] /= total;
-		matches = and_selectivity(df, terms->n) * segment_docs;
-	}
-
-	/*
-	 * The pending area's matches, from a sample of its first pages (all of
-	 * it when small): its rows count as much as the segments' (an index
-	 * whose rows are all pending is estimated from them alone).
-	 */
-	if (terms->n > 0 && gq->meta.pend_entries > 0)
-	{
-		uint64		sampled;
-		uint64		matched;
-
-		gq_pending_sample(gq, terms, PENDING_SAMPLE_PAGES, &sampled, &matched);
-		if (sampled > 0)
-			matches += (double) matched / sampled * gq->meta.pend_entries;
-	}
-	est->selectivity = est->docs > 0 ? matches / est->docs : 0;
-	/* the doc map chunks the results touch */
-	est->pages += Min(est->selectivity * est->docs / GPX_DOCMAP_CHUNK,
-					  est->docs / GPX_DOCMAP_CHUNK / 64 + 1);
-	pfree(df);
-	gq_close(gq);
+	if (terms->n == 0)
+		gq_tree_add_nothing(tree);
+	else
+		gq_tree_add_lexemes(tree, terms);
+	gpx_estimate_tree(index, tree, est);
 }
 
 /* the selectivity of an AND of terms of frequencies p (sorted in place): see above */
@@ -154,47 +100,209 @@ and_selectivity(double *p, int n)
 	return sel;
 }
 
-/* a segment's side of a tree's estimate: its terms' frequencies, and what reading them costs */
+/*
+ * A tree's estimate in one segment: what its terms' dictionary entries say
+ * (remembered per term node: a prefix's terms are read once), and what the
+ * evaluator reads of their lists.
+ */
+typedef struct TermStats
+{
+	const GqNode *term;
+	double		df;				/* a prefix: its terms' sum */
+	double		pages;			/* of their lists */
+} TermStats;
+
 typedef struct TreeEstimate
 {
 	GpxSegment *seg;
 	GpxEstimate *est;
+	TermStats  *terms;
+	int			nterms;
 } TreeEstimate;
 
-/*
- * A term's frequency in the segment; a prefix's is the sum of its terms'
- * (every one of their lists is read and unioned: a short prefix reads many)
- */
-static double
-tree_term_freq(void *arg, const GqNode *term)
+static const TermStats *
+term_stats(TreeEstimate *te, const GqNode *term)
 {
-	TreeEstimate *te = arg;
 	GpxSegment *seg = te->seg;
-	double		df = 0;
+	TermStats  *ts;
+	GpxTermRef	ref;
 
+	for (int i = 0; i < te->nterms; i++)
+		if (te->terms[i].term == term)
+			return &te->terms[i];
+	ts = &te->terms[te->nterms++];
+	ts->term = term;
+	ts->df = ts->pages = 0;
+	/* the lookup: the inner nodes and a leaf */
+	te->est->pages += seg->hdr->dict_levels + 1;
 	if (!term->prefix)
-		df = term_df(seg, term->lex, term->len, te->est);
+	{
+		if (gpx_seg_find(seg, term->lex, term->len, &ref))
+		{
+			ts->df = ref.df;
+			if (ref.external)
+				ts->pages = 1 + ref.len / GPX_PAGE_CAPACITY;
+			else
+				pfree(ref.payload);
+		}
+	}
 	else
 	{
+		/* every term with the prefix: the leaves they are on, their lists */
 		GpxDictIter it;
 		uint32		leaf = PG_UINT32_MAX;
 
-		te->est->pages += seg->hdr->dict_levels + 1;
 		gpx_dict_iter_init(&it, seg);
 		gpx_dict_iter_seek(&it, term->lex, term->len);
 		while (gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
 		{
-			df += it.df;
+			ts->df += it.df;
 			if (it.external)
-				te->est->pages += 1 + it.list_len / GPX_PAGE_CAPACITY;
+				ts->pages += 1 + it.list_len / GPX_PAGE_CAPACITY;
 			if (it.leaf_no != leaf)
 				te->est->pages += 1;
 			leaf = it.leaf_no;
 		}
 		gpx_dict_iter_end(&it);
-		te->est->postings += df;
 	}
-	return seg->ref.ndocs > 0 ? df / seg->ref.ndocs : 0;
+	return ts;
+}
+
+/* a term's frequency in the segment (the tree's selectivity) */
+static double
+tree_term_freq(void *arg, const GqNode *term)
+{
+	TreeEstimate *te = arg;
+
+	return te->seg->ref.ndocs > 0 ? term_stats(te, term)->df / te->seg->ref.ndocs : 0;
+}
+
+/* what listing a node's set, or searching it at candidates, reads (query/tsq.c's evaluation) */
+typedef struct TreeWork
+{
+	double		docs;			/* the set's docs, at most (GQ_EST_ALL's way: a complement is all) */
+	double		postings;		/* decoded, or met by searches */
+	double		pages;			/* of lists */
+} TreeWork;
+
+static TreeWork listed(TreeEstimate *te, const GqNode *node, bool upper);
+
+/* a search for n candidates reads at most a block of the list for each */
+static TreeWork
+term_searched(const TermStats *ts, double n)
+{
+	TreeWork	w;
+	double		skip_pages = ts->df / GPUIDX_EF_BLOCK * 8 / GPX_PAGE_CAPACITY;
+
+	w.docs = Min(ts->df, n);
+	w.postings = Min(ts->df, n * GPUIDX_EF_BLOCK);
+	w.pages = ts->pages <= 1 ? ts->pages : Min(ts->pages, 1 + skip_pages + n);
+	return w;
+}
+
+static void
+add_work(TreeWork *to, TreeWork w)
+{
+	to->postings += w.postings;
+	to->pages += w.pages;
+}
+
+/* searching the node's set at n candidates (restrict_set) */
+static TreeWork
+searched(TreeEstimate *te, const GqNode *node, bool upper, double n)
+{
+	TreeWork	w = {0, 0, 0};
+
+	check_stack_depth();
+	switch (node->kind)
+	{
+		case GQ_TERM:
+			if (!upper && !node->exact)
+				return w;
+			return term_searched(term_stats(te, node), n);
+		case GQ_NOT:
+			return searched(te, node->args[0], !upper, n);
+		case GQ_PHRASE:
+		case GQ_AND:
+		case GQ_OR:
+			if (node->kind == GQ_PHRASE && !upper)
+				return w;
+			for (int i = 0; i < node->nargs; i++)
+				add_work(&w, searched(te, node->args[i], upper, n));
+			w.docs = n;
+			return w;
+	}
+	return w;
+}
+
+/*
+ * listing the node's set (eval): an AND lists its operand with the fewest
+ * docs and searches the others at those
+ */
+static TreeWork
+listed(TreeEstimate *te, const GqNode *node, bool upper)
+{
+	TreeWork	w = {0, 0, 0};
+	TreeWork	start;
+	int			first = -1;
+
+	check_stack_depth();
+	switch (node->kind)
+	{
+		case GQ_TERM:
+			if (!upper && !node->exact)
+				return w;
+			w.docs = w.postings = term_stats(te, node)->df;
+			w.pages = term_stats(te, node)->pages;
+			return w;
+		case GQ_NOT:
+			/* its operand's other bound, listed; the complement's docs are counted at the root */
+			w = listed(te, node->args[0], !upper);
+			w.docs = te->seg->ref.ndocs;
+			return w;
+		case GQ_OR:
+			for (int i = 0; i < node->nargs; i++)
+			{
+				TreeWork	c = listed(te, node->args[i], upper);
+
+				add_work(&w, c);
+				w.docs += c.docs;
+			}
+			w.docs = Min(w.docs, te->seg->ref.ndocs);
+			return w;
+		case GQ_PHRASE:
+		case GQ_AND:
+			if (node->kind == GQ_PHRASE && !upper)
+				return w;
+			start.docs = te->seg->ref.ndocs;
+			for (int i = 0; i < node->nargs; i++)
+			{
+				TreeWork	c;
+
+				if (node->args[i]->kind == GQ_NOT)
+					continue;
+				c = listed(te, node->args[i], upper);
+				if (first < 0 || c.docs < start.docs)
+				{
+					start = c;
+					first = i;
+				}
+			}
+			if (first < 0)
+			{
+				/* NOTs alone: each operand listed, the complement of their union */
+				for (int i = 0; i < node->nargs; i++)
+					add_work(&w, listed(te, node->args[i], upper));
+				w.docs = te->seg->ref.ndocs;
+				return w;
+			}
+			w = start;
+			for (int i = 0; i < node->nargs; i++)
+				if (i != first)
+					add_work(&w, searched(te, node->args[i], upper, start.docs));
+			return w;
+	}
+	return w;
 }
 
 void
@@ -208,15 +316,23 @@ gpx_estimate_tree(Relation index, const GqTree *tree, GpxEstimate *est)
 	for (uint32 s = 0; s < gq->meta.nsegments && tree->root != NULL; s++)
 	{
 		GpxSegment *seg = gq_segment(gq, s);
-		TreeEstimate te = {seg, est};
+		TreeEstimate te = {seg, est, palloc(Max(tree->nterms, 1) * sizeof(TermStats)), 0};
 		double		live = seg->ref.ndocs - seg->ref.ndead;
+		TreeWork	w;
 
 		est->docs += live;
 		est->pages += 1;
 		matches += gq_tree_selectivity(tree, tree_term_freq, &te) * live;
+		w = listed(&te, tree->root, true);
+		/* the unsure candidates' sure ones, searched for */
+		if (tree->recheck)
+			add_work(&w, searched(&te, tree->root, false, w.docs));
+		est->postings += w.postings;
+		est->pages += w.pages;
 		/* a complement lists every doc of the segment */
 		if (needs_all)
 			est->postings += seg->ref.ndocs;
+		pfree(te.terms);
 	}
 	if (tree->root != NULL && gq->meta.pend_entries > 0)
 	{
@@ -246,13 +362,12 @@ draw_cmp(const void *x, const void *y)
 }
 
 /*
- * The typical query of a segment: its selectivity and the sum of its terms'
- * frequencies, the median of TYPICAL_DRAWS queries of TYPICAL_WORDS words
- * drawn from a sample of the segment's dictionary, each term as often as
- * documents have it.  False if the sample holds no term.
+ * TYPICAL_DRAWS queries of TYPICAL_WORDS words drawn from a sample of the
+ * segment's dictionary, each term as often as documents have it, sorted by
+ * selectivity (palloc'd); NULL if the sample holds no term.
  */
-static bool
-typical_query(GpxSegment *seg, double *sel, double *freq)
+static TypicalDraw *
+typical_draws(GpxSegment *seg)
 {
 	uint32		n;
 	uint32	   *dfs = gpx_seg_sample_dfs(seg, TYPICAL_LEAVES, &n);
@@ -267,7 +382,7 @@ typical_query(GpxSegment *seg, double *sel, double *freq)
 	{
 		pfree(cum);
 		pfree(dfs);
-		return false;
+		return NULL;
 	}
 	draws = palloc(TYPICAL_DRAWS * sizeof(TypicalDraw));
 	pg_prng_seed(&rng, UINT64CONST(0x9e3779b97f4a7c15));
@@ -308,11 +423,25 @@ typical_query(GpxSegment *seg, double *sel, double *freq)
 		draws[d].sel = and_selectivity(p, words);
 	}
 	qsort(draws, TYPICAL_DRAWS, sizeof(TypicalDraw), draw_cmp);
+	pfree(cum);
+	pfree(dfs);
+	return draws;
+}
+
+/*
+ * The typical query of a segment: its selectivity and the sum of its terms'
+ * frequencies, the median of the draws.  False if the sample holds no term.
+ */
+static bool
+typical_query(GpxSegment *seg, double *sel, double *freq)
+{
+	TypicalDraw *draws = typical_draws(seg);
+
+	if (draws == NULL)
+		return false;
 	*sel = draws[TYPICAL_DRAWS / 2].sel;
 	*freq = draws[TYPICAL_DRAWS / 2].freq;
 	pfree(draws);
-	pfree(cum);
-	pfree(dfs);
 	return true;
 }
 
@@ -368,9 +497,10 @@ estimate_typical(Relation index, GpxEstimate *est)
 }
 
 /*
- * The planner asks twice about the same clause (its selectivity, then the
- * index path's cost): the last estimate is kept for the rest of the
- * command.  query NULL: the typical query's.
+ * The planner asks several times about the same clause (its rows, the
+ * index path's cost, the custom scans'): the last estimate is kept for the
+ * rest of the command.  query: a text query (tsquery false) or a tsquery's
+ * bytes; NULL: the typical query's.
  */
 typedef struct EstimateCache
 {
@@ -379,21 +509,22 @@ typedef struct EstimateCache
 	Oid			config;
 	LocalTransactionId lxid;
 	CommandId	cid;
-	text	   *query;
+	bool		tsquery;
+	struct varlena *query;
 	GpxEstimate est;
 } EstimateCache;
 
 static EstimateCache last_estimate;
 
 static void
-estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
+cached_estimate(Relation index, Oid cfg, bool tsquery, struct varlena *query, GpxEstimate *est)
 {
 	EstimateCache *c = &last_estimate;
 	LocalTransactionId lxid = gpx_my_lxid();
 	CommandId	cid = GetCurrentCommandId(false);
 	GpxLexemes	terms;
 
-	if (c->valid && c->index == RelationGetRelid(index) && c->config == cfg &&
+	if (c->valid && c->index == RelationGetRelid(index) && c->config == cfg && c->tsquery == tsquery &&
 		c->lxid == lxid && c->cid == cid && (c->query == NULL) == (query == NULL) &&
 		(query == NULL ||
 		 (VARSIZE_ANY_EXHDR(c->query) == VARSIZE_ANY_EXHDR(query) &&
@@ -405,9 +536,16 @@ estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
 	c->valid = false;
 	if (query == NULL)
 		estimate_typical(index, est);
+	else if (tsquery)
+	{
+		GqTree	   *tree = gq_tree_new();
+
+		gq_tree_add_tsquery(tree, (TSQuery) query);
+		gpx_estimate_tree(index, tree, est);
+	}
 	else
 	{
-		gpx_query_terms(cfg, query, &terms);
+		gpx_query_terms(cfg, (text *) query, &terms);
 		gpx_estimate(index, &terms, est);
 	}
 	if (c->query)
@@ -415,15 +553,29 @@ estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
 	c->query = NULL;
 	if (query != NULL)
 	{
-		c->query = (text *) MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(query));
+		c->query = MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(query));
 		memcpy(c->query, query, VARSIZE_ANY(query));
 	}
 	c->valid = true;
 	c->index = RelationGetRelid(index);
 	c->config = cfg;
+	c->tsquery = tsquery;
 	c->lxid = lxid;
 	c->cid = cid;
 	c->est = *est;
+}
+
+static void
+estimate_query(Relation index, Oid cfg, text *query, GpxEstimate *est)
+{
+	cached_estimate(index, cfg, false, (struct varlena *) query, est);
+}
+
+/* a tsquery's estimate (a tsvector index: under any configuration) */
+static void
+estimate_tsquery(Relation index, TSQuery query, GpxEstimate *est)
+{
+	cached_estimate(index, InvalidOid, true, (struct varlena *) query, est);
 }
 
 /* the value "indexed op value" compares with, if the planner knows it */
@@ -528,7 +680,9 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			terms = u;
 		}
 	}
-	if (tree != NULL)
+	if (tree != NULL && tree->root != NULL && tree->nqueries == 1 && terms.n == 0)
+		estimate_tsquery(index, tree->queries[0], &est);
+	else if (tree != NULL)
 	{
 		gq_tree_add_lexemes(tree, &terms);
 		gpx_estimate_tree(index, tree, &est);
@@ -706,4 +860,115 @@ gpx_index_segments(Relation index)
 	n = meta->nsegments;
 	pfree(meta);
 	return n;
+}
+
+/* ---------------------------------------------------------------------------
+ * What the planner learns of a relation's rows from the index (scan/estimates.c)
+ */
+
+/* a clause's query as a tree: a tsquery, or the lexemes of a text query ANDed */
+static GqTree *
+clause_tree(Const *value, bool tsquery)
+{
+	GqTree	   *tree = gq_tree_new();
+
+	if (value->constisnull)
+		gq_tree_add_nothing(tree);
+	else if (tsquery)
+		gq_tree_add_tsquery(tree, DatumGetTSQuery(value->constvalue));
+	else
+	{
+		GpxLexemes	terms;
+
+		gpx_query_terms(gpx_current_config(), DatumGetTextPP(value->constvalue), &terms);
+		if (terms.n == 0)
+			gq_tree_add_nothing(tree);
+		else
+			gq_tree_add_lexemes(tree, &terms);
+	}
+	return tree;
+}
+
+double
+gpx_clause_selectivity(Relation index, Const *value, bool tsquery)
+{
+	GpxEstimate est;
+
+	if (value != NULL && tsquery && !value->constisnull)
+		estimate_tsquery(index, DatumGetTSQuery(value->constvalue), &est);
+	else if (value != NULL && tsquery)
+		return 0;
+	else
+		estimate_query(index, gpx_current_config(),
+					   value == NULL ? NULL : value->constisnull ? cstring_to_text("") :
+					   DatumGetTextPP(value->constvalue), &est);
+	return est.selectivity;
+}
+
+/*
+ * Where the k-th of a typical query's matches lies: the mean over the draws
+ * of k / (m + 1) of the table for m expected matches spread evenly, all of
+ * it for fewer than k.  The mean, not the median query's: a scan for a rare
+ * query reads most of the table, and those weigh most in what a plan made
+ * for any query costs.
+ */
+static double
+typical_scan_fraction(Relation index, double k)
+{
+	GqIndex    *gq = gq_open(index);
+	GpxSegment *largest = NULL;
+	TypicalDraw *draws;
+	double		docs = gq->meta.pend_entries;
+	double		sum = 0;
+
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+
+		docs += seg->ref.ndocs - seg->ref.ndead;
+		if (largest == NULL || seg->ref.ndocs > largest->ref.ndocs)
+			largest = seg;
+	}
+	draws = largest ? typical_draws(largest) : NULL;
+	if (draws == NULL)
+	{
+		gq_close(gq);
+		return Min(k / (DEFAULT_MATCH_SEL * docs + 1), 1.0);
+	}
+	for (int d = 0; d < TYPICAL_DRAWS; d++)
+	{
+		double		m = draws[d].sel * docs;
+
+		sum += m < k ? 1.0 : k / (m + 1);
+	}
+	pfree(draws);
+	gq_close(gq);
+	return sum / TYPICAL_DRAWS;
+}
+
+double
+gpx_scan_fraction(Relation index, Const *value, bool tsquery, double k, BlockNumber heap_pages,
+				  double tuples, double max_fraction)
+{
+	GqIndex    *gq;
+	BlockNumber block;
+	BlockNumber max_block;
+	double		win;
+	bool		found;
+
+	if (value == NULL)
+		return typical_scan_fraction(index, k);
+	if (heap_pages == 0)
+		return 1.0;
+	/* the blocks that matter, and about twice the docs they hold (the segments' first) */
+	max_block = (BlockNumber) Min(ceil(max_fraction * heap_pages), (double) heap_pages - 1);
+	win = Max(2.0 * (max_block + 1) * tuples / heap_pages, 256.0);
+	gq = gq_open(index);
+	found = gq_kth_match_block(gq, clause_tree(value, tsquery), (uint32) Min(ceil(k), (double) PG_UINT32_MAX),
+							   max_block, (uint32) Min(win, (double) Max(gq_tree_window, 256)), &block);
+	gq_close(gq);
+	/* past the blocks that matter: the whole table, as far as the caller can tell */
+	if (!found)
+		return 1.0;
+	return Min(((double) block + 1) / heap_pages, 1.0);
 }

@@ -203,4 +203,18 @@ extern void gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_cou
 							 Cost *startup, Cost *total, Selectivity *selectivity,
 							 double *correlation, double *pages);
 
+/*
+ * A clause "doc @@ tsquery" (tsquery) or "doc @@& text" on the index's
+ * document, value its query or NULL when the planner cannot see it (a
+ * parameter: the typical query): the share of the rows it keeps, and the
+ * share of a table of heap_pages (and tuples) a sequential scan reads
+ * before its k-th match: doc ids follow the heap, so the index finds the
+ * first matches.  1 when the k-th lies past max_fraction of the table, or
+ * there are fewer: only as far as the caller must know is read.  For an
+ * unknown query, where a typical query's k-th match lies on average.
+ */
+extern double gpx_clause_selectivity(Relation index, Const *value, bool tsquery);
+extern double gpx_scan_fraction(Relation index, Const *value, bool tsquery, double k, BlockNumber heap_pages,
+								double tuples, double max_fraction);
+
 #endif							/* GPUIDX_AM_H */

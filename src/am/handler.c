@@ -12,10 +12,12 @@
 #include "access/reloptions.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_amop.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/catcache.h"
 #include "utils/guc.h"
@@ -59,8 +61,8 @@ gpx_define_reloptions(void)
 					   "Store term frequencies and document lengths, which ranking needs (takes effect at REINDEX)",
 					   true, AccessExclusiveLock);
 	add_bool_reloption(gpx_relopt_kind, "positions",
-					   "Store where each lexeme stands in its tsvector, so that phrases and weights are checked in the index (takes effect at REINDEX)",
-					   false, AccessExclusiveLock);
+					   "Store where each lexeme stands in its tsvector, so that phrases, weights and prefixes in phrases are settled in the index (default on for tsvector documents; takes effect at REINDEX)",
+					   true, AccessExclusiveLock);
 	add_real_reloption(gpx_relopt_kind, "k1",
 					   "BM25 term frequency saturation of ranked queries",
 					   GPX_BM25_K1_DEFAULT, 0.0, 1000.0, ShareUpdateExclusiveLock);
@@ -102,22 +104,67 @@ gpx_index_freqs_option(Relation index)
 	return opts ? opts->freqs : true;
 }
 
+/* was the index's option set by name (pg_class.reloptions), not taken by default? */
+static bool
+option_given(Relation index, const char *name)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(RelationGetRelid(index)));
+	size_t		len = strlen(name);
+	bool		given = false;
+	bool		isnull;
+	Datum		d;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", RelationGetRelid(index));
+	d = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
+	if (!isnull)
+	{
+		Datum	   *elems;
+		int			n;
+
+		deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+		for (int i = 0; i < n && !given; i++)
+		{
+			char	   *opt = TextDatumGetCString(elems[i]);
+
+			given = strncmp(opt, name, len) == 0 && opt[len] == '=';
+			pfree(opt);
+		}
+	}
+	ReleaseSysCache(tup);
+	return given;
+}
+
+/*
+ * Positions are stored by default in indexes on tsvector (a column or an
+ * expression), which phrase and weight queries read, with freqs; an index
+ * of text, or without freqs, stores none unless the option asks, which is
+ * then an error.
+ */
 bool
 gpx_index_positions_option(Relation index, uint32 kind, bool freqs)
 {
 	GpxOptions *opts = (GpxOptions *) index->rd_options;
 
-	if (opts == NULL || !opts->positions)
+	if (opts != NULL && !opts->positions)
 		return false;
 	if (kind != GPX_KIND_TSVECTOR)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("gpuidx option \"positions\" applies to indexes on tsvector"),
-				 errdetail("Positions are those of the indexed tsvector, which phrase and weight queries (@@ tsquery) read.")));
+	{
+		if (option_given(index, "positions"))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("gpuidx option \"positions\" applies to indexes on tsvector"),
+					 errdetail("Positions are those of the indexed tsvector, which phrase and weight queries (@@ tsquery) read.")));
+		return false;
+	}
 	if (!freqs)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("gpuidx option \"positions\" needs \"freqs\"")));
+	{
+		if (option_given(index, "positions"))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("gpuidx option \"positions\" needs \"freqs\"")));
+		return false;
+	}
 	return true;
 }
 

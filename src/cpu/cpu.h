@@ -74,6 +74,9 @@ extern uint32_t cpu_merge_intersect(const uint32_t *a, uint32_t na, const uint32
 									uint32_t nb, uint32_t *out, uint32_t cap);
 extern uint32_t cpu_merge_union(const uint32_t *a, uint32_t na, const uint32_t *b,
 								uint32_t nb, uint32_t *out);
+/* a less b; out (room: na) may be a */
+extern uint32_t cpu_merge_difference(const uint32_t *a, uint32_t na, const uint32_t *b,
+									 uint32_t nb, uint32_t *out);
 
 /* sort v[0..n) ascending; tmp has room for n values */
 extern void cpu_sort_u32(uint32_t *v, size_t n, uint32_t *tmp);

@@ -38,6 +38,23 @@ cpu_merge_intersect(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t 
 	return k;
 }
 
+/* b[0..nb) searched for in a[0..na) (nb much shorter), as cpu_merge_intersect */
+static uint32_t
+gallop_intersect(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, uint32_t *out,
+				 uint32_t cap)
+{
+	uint32_t	i = 0;
+	uint32_t	k = 0;
+
+	for (uint32_t j = 0; j < nb && i < na && k < cap; j++)
+	{
+		i = pl_gallop(a, i, na, b[j]);
+		if (i < na && a[i] == b[j])
+			out[k++] = b[j];
+	}
+	return k;
+}
+
 /* how many more results fit: the limit, or no bound */
 static uint32_t
 room_left(uint32_t k, uint32_t limit)
@@ -59,10 +76,19 @@ intersect_array_list_merge(const uint32_t *a, uint32_t na, const pl_view *b,
 	for (;;)
 	{
 		/* a's postings below this block cannot match */
-		i = pl_gallop(a, i, na, r.buf[0]);
-		k += cpu_merge_intersect(a + i, na - i, r.buf, r.len, out + k, room_left(k, limit));
+		uint32_t	from = pl_gallop(a, i, na, r.buf[0]);
+
 		/* a block that ends on 2^32 - 1 is the last */
-		i = r.buf[r.len - 1] == UINT32_MAX ? na : pl_gallop(a, i, na, r.buf[r.len - 1] + 1);
+		i = r.buf[r.len - 1] == UINT32_MAX ? na : pl_gallop(a, from, na, r.buf[r.len - 1] + 1);
+		/*
+		 * a's postings in the block's range merged with it; where they are
+		 * many more than its postings, each posting searched for instead
+		 * (a short list over a long array costs its own postings)
+		 */
+		if (i - from > 8 * (uint32_t) r.len)
+			k += gallop_intersect(a + from, i - from, r.buf, r.len, out + k, room_left(k, limit));
+		else
+			k += cpu_merge_intersect(a + from, i - from, r.buf, r.len, out + k, room_left(k, limit));
 		if (i >= na || (limit != 0 && k >= limit) ||
 			!reader_load(&r, r.block + 1, a[i], stats))
 			break;

@@ -32,6 +32,23 @@ cpu_merge_union(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb,
 }
 
 uint32_t
+cpu_merge_difference(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, uint32_t *out)
+{
+	uint32_t	j = 0;
+	uint32_t	k = 0;
+
+	for (uint32_t i = 0; i < na; i++)
+	{
+		while (j < nb && b[j] < a[i])
+			j++;
+		if (j < nb && b[j] == a[i])
+			continue;
+		out[k++] = a[i];
+	}
+	return k;
+}
+
+uint32_t
 cpu_union_array_list(const uint32_t *a, uint32_t na, const pl_view *b, uint32_t *out)
 {
 	uint32_t	buf[GPUIDX_LRC_SEGMENT];

@@ -422,27 +422,65 @@ pend_docs_of(void *arg, const GqNode *term, uint32 **docs)
 	return n;
 }
 
+/*
+ * Of docs[0..n) (entry ordinals), in place, those having the term (or one
+ * with its prefix) when keep, else those having none
+ */
 static uint32
-pend_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
+pend_filter(void *arg, const GqNode *term, bool keep, uint32 *docs, uint32 n)
 {
 	PendSource *ps = arg;
-	PendTermKey key = {term->lex, term->len};
-	PendTerm   *t = hash_search(ps->p->terms, &key, HASH_FIND, NULL);
-	uint32		i = 0;
-	uint32		j = 0;
-	uint32		k = 0;
+	uint32	   *has = NULL;
+	uint32		nhas;
+	uint32		k;
 
-	if (t == NULL)
-		return n;
-	for (; i < n; i++)
+	if (term->prefix)
+		nhas = pend_docs_of(arg, term, &has);
+	else
 	{
-		while (j < t->n && t->ords[j] < docs[i])
-			j++;
-		if (j < t->n && t->ords[j] == docs[i])
-			continue;
-		docs[k++] = docs[i];
+		PendTermKey key = {term->lex, term->len};
+		PendTerm   *t = hash_search(ps->p->terms, &key, HASH_FIND, NULL);
+
+		if (t == NULL)
+			return keep ? 0 : n;
+		return keep ? cpu_merge_intersect(docs, n, t->ords, t->n, docs, n)
+			: cpu_merge_difference(docs, n, t->ords, t->n, docs);
 	}
+	k = keep ? cpu_merge_intersect(docs, n, has, nhas, docs, n) : cpu_merge_difference(docs, n, has, nhas, docs);
+	if (has)
+		pfree(has);
 	return k;
+}
+
+/* the entries having the term (a prefix: any of its lexemes, summed up to cap) */
+static uint64
+pend_frequency(void *arg, const GqNode *term, uint64 cap)
+{
+	PendSource *ps = arg;
+	HASH_SEQ_STATUS status;
+	PendTerm   *t;
+	uint64		n = 0;
+
+	if (!term->prefix)
+	{
+		PendTermKey key = {term->lex, term->len};
+
+		t = hash_search(ps->p->terms, &key, HASH_FIND, NULL);
+		return t ? t->n : 0;
+	}
+	hash_seq_init(&status, ps->p->terms);
+	while ((t = hash_seq_search(&status)) != NULL)
+	{
+		if (t->key.len < term->len || memcmp(t->key.lex, term->lex, term->len) != 0)
+			continue;
+		n += t->n;
+		if (n >= cap)
+		{
+			hash_seq_term(&status);
+			break;
+		}
+	}
+	return n;
 }
 
 /* the unsure entries settled from their positions: those that match join *sure */
@@ -497,7 +535,8 @@ gq_pending_tree(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 	src.hi = ps.limit;
 	src.all_of = pend_all_of;
 	src.docs_of = pend_docs_of;
-	src.without = pend_without;
+	src.filter = pend_filter;
+	src.frequency = pend_frequency;
 	gq_tree_eval_split(tree, &src, &sure, &nsure, &unsure, &nunsure);
 	if (nunsure > 0 && ps.p->positions && gq_tree_positions_settle(tree))
 		settle_by_positions(ps.p, tree, &sure, &nsure, &unsure, &nunsure);

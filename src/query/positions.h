@@ -1,7 +1,7 @@
 /*
  * positions.h
- *	  Phrases and weights settled in the index, from the positions it
- *	  stores (option positions).
+ *	  Phrases, weights and prefixes inside phrases settled in the index,
+ *	  from the positions it stores.
  */
 #ifndef GPUIDX_QUERY_POSITIONS_H
 #define GPUIDX_QUERY_POSITIONS_H
@@ -13,8 +13,9 @@
 
 /*
  * The queries of a tree that positions can settle (gq_tree_positions_settle),
- * and one document's positions of their operands: set each term's has
- * (and npos, wep) for the document, then ask gq_pos_match_doc.
+ * and one document's positions of their operands: for a document, clear,
+ * then set each plain operand's has (and npos, wep) and add each of its
+ * lexemes that has one of the prefixes, then ask gq_pos_match_doc.
  */
 typedef struct GqPosTerm
 {
@@ -25,15 +26,37 @@ typedef struct GqPosTerm
 	uint16		wep[GPX_POS_MAX_COUNT];
 } GqPosTerm;
 
+/* a lexeme of the document with one of the queries' prefixes */
+typedef struct GqPosLexeme
+{
+	const char *lex;
+	int			len;
+	uint32		npos;
+	const uint16 *wep;
+} GqPosLexeme;
+
 typedef struct GqPosMatch
 {
 	const GqTree *tree;
-	GqPosTerm  *terms;			/* the queries' distinct operands, in tsvector order */
+	GqPosTerm  *terms;			/* the queries' distinct plain operands, in tsvector order */
 	int			nterms;
+	const char **prefix;		/* their distinct prefix operands */
+	int		   *prefix_len;
+	int			nprefix;
+	GqPosLexeme *lexemes;		/* the document's lexemes with a prefix, in lexeme order */
+	int			nlexemes;
+	int			lexemes_cap;
+	MemoryContext doc_cxt;		/* their copies, emptied for each document */
 } GqPosMatch;
 
 extern void gq_pos_match_begin(GqPosMatch *m, const GqTree *tree);
 extern void gq_pos_match_end(GqPosMatch *m);
+/* a new document: no operand had, no lexeme added */
+extern void gq_pos_match_clear(GqPosMatch *m);
+/* does the lexeme start with one of the queries' prefixes? */
+extern bool gq_pos_match_prefixed(const GqPosMatch *m, const char *lex, int len);
+/* the next of the document's lexemes with a prefix (in lexeme order), its positions copied */
+extern void gq_pos_match_add(GqPosMatch *m, const char *lex, int len, uint32 npos, const uint16 *wep);
 /* does the document match every query of the tree (PostgreSQL's ts_match_vq)? */
 extern bool gq_pos_match_doc(GqPosMatch *m);
 /*

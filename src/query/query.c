@@ -203,6 +203,27 @@ open_for_round(GpxSegment *seg, GqTerm *t, cpu_method method, const uint32 *docs
 	t->opened = true;
 }
 
+/* how many blocks of a list can hold postings of [lo, hi) */
+static uint32
+blocks_in_range(const pl_view *view, uint32 lo, uint32 hi)
+{
+	int64		first;
+	int64		last;
+
+	if (view->count == 0 || lo >= hi)
+		return 0;
+	first = pl_find_block(view, 0, lo);
+	last = pl_find_block(view, (uint32) Max(first, 0), hi - 1);
+	return last < 0 ? 0 : (uint32) (last - Max(first, 0) + 1);
+}
+
+/* the blocks a set operation on lists read, for EXPLAIN */
+static inline void
+count_list_blocks(const cpu_stats *cs)
+{
+	gpx_local_stats.list_blocks += cs->blocks_touched;
+}
+
 /* a term's docs in [lo, hi), decoded into docs (room for min(df, hi - lo)); returns how many */
 static uint32
 term_docs(GpxSegment *seg, GqTerm *t, uint32 lo, uint32 hi, uint32 *docs)
@@ -216,9 +237,14 @@ term_docs(GpxSegment *seg, GqTerm *t, uint32 lo, uint32 hi, uint32 *docs)
 	{
 		if (pl_decode(&t->list.view, docs) != PL_OK)
 			list_out_of_order(seg, t);
+		gpx_local_stats.list_blocks += t->list.view.nblocks;
 	}
-	else if ((n = pl_decode_range(&t->list.view, lo, hi, docs)) == PL_SEARCH_CORRUPT)
-		list_out_of_order(seg, t);
+	else
+	{
+		if ((n = pl_decode_range(&t->list.view, lo, hi, docs)) == PL_SEARCH_CORRUPT)
+			list_out_of_order(seg, t);
+		gpx_local_stats.list_blocks += blocks_in_range(&t->list.view, lo, hi);
+	}
 	gpx_list_free(&t->list);
 	t->opened = false;
 	t->ref.payload = NULL;
@@ -279,12 +305,14 @@ segment_matches(GqIndex *gq, int s, const GpxLexemes *q, uint32 result, uint32 l
 	{
 		GqTerm	   *t = order[r];
 		cpu_method	method = cpu_pick_method(k, t->ref.df);
+		cpu_stats	cs = {0};
 
 		CHECK_FOR_INTERRUPTS();
 		/* a search reaches only the blocks the candidates fall in: read those */
 		if (!t->opened)			/* else opened for the worker, which did not answer */
 			open_for_round(seg, t, method, *docs, k, lo, hi);
-		k = cpu_intersect_array_list(*docs, k, &t->list.view, *docs, method, 0, NULL);
+		k = cpu_intersect_array_list(*docs, k, &t->list.view, *docs, method, 0, &cs);
+		count_list_blocks(&cs);
 		if (k == CPU_CORRUPT)
 			list_out_of_order(seg, t);
 		gpx_list_free(&t->list);
@@ -579,7 +607,7 @@ cursor_segment(GqCursor *c, int s, bool again)
 		 * each list, one that reads on costs little more than whole lists.
 		 */
 		if (c->limit == 0 || gq_tree_window <= 0)
-			c->win_size = ndocs;
+			c->win_size = gq_tree_bounded_window(c->gq, s, c->tree);
 		else
 			c->win_size = again ? (uint32) Min((uint64) c->win_size * 4, PG_UINT32_MAX) : (uint32) gq_tree_window;
 		c->win_hi = (uint32) Min((uint64) lo + c->win_size, ndocs);
@@ -921,89 +949,215 @@ seg_docs_of(void *arg, const GqNode *term, uint32 **docs)
 	return term_docs(ss->seg, &t, ss->lo, ss->hi, *docs);
 }
 
+/*
+ * Of docs[0..n), in place, those having the term when keep, else those
+ * lacking it: its list searched for the docs (only the blocks they fall in
+ * read) or merged with them, by the lengths.  Returns how many are left.
+ */
 static uint32
-seg_without(void *arg, const GqNode *term, uint32 *docs, uint32 n)
+filter_by_list(SegSource *ss, GqTerm *t, bool keep, uint32 *docs, uint32 n)
 {
-	SegSource  *ss = arg;
-	GqTerm		t = {0};
-	cpu_method	method;
+	cpu_method	method = cpu_pick_method(n, t->ref.df);
+	cpu_stats	cs = {0};
 	uint32		k;
 
-	if (n == 0 || !gpx_seg_find(ss->seg, term->lex, term->len, &t.ref))
-	{
-		close_terms(&t, 1);
-		return n;
-	}
-	/* a search reaches only the blocks the docs fall in: read those */
-	method = cpu_pick_method(n, t.ref.df);
-	open_for_round(ss->seg, &t, method, docs, n, ss->lo, ss->hi);
-	k = cpu_difference_array_list(docs, n, &t.list.view, docs, method, NULL);
+	open_for_round(ss->seg, t, method, docs, n, ss->lo, ss->hi);
+	k = keep ? cpu_intersect_array_list(docs, n, &t->list.view, docs, method, 0, &cs)
+		: cpu_difference_array_list(docs, n, &t->list.view, docs, method, &cs);
+	count_list_blocks(&cs);
 	if (k == CPU_CORRUPT)
-		list_out_of_order(ss->seg, &t);
-	close_terms(&t, 1);
+		list_out_of_order(ss->seg, t);
+	gpx_list_free(&t->list);
+	t->opened = false;
+	t->ref.payload = NULL;
 	return k;
 }
 
 /*
- * Of docs[0..n), those having any of the terms: each term's list searched
- * for them (or merged with them, by the lengths), the hits kept.  Only
- * when the docs are fewer than the lists' postings in the window: else
- * their union, merged once, costs less.
+ * The same for every term with a prefix: each term's list intersected with
+ * the docs (searched at them when it is long, merged when it is not: a
+ * short list costs its own postings, not the docs'), its hits marked, until
+ * every doc has one.
  */
-static bool
-seg_any_within(void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n, uint32 *left)
+static uint32
+filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uint32 n)
+{
+	bool	   *has = palloc0(n * sizeof(bool));
+	uint32	   *hits = palloc_extended((Size) n * sizeof(uint32), MCXT_ALLOC_HUGE);
+	uint32		nhas = 0;
+	uint32		k = 0;
+	GpxDictIter it;
+
+	gpx_dict_iter_init(&it, ss->seg);
+	gpx_dict_iter_seek(&it, term->lex, term->len);
+	while (nhas < n && gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
+	{
+		GqTerm		t = {0};
+		cpu_method	method = cpu_pick_method(n, it.df);
+		cpu_stats	cs = {0};
+		uint32		nhits;
+		uint32		at = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		if (method == CPU_METHOD_SKIP)
+			gpx_dict_iter_list_probed(&it, docs, n, &t.list);
+		else
+			gpx_dict_iter_list(&it, &t.list);
+		t.opened = true;
+		t.ref.df = it.df;
+		t.ref.external = it.external;
+		t.ref.page = it.external ? it.list_page : 0;
+		nhits = cpu_intersect_array_list(docs, n, &t.list.view, hits, method, 0, &cs);
+		count_list_blocks(&cs);
+		if (nhits == CPU_CORRUPT)
+			list_out_of_order(ss->seg, &t);
+		/* the hits are some of the docs, in order */
+		for (uint32 h = 0; h < nhits; h++)
+		{
+			at = pl_gallop(docs, at, n, hits[h]);
+			if (!has[at])
+				nhas++;
+			has[at] = true;
+		}
+		gpx_list_free(&t.list);
+	}
+	gpx_dict_iter_end(&it);
+	for (uint32 i = 0; i < n; i++)
+		if (has[i] == keep)
+			docs[k++] = docs[i];
+	pfree(has);
+	pfree(hits);
+	return k;
+}
+
+static uint32
+seg_filter(void *arg, const GqNode *term, bool keep, uint32 *docs, uint32 n)
+{
+	SegSource  *ss = arg;
+	GqTerm		t = {0};
+
+	if (n == 0)
+		return 0;
+	if (term->prefix)
+		return filter_by_prefix(ss, term, keep, docs, n);
+	if (!gpx_seg_find(ss->seg, term->lex, term->len, &t.ref))
+		return keep ? 0 : n;
+	n = filter_by_list(ss, &t, keep, docs, n);
+	close_terms(&t, 1);
+	return n;
+}
+
+/* a term's document frequency in the segment; a prefix's terms' sum, counted up to cap */
+static uint64
+seg_frequency(void *arg, const GqNode *term, uint64 cap)
+{
+	SegSource  *ss = arg;
+	GpxTermRef	ref;
+	GpxDictIter it;
+	uint64		df = 0;
+
+	if (!term->prefix)
+	{
+		if (!gpx_seg_find(ss->seg, term->lex, term->len, &ref))
+			return 0;
+		if (ref.payload)
+			pfree(ref.payload);
+		return ref.df;
+	}
+	gpx_dict_iter_init(&it, ss->seg);
+	gpx_dict_iter_seek(&it, term->lex, term->len);
+	while (df < cap && gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
+		df += it.df;
+	gpx_dict_iter_end(&it);
+	return df;
+}
+
+/*
+ * Of docs[0..*n), in place, those having every term of t[0..nt) (rarest
+ * first, none rarer than the docs are many): the rounds the placement gives
+ * the device go to the worker, the docs sent as their first list; the rest
+ * stay here.  Returns how many terms the worker took (0: none, the docs as
+ * they were), and the docs left in *n.
+ */
+static int
+device_filter(SegSource *ss, GqTerm *t, int nt, uint32 *docs, uint32 *n)
+{
+	uint32		lens[GPUIDX_ENGINE_MAX_TERMS];
+	GpxWorkerList lists[GPUIDX_ENGINE_MAX_TERMS];
+	void	   *raw[GPUIDX_ENGINE_MAX_TERMS];
+	int			ndev;
+	uint32		count;
+	uint32		total;
+	bool		answered;
+
+	if (nt < 1 || nt + 1 > GPUIDX_ENGINE_MAX_TERMS || in_part(ss->seg, ss->lo, ss->hi) ||
+		*n > t[0].ref.df || !gpx_worker_wanted())
+		return 0;
+	lens[0] = *n;
+	for (int i = 0; i < nt; i++)
+		lens[i + 1] = t[i].ref.df;
+	ndev = gpx_place_rounds(lens, nt + 1, &gpx_placement);
+	if (ndev < 2)
+	{
+		gpx_count_backend_rounds(nt);
+		return 0;
+	}
+	/* the docs as a raw list: never cached, sent with the request */
+	memset(&lists[0], 0, sizeof(lists[0]));
+	lists[0].len = pl_encoded_size(GPUIDX_CODEC_RAW, docs, *n);
+	raw[0] = palloc_extended(lists[0].len, MCXT_ALLOC_HUGE);
+	pl_encode(GPUIDX_CODEC_RAW, docs, *n, raw[0]);
+	lists[0].bytes = raw[0];
+	for (int i = 1; i < ndev; i++)
+		gq_device_list(ss->gq, ss->seg, &t[i - 1].ref, &t[i - 1].list, &t[i - 1].opened, &lists[i], &raw[i]);
+	answered = gpx_worker_intersect(lists, ndev, GPUIDX_RESULT_IDS, docs, *n, &count, &total);
+	for (int i = 0; i < ndev; i++)
+		if (raw[i])
+			pfree(raw[i]);
+	for (int i = 0; i < ndev - 1; i++)
+		if (t[i].opened)
+		{
+			gpx_list_free(&t[i].list);
+			t[i].opened = false;
+		}
+	if (!answered)
+		return 0;
+	gpx_count_worker_rounds(ndev - 1);
+	if (ndev - 1 < nt)
+		gpx_count_backend_rounds(nt - (ndev - 1));
+	*n = count;
+	return ndev - 1;
+}
+
+/*
+ * Of docs[0..n), in place, those having every term: the terms searched
+ * rarest first, here or through the worker
+ */
+static uint32
+seg_filter_all(void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n)
 {
 	SegSource  *ss = arg;
 	GqTerm	   *t = palloc0(Max(terms->n, 1) * sizeof(GqTerm));
 	int			nt = 0;
-	double		postings = 0;
-	bool	   *keep;
-	uint32	   *hits;
-	uint32		m = 0;
+	int			first;
 
-	for (int i = 0; i < terms->n; i++)
-		if (gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t[nt].ref))
-			postings += t[nt++].ref.df;
-	postings *= (double) (ss->hi - ss->lo) / Max(ss->seg->hdr->ndocs, 1);
-	if ((double) n * 4 > postings)
+	for (int i = 0; i < terms->n && n > 0; i++)
 	{
-		close_terms(t, nt);
-		pfree(t);
-		return false;
+		if (!gpx_seg_find(ss->seg, terms->lex[i], terms->len[i], &t[nt].ref))
+			n = 0;
+		else
+			nt++;
 	}
-	keep = palloc0(Max(n, 1) * sizeof(bool));
-	hits = palloc_extended(Max((Size) n, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-	for (int i = 0; i < nt; i++)
+	qsort(t, nt, sizeof(GqTerm), gqterm_df_cmp);
+	first = n > 0 ? device_filter(ss, t, nt, docs, &n) : 0;
+	for (int i = first; i < nt && n > 0; i++)
 	{
-		cpu_method	method = cpu_pick_method(n, t[i].ref.df);
-		uint32		k;
-		uint32		j = 0;
-
 		CHECK_FOR_INTERRUPTS();
-		open_for_round(ss->seg, &t[i], method, docs, n, ss->lo, ss->hi);
-		k = cpu_intersect_array_list(docs, n, &t[i].list.view, hits, method, 0, NULL);
-		if (k == CPU_CORRUPT)
-			list_out_of_order(ss->seg, &t[i]);
-		gpx_list_free(&t[i].list);
-		t[i].opened = false;
-		t[i].ref.payload = NULL;
-		/* hits are some of docs, in order */
-		for (uint32 d = 0; d < n && j < k; d++)
-			if (docs[d] == hits[j])
-			{
-				keep[d] = true;
-				j++;
-			}
+		n = filter_by_list(ss, &t[i], true, docs, n);
 	}
-	for (uint32 d = 0; d < n; d++)
-		if (keep[d])
-			docs[m++] = docs[d];
 	close_terms(t, nt);
 	pfree(t);
-	pfree(keep);
-	pfree(hits);
-	*left = m;
-	return true;
+	return n;
 }
 
 /*
@@ -1076,25 +1230,61 @@ seg_all_but(void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **do
 	/* the NOT terms left to subtract here */
 	for (int i = 0; i < neg->n && n > 0; i++)
 	{
-		GqNode		x = {0};
+		GqNode		x = {.kind = GQ_TERM,.exact = true,.lex = neg->lex[i],.len = neg->len[i]};
 
-		if (done[i])
-			continue;
-		x.kind = GQ_TERM;
-		x.lex = neg->lex[i];
-		x.len = neg->len[i];
-		x.exact = true;
-		n = seg_without(arg, &x, *docs, n);
+		if (!done[i])
+			n = seg_filter(arg, &x, false, *docs, n);
 	}
 	pfree(done);
 	return n;
 }
 
-void
-gq_segment_tree_docs(GqIndex *gq, int s, const GqTree *tree, uint32 **sure, uint32 *nsure,
-					 uint32 **unsure, uint32 *nunsure)
+/* segment s's lists as the evaluator's source, for its docs of [lo, hi) */
+static void
+segment_source(GqIndex *gq, int s, uint32 lo, uint32 hi, SegSource *ss, GqSource *src)
 {
-	segment_tree_split(gq, s, tree, 0, PG_UINT32_MAX, sure, nsure, unsure, nunsure);
+	ss->gq = gq;
+	ss->s = s;
+	ss->seg = gq_segment(gq, s);
+	ss->hi = Min(hi, ss->seg->hdr->ndocs);
+	ss->lo = Min(lo, ss->hi);
+	memset(src, 0, sizeof(*src));
+	src->arg = ss;
+	src->lo = ss->lo;
+	src->hi = ss->hi;
+	src->all_of = seg_all_of;
+	src->docs_of = seg_docs_of;
+	src->filter = seg_filter;
+	src->frequency = seg_frequency;
+	src->filter_all = seg_filter_all;
+	src->all_but = seg_all_but;
+	src->any_of = seg_any_of;
+}
+
+/*
+ * Bytes a doc of the window may take at once while a tree is evaluated:
+ * the start's docs, the searches' copies of them, a prefix's bitmap.
+ */
+#define TREE_BYTES_PER_DOC 32
+
+uint32
+gq_tree_bounded_window(GqIndex *gq, int s, const GqTree *tree)
+{
+	SegSource	ss;
+	GqSource	src;
+	uint64		budget = (uint64) work_mem * 1024 / TREE_BYTES_PER_DOC;
+
+	segment_source(gq, s, 0, PG_UINT32_MAX, &ss, &src);
+	if (gq_tree_bound(tree, &src) <= budget)
+		return Max(ss.hi, 1);
+	return (uint32) Max(budget, GPX_DOCMAP_CHUNK);
+}
+
+void
+gq_segment_tree_window(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, uint32 **sure,
+					   uint32 *nsure, uint32 **unsure, uint32 *nunsure)
+{
+	segment_tree_split(gq, s, tree, lo, hi, sure, nsure, unsure, nunsure);
 }
 
 /* the tree's candidates among segment s's docs of [lo, hi) */
@@ -1102,20 +1292,10 @@ static void
 segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, uint32 **sure,
 				   uint32 *nsure, uint32 **unsure, uint32 *nunsure)
 {
-	SegSource	ss = {gq, s, gq_segment(gq, s)};
-	GqSource	src = {0};
+	SegSource	ss;
+	GqSource	src;
 
-	ss.hi = Min(hi, ss.seg->hdr->ndocs);
-	ss.lo = Min(lo, ss.hi);
-	src.arg = &ss;
-	src.lo = ss.lo;
-	src.hi = ss.hi;
-	src.all_of = seg_all_of;
-	src.docs_of = seg_docs_of;
-	src.without = seg_without;
-	src.all_but = seg_all_but;
-	src.any_of = seg_any_of;
-	src.any_within = seg_any_within;
+	segment_source(gq, s, lo, hi, &ss, &src);
 	gq_tree_eval_split(tree, &src, sure, nsure, unsure, nunsure);
 	/* phrases and weights, where the segment has the positions to settle them */
 	if (*nunsure > 0 && (ss.seg->hdr->flags & GPX_SEG_POSITIONS) && gq_tree_positions_settle(tree))
@@ -1212,23 +1392,31 @@ gq_tree_execute(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 		return;
 	for (uint32 s = 0; s < gq->meta.nsegments; s++)
 	{
-		uint32	   *sure;
-		uint32	   *unsure;
-		uint32		nsure;
-		uint32		nunsure;
-		GqFlaggedSink f = {fn, arg, false};
+		uint32		ndocs = gq_segment(gq, s)->hdr->ndocs;
+		uint32		win = gq_tree_bounded_window(gq, s, tree);
 
-		CHECK_FOR_INTERRUPTS();
-		segment_tree_split(gq, s, tree, 0, PG_UINT32_MAX, &sure, &nsure, &unsure, &nunsure);
-		if (nsure > 0)
-			map_and_emit(gq_segment(gq, s), sure, nsure, gq_flagged_tids, &f);
-		f.recheck = true;
-		if (nunsure > 0)
-			map_and_emit(gq_segment(gq, s), unsure, nunsure, gq_flagged_tids, &f);
-		if (sure)
-			pfree(sure);
-		if (unsure)
-			pfree(unsure);
+		/* windows of the segment's docs, so that its sets stay within work_mem */
+		for (uint64 lo = 0; lo < ndocs; lo += win)
+		{
+			uint32	   *sure;
+			uint32	   *unsure;
+			uint32		nsure;
+			uint32		nunsure;
+			GqFlaggedSink f = {fn, arg, false};
+
+			CHECK_FOR_INTERRUPTS();
+			segment_tree_split(gq, s, tree, (uint32) lo, (uint32) Min(lo + win, ndocs), &sure, &nsure,
+							   &unsure, &nunsure);
+			if (nsure > 0)
+				map_and_emit(gq_segment(gq, s), sure, nsure, gq_flagged_tids, &f);
+			f.recheck = true;
+			if (nunsure > 0)
+				map_and_emit(gq_segment(gq, s), unsure, nunsure, gq_flagged_tids, &f);
+			if (sure)
+				pfree(sure);
+			if (unsure)
+				pfree(unsure);
+		}
 	}
 	pending_tree_matches(gq, tree, fn, arg);
 }
@@ -1260,4 +1448,123 @@ gq_pending_tree_sample(GqIndex *gq, const GqTree *tree, uint32 max_pages, uint64
 			(*matches)++;
 	}
 	gpx_pending_end(&r);
+}
+
+/* ---------------------------------------------------------------------------
+ * Where a tree's first matches lie (the planner's price of a sequential scan
+ * under LIMIT or EXISTS)
+ */
+
+typedef struct MatchBlocks
+{
+	BlockNumber *blocks;
+	uint32		n;
+	uint32		cap;
+} MatchBlocks;
+
+static void
+add_match_blocks(void *arg, ItemPointerData *tids, int n, bool recheck)
+{
+	MatchBlocks *mb = arg;
+
+	if (mb->n + n > mb->cap)
+	{
+		mb->cap = Max(mb->cap * 2, mb->n + n);
+		mb->blocks = repalloc_huge(mb->blocks, (Size) mb->cap * sizeof(BlockNumber));
+	}
+	for (int i = 0; i < n; i++)
+		mb->blocks[mb->n++] = ItemPointerGetBlockNumber(&tids[i]);
+}
+
+static int
+block_cmp(const void *x, const void *y)
+{
+	BlockNumber a = *(const BlockNumber *) x;
+	BlockNumber b = *(const BlockNumber *) y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * The first k candidates of each segment that lie in heap blocks up to
+ * max_block (windows of its docs, the first of win docs, each next four
+ * times larger, as a cursor under a limit reads them; none past a window
+ * starting beyond max_block), and those of the pending area: their heap
+ * blocks.
+ */
+static void
+first_match_blocks(GqIndex *gq, const GqTree *tree, uint32 k, BlockNumber max_block, uint32 win,
+				   MatchBlocks *mb)
+{
+	ItemPointerData *tids = palloc(TID_BATCH * sizeof(ItemPointerData));
+
+	for (uint32 s = 0; s < gq->meta.nsegments; s++)
+	{
+		GpxSegment *seg = gq_segment(gq, s);
+		uint32		ndocs = seg->hdr->ndocs;
+		uint64		size = Max(win, 1);
+		uint32		lo = 0;
+		uint32		got = 0;
+
+		while (lo < ndocs && got < k)
+		{
+			uint32		hi = (uint32) Min((uint64) lo + size, ndocs);
+			uint32	   *sure;
+			uint32	   *unsure;
+			uint32		nsure;
+			uint32		nunsure;
+			uint32	   *both;
+			uint32		nboth;
+			uint32		first;
+
+			CHECK_FOR_INTERRUPTS();
+			/* a window whose first live doc lies past max_block holds none before it */
+			if (gpx_seg_map(seg, &lo, 1, tids) == 1 && ItemPointerGetBlockNumber(&tids[0]) > max_block)
+				break;
+			segment_tree_split(gq, s, tree, lo, hi, &sure, &nsure, &unsure, &nunsure);
+			/* the unsure ones may match too: both, in doc order */
+			both = palloc(Max(nsure + nunsure, 1) * sizeof(uint32));
+			nboth = cpu_merge_union(nsure ? sure : both, nsure, nunsure ? unsure : both, nunsure, both);
+			for (first = 0; first < nboth && got < k; first += TID_BATCH)
+			{
+				uint32		n = gpx_seg_map(seg, both + first, Min(nboth - first, TID_BATCH), tids);
+				uint32		kept = 0;
+
+				for (uint32 i = 0; i < n && got + kept < k; i++)
+					if (ItemPointerGetBlockNumber(&tids[i]) <= max_block)
+						tids[kept++] = tids[i];
+				add_match_blocks(mb, tids, (int) kept, false);
+				got += kept;
+			}
+			pfree(both);
+			if (sure)
+				pfree(sure);
+			if (unsure)
+				pfree(unsure);
+			lo = hi;
+			size *= 4;
+		}
+	}
+	pfree(tids);
+	pending_tree_matches(gq, tree, add_match_blocks, mb);
+}
+
+bool
+gq_kth_match_block(GqIndex *gq, const GqTree *tree, uint32 k, BlockNumber max_block, uint32 win,
+				   BlockNumber *block)
+{
+	MatchBlocks mb = {0};
+	bool		found;
+
+	if (tree->root == NULL || k == 0)
+		return false;
+	mb.cap = Max(k, 16);
+	mb.blocks = palloc_extended((Size) mb.cap * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+	first_match_blocks(gq, tree, k, max_block, win, &mb);
+	qsort(mb.blocks, mb.n, sizeof(BlockNumber), block_cmp);
+	found = mb.n >= k && mb.blocks[k - 1] <= max_block;
+	if (found)
+		*block = mb.blocks[k - 1];
+	pfree(mb.blocks);
+	return found;
 }

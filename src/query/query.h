@@ -187,12 +187,34 @@ typedef struct GqFlaggedSink
 extern void gq_flagged_tids(void *arg, ItemPointerData *tids, int n);
 
 extern void gq_tree_execute(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
-/* segment s's candidates of the tree: the sure ones and those to check (dead docs included) */
-extern void gq_segment_tree_docs(GqIndex *gq, int s, const struct GqTree *tree, uint32 **sure,
-								 uint32 *nsure, uint32 **unsure, uint32 *nunsure);
+/*
+ * segment s's candidates of the tree among its docs of [lo, hi): the sure
+ * ones and those to check (dead docs included)
+ */
+extern void gq_segment_tree_window(GqIndex *gq, int s, const struct GqTree *tree, uint32 lo, uint32 hi,
+								   uint32 **sure, uint32 *nsure, uint32 **unsure, uint32 *nunsure);
+
+/*
+ * The docs of segment s a tree is evaluated over at a time when all its
+ * matches are wanted: the whole segment, unless the sets its evaluation
+ * holds would outgrow work_mem, then windows within it.
+ */
+extern uint32 gq_tree_bounded_window(GqIndex *gq, int s, const struct GqTree *tree);
 extern bool gq_pending_tree(GqIndex *gq, const struct GqTree *tree, gq_tree_tids_fn fn, void *arg);
 /* as gq_pending_sample, for a tree */
 extern void gq_pending_tree_sample(GqIndex *gq, const struct GqTree *tree, uint32 max_pages,
 								   uint64 *entries, uint64 *matches);
+
+/*
+ * The heap block of the tree's k-th match in heap order (a phrase's or a
+ * weight's unsure candidates counted as matches), if it lies at or before
+ * max_block: from the first matches of each segment (windows of its docs,
+ * the first of win docs) and the pending area's (doc ids follow the heap).
+ * False when it lies past max_block or the tree has fewer matches.  What a
+ * sequential scan reads before its k-th match, for the planner, which asks
+ * only as far as it must know.
+ */
+extern bool gq_kth_match_block(GqIndex *gq, const struct GqTree *tree, uint32 k, BlockNumber max_block,
+							   uint32 win, BlockNumber *block);
 
 #endif							/* GPUIDX_QUERY_H */

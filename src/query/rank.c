@@ -875,6 +875,39 @@ ns_since(instr_time start)
 	return (uint64) (INSTR_TIME_GET_DOUBLE(now) * 1e9);
 }
 
+/* the found terms' lists opened for WAND, through the backend's cache of them */
+static void
+open_terms(GqRank *r, GpxSegment *seg, GpxTermRef *refs, const bool *found, SegTerm *st, bool *opened,
+		   const gpx_rank_list **lists)
+{
+	gq_rank_cache_begin();
+	for (int i = 0; i < r->terms.n; i++)
+	{
+		if (!found[i])
+			continue;
+		open_term(r, seg, &refs[i], &st[i]);
+		refs[i].payload = NULL;
+		opened[i] = true;
+		lists[i] = &st[i].rl;
+	}
+}
+
+/* the tree's candidates among segment s's docs of [lo, hi), in *filter (NULL when none) */
+static void
+tree_filter(GqRank *r, int s, uint32 lo, uint32 hi, uint32 **filter, uint32 *nfilter)
+{
+	uint32	   *unsure;
+	uint32		nunsure;
+
+	gq_segment_tree_window(r->gq, s, r->tree, lo, hi, filter, nfilter, &unsure, &nunsure);
+	if (nunsure > 0 && r->tree_settled)
+		elog(ERROR, "gpuidx: a ranking filtered by positions left %u docs unsettled", nunsure);
+	if (nunsure > 0)
+		gq_settled_join(filter, nfilter, unsure, nunsure);
+	if (unsure)
+		pfree(unsure);
+}
+
 static void
 rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 {
@@ -918,8 +951,10 @@ rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 			copies[i] = refs[i];
 			if (found[i] && refs[i].payload)
 			{
-				copies[i].payload = palloc(refs[i].len + refs[i].df);
-				memcpy(copies[i].payload, refs[i].payload, refs[i].len + refs[i].df);
+				uint32		len = gpx_term_payload_len(seg, &refs[i]);
+
+				copies[i].payload = palloc(len);
+				memcpy(copies[i].payload, refs[i].payload, len);
 			}
 		}
 		INSTR_TIME_SET_CURRENT(start);
@@ -931,47 +966,50 @@ rank_segment(GqRank *r, uint32 s, gpx_topk *h, void *scratch)
 			goto done;
 		}
 	}
-	if (r->tree)
-	{
-		/*
-		 * The tree's candidates: its matches (phrases and weights settled
-		 * by the segment's positions) and those the rows decide
-		 */
-		uint32	   *unsure;
-		uint32		nunsure;
-
-		gq_segment_tree_docs(r->gq, (int) s, r->tree, &filter, &nfilter, &unsure, &nunsure);
-		if (nunsure > 0 && r->tree_settled)
-			elog(ERROR, "gpuidx: a ranking filtered by positions left %u docs unsettled", nunsure);
-		if (nunsure > 0)
-			gq_settled_join(&filter, &nfilter, unsure, nunsure);
-		if (unsure)
-			pfree(unsure);
-		if (nfilter == 0)
-			goto done;
-	}
-	else if (r->filter.n > 0 && !r->conjunctive &&
-			 !filter_docs(seg, &r->filter, &filter, &nfilter))
-		goto done;
-	INSTR_TIME_SET_CURRENT(start);
-	gq_rank_cache_begin();
-	for (int i = 0; i < n; i++)
-	{
-		if (!found[i])
-			continue;
-		open_term(r, seg, &refs[i], &st[i]);
-		refs[i].payload = NULL;
-		opened[i] = true;
-		lists[i] = &st[i].rl;
-	}
-	q.lists = lists;
-	q.filter = filter;
-	q.nfilter = nfilter;
 	q.doclen = seg_doclen;
 	q.is_live = seg->ref.ndead > 0 ? seg_is_live : NULL;
 	q.key = seg_key;
 	q.arg = seg;
-	gpx_rank_run(&q, h, scratch, &r->stats);
+	INSTR_TIME_SET_CURRENT(start);
+	if (r->tree)
+	{
+		/*
+		 * The tree's candidates: its matches (phrases and weights settled
+		 * by the segment's positions) and those the rows decide, a window
+		 * of the segment's docs at a time (its sets within work_mem), each
+		 * window's ranked into the same top k
+		 */
+		uint32		win = gq_tree_bounded_window(r->gq, (int) s, r->tree);
+		bool		ranked = false;
+
+		for (uint64 lo = 0; lo < seg->hdr->ndocs; lo += win)
+		{
+			tree_filter(r, (int) s, (uint32) lo, (uint32) Min(lo + win, seg->hdr->ndocs), &filter, &nfilter);
+			if (nfilter == 0)
+				continue;
+			if (!ranked)
+				open_terms(r, seg, refs, found, st, opened, lists);
+			ranked = true;
+			q.lists = lists;
+			q.filter = filter;
+			q.nfilter = nfilter;
+			gpx_rank_run(&q, h, scratch, &r->stats);
+			pfree(filter);
+			filter = NULL;
+		}
+		if (!ranked)
+			goto done;
+	}
+	else
+	{
+		if (r->filter.n > 0 && !r->conjunctive && !filter_docs(seg, &r->filter, &filter, &nfilter))
+			goto done;
+		open_terms(r, seg, refs, found, st, opened, lists);
+		q.lists = lists;
+		q.filter = filter;
+		q.nfilter = nfilter;
+		gpx_rank_run(&q, h, scratch, &r->stats);
+	}
 	r->cpu_segments++;
 	if (eligible)
 		gpx_worker_note_local_rank(r->conjunctive, postings, ns_since(start));

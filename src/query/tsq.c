@@ -12,10 +12,15 @@
  * what GIN's three-valued consistent function does (TS_EXEC_PHRASE_NO_POS).
  *
  * Sets are arrays or complements of arrays, combined without ever listing
- * a complement: AND intersects its plain terms first through the source
- * (shortest list first, skipping through long lists; the worker takes them
- * when it is there), then the other operands, then subtracts its NOT
- * operands (a plain term's list is searched, not decoded).  OR unions.
+ * a complement.  An AND starts from its operand with the fewest documents
+ * by the dictionary's frequencies, whatever its kind (a term, an OR, a
+ * prefix, a phrase's operands, a nested AND), and searches every other
+ * operand only at those candidates, smallest first, its NOTs last: a long
+ * list that a shorter operand bounds is never decoded whole, and NOT
+ * subtracts by search.  When a plain term is the smallest, the plain terms
+ * start together through the shortest-first rounds (the worker takes them
+ * when it is there).  OR unions.  The tree's sure matches are its lower
+ * set searched at its candidates.
  */
 #include "postgres.h"
 
@@ -157,7 +162,7 @@ gq_tree_add_tsquery(GqTree *tree, TSQuery query)
 bool
 gq_tree_positions_settle(const GqTree *tree)
 {
-	return tree->root != NULL && tree->recheck && tree->nqueries > 0 && tree->nprefix == 0;
+	return tree->root != NULL && tree->recheck && tree->nqueries > 0;
 }
 
 void
@@ -204,19 +209,7 @@ alloc_docs(uint64 n)
 static uint32
 array_minus(uint32 *a, uint32 na, const uint32 *b, uint32 nb)
 {
-	uint32		i = 0;
-	uint32		j = 0;
-	uint32		k = 0;
-
-	for (; i < na; i++)
-	{
-		while (j < nb && b[j] < a[i])
-			j++;
-		if (j < nb && b[j] == a[i])
-			continue;
-		a[k++] = a[i];
-	}
-	return k;
+	return cpu_merge_difference(a, na, b, nb, a);
 }
 
 /* a[0..na) and b[0..nb), merged in place in a */
@@ -312,6 +305,8 @@ or_sets(GqSet a, GqSet b)
 /* ---------------------------------------------------------------------------
  * Evaluation
  */
+
+#define GQ_EST_ALL PG_UINT64_MAX	/* a complement: no count bounds it */
 
 static GqSet eval(const GqSource *src, const GqNode *node, bool upper, bool in_phrase);
 
@@ -420,78 +415,293 @@ or_plain_terms(const GqNode *node, bool upper, GpxLexemes *out)
 	return true;
 }
 
+/*
+ * How many docs the node's set in this bound has at most, by the
+ * dictionary's frequencies (GQ_EST_ALL: a complement, which cannot start
+ * an AND); once past cap, any count past it.
+ */
+static uint64
+estimate(const GqSource *src, const GqNode *node, bool upper, bool in_phrase, uint64 cap)
+{
+	uint64		e = 0;
+
+	check_stack_depth();
+	switch (node->kind)
+	{
+		case GQ_TERM:
+			if (!upper && !node->exact)
+				return 0;
+			return src->frequency(src->arg, node, cap);
+		case GQ_NOT:
+			return GQ_EST_ALL;
+		case GQ_PHRASE:
+		case GQ_AND:
+			/* a phrase is the AND of its operands, or nothing for sure */
+			if (node->kind == GQ_PHRASE && !upper)
+				return 0;
+			e = GQ_EST_ALL;
+			for (int i = 0; i < node->nargs && e > 0; i++)
+				if (node->args[i]->kind != GQ_NOT)
+					e = Min(e, estimate(src, node->args[i], upper, in_phrase || node->kind == GQ_PHRASE,
+										Min(cap, e)));
+			return e;
+		case GQ_OR:
+			for (int i = 0; i < node->nargs && e < cap; i++)
+			{
+				uint64		a = estimate(src, node->args[i], upper, in_phrase, cap - e);
+
+				if (a == GQ_EST_ALL)
+					return GQ_EST_ALL;
+				e += a;
+			}
+			return e;
+	}
+	return GQ_EST_ALL;
+}
+
+static uint32 *
+copy_docs(const uint32 *docs, uint32 n)
+{
+	uint32	   *c = alloc_docs(n);
+
+	memcpy(c, docs, (Size) n * sizeof(uint32));
+	return c;
+}
+
+static uint32 restrict_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase,
+						   const bool *done, uint32 *docs, uint32 n);
+
+/*
+ * Of docs[0..n), in place, those in the node's set in this bound: its
+ * lists searched at the docs, never listed whole.  Returns how many.
+ */
+static uint32
+restrict_set(const GqSource *src, const GqNode *node, bool upper, bool in_phrase, uint32 *docs, uint32 n)
+{
+	const GqNode *x;
+	uint32	   *rest;
+	uint32		nrest;
+	uint32	   *hits;
+	uint32		k;
+
+	CHECK_FOR_INTERRUPTS();
+	check_stack_depth();
+	if (n == 0)
+		return 0;
+	switch (node->kind)
+	{
+		case GQ_TERM:
+			if (!upper && !node->exact)
+				return 0;
+			return src->filter(src->arg, node, true, docs, n);
+		case GQ_NOT:
+			if (in_phrase)
+				return n;		/* any document */
+			x = node->args[0];
+			if (x->kind == GQ_TERM)
+				return upper && !x->exact ? n : src->filter(src->arg, x, false, docs, n);
+			/* the docs less those its operand keeps in the other bound */
+			hits = copy_docs(docs, n);
+			k = restrict_set(src, x, !upper, false, hits, n);
+			n = array_minus(docs, n, hits, k);
+			pfree(hits);
+			return n;
+		case GQ_PHRASE:
+			if (!upper)
+				return 0;
+			return restrict_and(src, node, true, true, NULL, docs, n);
+		case GQ_AND:
+			return restrict_and(src, node, upper, in_phrase, NULL, docs, n);
+		case GQ_OR:
+			/* rest: the docs no operand has kept yet, the only ones each next operand is searched at */
+			rest = copy_docs(docs, n);
+			nrest = n;
+			for (int i = 0; i < node->nargs && nrest > 0; i++)
+			{
+				const GqNode *c = node->args[i];
+
+				if (c->kind == GQ_TERM)
+				{
+					if (upper || c->exact)
+						nrest = src->filter(src->arg, c, false, rest, nrest);
+					continue;
+				}
+				hits = copy_docs(rest, nrest);
+				k = restrict_set(src, c, upper, in_phrase, hits, nrest);
+				nrest = array_minus(rest, nrest, hits, k);
+				pfree(hits);
+			}
+			n = array_minus(docs, n, rest, nrest);
+			pfree(rest);
+			return n;
+	}
+	elog(ERROR, "gpuidx: unknown query node %d", (int) node->kind);
+	pg_unreachable();
+}
+
+typedef struct Operand
+{
+	const GqNode *node;
+	uint64		est;
+} Operand;
+
+static int
+operand_est_cmp(const void *x, const void *y)
+{
+	const Operand *a = x;
+	const Operand *b = y;
+
+	/* the NOTs (GQ_EST_ALL) last */
+	return (a->est > b->est) - (a->est < b->est);
+}
+
+/*
+ * Of docs[0..n), in place, those in the AND's set in this bound, skipping
+ * the operands done[] marks (NULL: none): the plain terms together (one
+ * request, which the worker may take), then the others, fewest documents
+ * first, the NOTs last.
+ */
+static uint32
+restrict_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase, const bool *done,
+			 uint32 *docs, uint32 n)
+{
+	GpxLexemes	plain;
+	Operand    *ops;
+	int			nops = 0;
+	bool		plain_done = false;
+
+	if (!and_plain_terms(node, upper, &plain))
+		return 0;
+	for (int i = 0; i < node->nargs && done; i++)
+		plain_done |= done[i] && plain_term(node->args[i]);
+	if (plain.n > 0 && !plain_done)
+	{
+		if (src->filter_all)
+			n = src->filter_all(src->arg, &plain, docs, n);
+		else
+		{
+			for (int i = 0; i < plain.n && n > 0; i++)
+			{
+				GqNode		t = {.kind = GQ_TERM,.exact = true,.lex = plain.lex[i],.len = plain.len[i]};
+
+				n = src->filter(src->arg, &t, true, docs, n);
+			}
+		}
+	}
+	ops = palloc(Max(node->nargs, 1) * sizeof(Operand));
+	for (int i = 0; i < node->nargs && n > 0; i++)
+	{
+		const GqNode *c = node->args[i];
+
+		if (plain_term(c) || (done && done[i]))
+			continue;
+		ops[nops].node = c;
+		ops[nops].est = c->kind == GQ_NOT ? GQ_EST_ALL : estimate(src, c, upper, in_phrase, GQ_EST_ALL);
+		nops++;
+	}
+	qsort(ops, nops, sizeof(Operand), operand_est_cmp);
+	for (int i = 0; i < nops && n > 0; i++)
+		n = restrict_set(src, ops[i].node, upper, in_phrase, docs, n);
+	pfree(ops);
+	return n;
+}
+
+/*
+ * The AND's plain terms' docs, the NOT terms' subtracted in the same
+ * request where the source can (done[] marks those NOTs and the terms)
+ */
+static GqSet
+eval_plain_terms(const GqSource *src, const GqNode *node, bool upper, bool in_phrase,
+				 const GpxLexemes *plain, bool *done)
+{
+	GqNode	  **neg = palloc(Max(node->nargs, 1) * sizeof(GqNode *));
+	int			nneg = 0;
+	GqSet		acc = {NULL, 0, false};
+
+	for (int i = 0; i < node->nargs; i++)
+	{
+		done[i] = plain_term(node->args[i]);
+		if (!in_phrase && src->all_but && subtracts_list(node->args[i], upper))
+		{
+			neg[nneg++] = node->args[i]->args[0];
+			done[i] = true;
+		}
+	}
+	if (nneg > 0)
+	{
+		GpxLexemes	negl;
+
+		terms_lexemes(neg, nneg, &negl);
+		acc.n = src->all_but(src->arg, plain, &negl, &acc.docs);
+	}
+	else
+		acc.n = src->all_of(src->arg, plain, &acc.docs);
+	pfree(neg);
+	return acc;
+}
+
+/*
+ * An AND: its operand with the fewest docs by the dictionary's frequencies
+ * (whatever its kind) starts, listed; every other operand is then searched
+ * at those candidates only (restrict_and), so a long list that a short
+ * operand bounds is never decoded whole, and a NOT subtracts by search.
+ * When a plain term is the smallest, the plain terms start together through
+ * the shortest-first rounds (the worker takes them when it serves).  Only
+ * NOTs and complements alone make a complement.
+ */
 static GqSet
 eval_and(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 {
 	GpxLexemes	plain;
 	GqSet		acc = {NULL, 0, true};	/* every doc, so far */
-	bool		subtracted = false;
+	bool	   *done;
+	uint64		best = GQ_EST_ALL;
+	int			start = -1;
 
 	if (!and_plain_terms(node, upper, &plain))
 		return set_of(NULL, 0, false);
-	if (plain.n > 0)
-	{
-		GqNode	  **neg = palloc(node->nargs * sizeof(GqNode *));
-		int			nneg = 0;
-
-		/* the terms' lists with the NOT terms' subtracted, in one request where it can be */
-		for (int i = 0; i < node->nargs && !in_phrase && src->all_but; i++)
-			if (subtracts_list(node->args[i], upper))
-				neg[nneg++] = node->args[i]->args[0];
-		acc.neg = false;
-		if (nneg > 0)
-		{
-			GpxLexemes	negl;
-
-			terms_lexemes(neg, nneg, &negl);
-			acc.n = src->all_but(src->arg, &plain, &negl, &acc.docs);
-			subtracted = true;
-		}
-		else
-			acc.n = src->all_of(src->arg, &plain, &acc.docs);
-		pfree(neg);
-		if (acc.n == 0)
-			return acc;
-	}
-	/* the other positive operands */
-	for (int i = 0; i < node->nargs; i++)
+	for (int i = 0; i < node->nargs && best > 0; i++)
 	{
 		const GqNode *c = node->args[i];
-		GpxLexemes	any;
+		uint64		e;
 
-		if (plain_term(c) || c->kind == GQ_NOT)
+		if (c->kind == GQ_NOT)
 			continue;
-		/* an OR of terms: the candidates that have one, searched, rather than the whole union */
-		if (!acc.neg && src->any_within && or_plain_terms(c, upper, &any) &&
-			(any.n == 0 || src->any_within(src->arg, &any, acc.docs, acc.n, &acc.n)))
+		e = estimate(src, c, upper, in_phrase, best);
+		if (e < best)
 		{
-			if (any.n == 0)
-				acc.n = 0;		/* weighted terms alone: nothing sure */
+			best = e;
+			start = i;
+		}
+	}
+	if (start < 0)
+	{
+		/* nothing to start from: the complement of what the operands exclude */
+		for (int i = 0; i < node->nargs; i++)
+		{
+			acc = and_sets(acc, eval(src, node->args[i], upper, in_phrase));
 			if (set_empty(acc))
-				return acc;
-			continue;
+				break;
 		}
-		acc = and_sets(acc, eval(src, c, upper, in_phrase));
-		if (set_empty(acc))
-			return acc;
+		return acc;
 	}
-	/* then NOT: in a phrase any document; a plain term's list searched, not decoded */
-	for (int i = 0; i < node->nargs && !in_phrase; i++)
+	if (best == 0)
+		return set_of(NULL, 0, false);
+	done = palloc0(node->nargs * sizeof(bool));
+	if (plain_term(node->args[start]))
+		acc = eval_plain_terms(src, node, upper, in_phrase, &plain, done);
+	else
 	{
-		const GqNode *c = node->args[i];
-
-		if (c->kind != GQ_NOT)
-			continue;
-		if (plain_term(c->args[0]) && !acc.neg)
-		{
-			if (subtracts_list(c, upper) && !subtracted)
-				acc.n = src->without(src->arg, c->args[0], acc.docs, acc.n);
-		}
-		else
-			acc = and_sets(acc, eval(src, c, upper, false));
-		if (set_empty(acc))
-			return acc;
+		acc = eval(src, node->args[start], upper, in_phrase);
+		done[start] = true;
 	}
+	/* a finite estimate bounds a list, never a complement */
+	Assert(!acc.neg);
+	if (acc.n > 0)
+		acc.n = restrict_and(src, node, upper, in_phrase, done, acc.docs, acc.n);
+	pfree(done);
+	if (acc.n == 0)
+		set_free(&acc);
 	return acc;
 }
 
@@ -548,9 +758,9 @@ eval(const GqSource *src, const GqNode *node, bool upper, bool in_phrase)
 	pg_unreachable();
 }
 
-/* the root's set in one bound, listed (a complement against the source's window) */
+/* the root's upper set, listed (a complement against the source's window) */
 static uint32
-eval_root(const GqTree *tree, const GqSource *src, bool upper, uint32 **docs)
+eval_root(const GqTree *tree, const GqSource *src, uint32 **docs)
 {
 	GqSet		s;
 	uint32	   *all;
@@ -560,7 +770,7 @@ eval_root(const GqTree *tree, const GqSource *src, bool upper, uint32 **docs)
 	*docs = NULL;
 	if (tree->root == NULL || src->lo >= src->hi)
 		return 0;
-	s = eval(src, tree->root, upper, false);
+	s = eval(src, tree->root, true, false);
 	if (!s.neg)
 	{
 		if (s.n == 0)
@@ -591,6 +801,17 @@ eval_root(const GqTree *tree, const GqSource *src, bool upper, uint32 **docs)
 	return n;
 }
 
+uint64
+gq_tree_bound(const GqTree *tree, const GqSource *src)
+{
+	uint64		e;
+
+	if (tree->root == NULL || src->lo >= src->hi)
+		return 0;
+	e = estimate(src, tree->root, true, false, GQ_EST_ALL);
+	return Min(e, (uint64) (src->hi - src->lo));
+}
+
 void
 gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 **sure, uint32 *nsure,
 				   uint32 **unsure, uint32 *nunsure)
@@ -600,20 +821,24 @@ gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 **sure, uint3
 
 	*unsure = NULL;
 	*nunsure = 0;
-	*nsure = eval_root(tree, src, true, sure);
+	*nsure = eval_root(tree, src, sure);
 	if (!tree->recheck || *nsure == 0)
 		return;
-	/* the candidates the tree surely matches need no check: only the rest go to the row */
+	/*
+	 * The candidates the tree surely matches need no check: its lower set,
+	 * searched for at the candidates (a subset of them), goes apart.
+	 */
+	lower = copy_docs(*sure, *nsure);
+	nlower = restrict_set(src, tree->root, false, false, lower, *nsure);
 	*unsure = *sure;
-	*nunsure = *nsure;
-	*sure = NULL;
-	*nsure = 0;
-	nlower = eval_root(tree, src, false, &lower);
-	if (nlower == 0)
-		return;
-	*nunsure = array_minus(*unsure, *nunsure, lower, nlower);
+	*nunsure = array_minus(*unsure, *nsure, lower, nlower);
 	*sure = lower;
 	*nsure = nlower;
+	if (nlower == 0)
+	{
+		pfree(lower);
+		*sure = NULL;
+	}
 	if (*nunsure == 0)
 	{
 		pfree(*unsure);

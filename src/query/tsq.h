@@ -4,16 +4,19 @@
  *	  terms, phrases, weights) and the terms of @@& keys, ANDed into one
  *	  tree, answered from the index as sets of doc ids.
  *
- * The index holds which documents have a lexeme, not where or with which
- * weight, so a tree is answered as GIN answers it (three-valued): a phrase
- * or a weighted term is "maybe" for every document that has its lexemes,
- * and the rows the index finds are then rechecked by the operator on the
- * heap.  A tree without phrases and weights is exact.  Each node evaluates
- * to a set that is a superset of its true rows (the candidates) or a subset
+ * The sets of doc ids alone cannot tell where a lexeme stands or with
+ * which weight, so a tree is answered as GIN answers it (three-valued): a
+ * phrase or a weighted term is "maybe" for every document that has its
+ * lexemes, and those candidates are settled by the positions the index
+ * stores, or rechecked by the operator on the heap where it stores none.
+ * A tree without phrases and weights is exact.  Each node evaluates to a
+ * set that is a superset of its true rows (the candidates) or a subset
  * (under NOT: NOT of a superset is a subset), either as a sorted array or
  * as the complement of one, so that "!a", "!a | b" and "a & !b" cost no
  * more than their lists: only a tree whose root is a complement reads the
- * segment's whole doc range (all documents minus the set).
+ * segment's whole doc range (all documents minus the set).  An AND starts
+ * from its operand with the fewest documents, whatever its kind, and
+ * searches the others only at those (tsq.c).
  */
 #ifndef GPUIDX_QUERY_TSQ_H
 #define GPUIDX_QUERY_TSQ_H
@@ -93,18 +96,23 @@ typedef struct GqSource
 	uint32		(*all_of) (void *arg, const GpxLexemes *terms, uint32 **docs);
 	/* docs having the term, or any term with its prefix */
 	uint32		(*docs_of) (void *arg, const GqNode *term, uint32 **docs);
-	/* docs[0..n) less those having the (plain) term, in place; returns how many remain */
-	uint32		(*without) (void *arg, const GqNode *term, uint32 *docs, uint32 n);
+	/*
+	 * Of docs[0..n), in place, those having the term (or a term with its
+	 * prefix) when keep, else those having none; returns how many are left.
+	 * The lists are searched for the docs, not decoded, where they are long.
+	 */
+	uint32		(*filter) (void *arg, const GqNode *term, bool keep, uint32 *docs, uint32 n);
+	/*
+	 * How many docs have the term (a prefix: its terms' sum), from the
+	 * dictionary; a count past cap may stop anywhere past it.
+	 */
+	uint64		(*frequency) (void *arg, const GqNode *term, uint64 cap);
+	/* optional: of docs[0..n), in place, those having every term (plain lexemes, distinct) */
+	uint32		(*filter_all) (void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n);
 	/* optional: docs having every term of pos (n >= 1) and none of neg */
 	uint32		(*all_but) (void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **docs);
 	/* optional: docs having any of the terms (plain lexemes, distinct) */
 	uint32		(*any_of) (void *arg, const GpxLexemes *terms, uint32 **docs);
-	/*
-	 * optional: docs[0..n) less those having none of the terms, in place,
-	 * the number left in *left; false (nothing done) when a union of the
-	 * terms would cost less than searching them for the docs
-	 */
-	bool		(*any_within) (void *arg, const GpxLexemes *terms, uint32 *docs, uint32 n, uint32 *left);
 } GqSource;
 
 /*
@@ -115,6 +123,12 @@ typedef struct GqSource
  */
 extern void gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 **sure, uint32 *nsure,
 							   uint32 **unsure, uint32 *nunsure);
+
+/*
+ * How many docs of the source's window the tree's candidates are at most,
+ * by the dictionary's frequencies (the whole window for a complement)
+ */
+extern uint64 gq_tree_bound(const GqTree *tree, const GqSource *src);
 
 /*
  * One document's answer (the pending area read entry by entry): has(arg,
@@ -137,8 +151,9 @@ extern double gq_tree_selectivity(const GqTree *tree, double (*freq) (void *arg,
 
 /*
  * Can the index's positions settle the tree's unsure candidates?  Every
- * unsure candidate comes from a tsquery's phrase or weight, and those name
- * plain lexemes only (a prefix's terms are not looked up per document).
+ * unsure candidate comes from a tsquery's phrase or weight, whose operands
+ * (plain lexemes or prefixes) the positions of the document's lexemes
+ * answer.
  */
 extern bool gq_tree_positions_settle(const GqTree *tree);
 

@@ -134,7 +134,7 @@ typedef struct GpxScanState
 	GpxLocalStats worker_at_start;	/* this backend's worker counters when the scan began */
 	GpxLocalStats worker;		/* what the scan added to them */
 	uint64		tids;
-	uint64		windows;		/* windows of segments ended cursors evaluated their tree over */
+	uint64		windows;		/* windows of segments evaluated that were parts of one (ended cursors' too) */
 	uint64		heap_fetches;
 	uint64		visible_unread;
 	uint64		counted_in_index;	/* of them, counted without their TIDs */
@@ -171,14 +171,18 @@ clause_var(OpExpr *op, Node **query)
 
 /*
  * Is the clause "column @@& query" or "column @@ tsquery" that the index
- * answers (*tsquery says which)?  The operator is known as a search
- * strategy of the index's operator family, never by its name or its
- * function's (any role can create an operator or function of any name in
- * its temporary schema); the column is the index's, or the expression the
- * index is on; the query is free of the relation's Vars and of volatility.
+ * answers (*tsquery says which), or its commuted form ("tsquery @@
+ * column")?  *qual: the clause with the document on the left, as the
+ * index takes it (the commuted form commuted back, else rinfo itself).  The operator
+ * is known as a search strategy of the index's operator family (or the
+ * commutator of one), never by its name or its function's (any role can
+ * create an operator or function of any name in its temporary schema); the
+ * column is the index's, or the expression the index is on; the query is
+ * free of the relation's Vars and of volatility.
  */
-static bool
-match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, bool *tsquery)
+bool
+gpx_match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, bool *tsquery,
+				 RestrictInfo **qual)
 {
 	OpExpr	   *op;
 	Var		   *var;
@@ -189,7 +193,20 @@ match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, b
 	op = (OpExpr *) rinfo->clause;
 	if (list_length(op->args) != 2)
 		return false;
+	*qual = rinfo;
 	strategy = get_op_opfamily_strategy(op->opno, ix->opfamily[0]);
+	if (strategy == 0)
+	{
+		/* "query op doc": its commutator "doc op query" may be one */
+		Oid			comm = get_commutator(op->opno);
+
+		if (!OidIsValid(comm) || !GPX_IS_TSQUERY_STRATEGY(get_op_opfamily_strategy(comm, ix->opfamily[0])))
+			return false;
+		*qual = commute_restrictinfo(rinfo, comm);
+		op = (OpExpr *) (*qual)->clause;
+		set_opfuncid(op);
+		strategy = get_op_opfamily_strategy(comm, ix->opfamily[0]);
+	}
 	if (strategy != GPX_STRATEGY_MATCH && !GPX_IS_TSQUERY_STRATEGY(strategy))
 		return false;
 	*tsquery = strategy != GPX_STRATEGY_MATCH;
@@ -264,8 +281,9 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			ListCell   *lc3;
 			bool		tsquery;
 			uint32		limit;
+			RestrictInfo *qual;
 
-			if (!match_clause(rinfo, rti, ix, &query, &tsquery))
+			if (!gpx_match_clause(rinfo, rti, ix, &query, &tsquery, &qual))
 				continue;
 			if (answers < 0)
 			{
@@ -281,7 +299,7 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			/* the index's own estimate, through its cost function */
 			ic = makeNode(IndexClause);
 			ic->rinfo = rinfo;
-			ic->indexquals = list_make1(rinfo);
+			ic->indexquals = list_make1(qual);
 			ic->lossy = false;
 			ic->indexcol = 0;
 			ipath = create_index_path(root, ix, list_make1(ic), NIL, NIL, NIL,
@@ -312,7 +330,14 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 				tuples * match_cost.per_tuple;
 			pages = Min(T, (2.0 * T * tuples) / (2.0 * T + tuples));
 			lossy = pages > (double) tbm_calculate_entries((double) work_mem * 1024.0);
-			factor = lossy ? (count_only ? 0.2 : 0.6) : (count_only ? 0.97 : 1.05);
+			limit = limit_hint(root, rel, other);
+			/*
+			 * Under a LIMIT the custom scan reads windows of the index and
+			 * stops, the bitmap scan finds every match first: never dearer,
+			 * even when the matches are expected to be as few as the LIMIT
+			 * (a generic plan's typical query) and a query has thousands
+			 */
+			factor = lossy ? (count_only ? 0.2 : 0.6) : count_only ? 0.97 : limit > 0 ? 0.99 : 1.05;
 			cpath = makeNode(CustomPath);
 			cpath->path.pathtype = T_CustomScan;
 			cpath->path.parent = rel;
@@ -325,22 +350,33 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			cpath->path.pathkeys = NIL;
 			/* its first row needs one segment's intersection, not every segment's */
 			cpath->path.startup_cost = ipath->indextotalcost / Max(nsegments, 1);
-			limit = limit_hint(root, rel, other);
 
 			/*
-			 * and under a LIMIT a tree's first window of it: the lists' blocks
-			 * there (the same share of the index's work, at least a page's)
+			 * and under a LIMIT its first window (the query is read as a tree
+			 * then): the lists' blocks there, the same share of the index's
+			 * work, at least a page's
 			 */
-			if (tsquery && limit > 0 && gq_tree_window > 0)
+			if (limit > 0 && gq_tree_window > 0)
 				cpath->path.startup_cost *= Max(Min((double) gq_tree_window * Max(nsegments, 1) /
 													Max(rel->tuples, 1.0), 1.0),
 												1.0 / Max((double) ix->pages, 1.0));
-			/* priced as the bitmap scan would be when enabled (enable_bitmapscan is its own) */
-			cpath->path.total_cost = Max(unchecked * factor, cpath->path.startup_cost);
+			/*
+			 * priced as the bitmap scan would be when enabled (enable_bitmapscan
+			 * is its own); a count reads no row on a page the visibility map
+			 * marks all-visible, only counts it
+			 */
+			if (count_only)
+				cpath->path.total_cost = ipath->indextotalcost + tuples * cpu_operator_cost +
+					Max(unchecked - ipath->indextotalcost, 0) * (1.0 - rel->allvisfrac) * factor;
+			else
+				cpath->path.total_cost = unchecked * factor;
+			cpath->path.total_cost = Max(cpath->path.total_cost, cpath->path.startup_cost);
 			cpath->flags = 0;
 			cpath->custom_paths = NIL;
-			cpath->custom_private = list_make5(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
-											   makeInteger(limit), makeBoolean(tsquery));
+			/* the clause (to leave the qual), then as the scan takes it: the document on the left */
+			cpath->custom_private = lappend(list_make5(makeInteger(ix->indexoid), makeBoolean(count_only), rinfo,
+													   makeInteger(limit), makeBoolean(tsquery)),
+											qual->clause);
 			cpath->methods = &path_methods;
 			add_path(rel, &cpath->path);
 		}
@@ -353,11 +389,14 @@ set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *r
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 	replace_plain_index_paths(root, rel);
+	if (rel->reloptkind == RELOPT_BASEREL && rel->baserestrictinfo != NIL && rel->indexlist != NIL)
+		gpx_estimate_rel_rows(root, rel);
 	if (!gpx_enable_customscan || rte->rtekind != RTE_RELATION || rte->inh ||
 		rte->relkind != RELKIND_RELATION || rel->reloptkind != RELOPT_BASEREL ||
 		rel->baserestrictinfo == NIL || rel->indexlist == NIL || !bms_is_empty(rel->lateral_relids))
 		return;
 	add_custom_path(root, rel, rti, rte);
+	gpx_price_seqscans(root, rel);
 }
 
 /*
@@ -429,6 +468,7 @@ plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 {
 	CustomScan *cscan = makeNode(CustomScan);
 	RestrictInfo *chosen = lthird(best_path->custom_private);
+	OpExpr	   *clause = list_nth(best_path->custom_private, 5);
 	List	   *other = NIL;
 	ListCell   *lc;
 
@@ -445,7 +485,7 @@ plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	/* the query expression, where setrefs fixes its Params */
-	cscan->custom_exprs = list_make2(lsecond(((OpExpr *) chosen->clause)->args), chosen->clause);
+	cscan->custom_exprs = list_make2(lsecond(clause->args), clause);
 	cscan->custom_private = list_make4(linitial(best_path->custom_private),
 									   lsecond(best_path->custom_private),
 									   lfourth(best_path->custom_private),
@@ -482,6 +522,7 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	CustomPath *scan = NULL;
 	CustomPath *cpath;
 	RestrictInfo *rinfo;
+	OpExpr	   *clause;
 	Var		   *var;
 	Node	   *query;
 	bool		tsquery;
@@ -513,7 +554,8 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 		return;
 	/* the scan path was made from this clause, which its index answers */
 	tsquery = boolVal(list_nth(scan->custom_private, 4));
-	var = clause_var((OpExpr *) rinfo->clause, &query);
+	clause = list_nth(scan->custom_private, 5);
+	var = clause_var(clause, &query);
 
 	/*
 	 * @@& on an expression index is counted by an Aggregate: under another
@@ -540,7 +582,7 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	cpath->custom_private = lappend(list_make5(linitial(scan->custom_private),
 											   makeInteger(planner_rt_fetch(input_rel->relid, root)->relid),
 											   makeInteger(var ? var->varattno : InvalidAttrNumber),
-											   makeInteger(((OpExpr *) rinfo->clause)->opfuncid), query),
+											   makeInteger(clause->opfuncid), query),
 									makeBoolean(tsquery));
 	cpath->methods = &count_path_methods;
 	add_path(output_rel, &cpath->path);
@@ -630,6 +672,8 @@ begin_scan(CustomScanState *node, EState *estate, int eflags)
 	{
 		s->heap = table_open(s->heap_oid, AccessShareLock);
 		s->check.heap = s->heap;
+		s->check.row_cxt = AllocSetContextCreate(estate->es_query_cxt, "gpuidx row check",
+												 ALLOCSET_DEFAULT_SIZES);
 		s->fetch_slot = table_slot_create(s->heap, &estate->es_tupleTable);
 	}
 	else
@@ -681,7 +725,15 @@ start(GpxScanState *s)
 		s->recheck = s->tree->recheck;
 	}
 	else if (!isnull)
+	{
 		gpx_query_terms(cfg, DatumGetTextPP(q), &terms);
+		/* under a LIMIT, as a tree: read by windows of the segments' docs, a few blocks of each list */
+		if (s->limit > 0 && gq_tree_window > 0 && terms.n > 0)
+		{
+			s->tree = gq_tree_new();
+			gq_tree_add_lexemes(s->tree, &terms);
+		}
+	}
 
 	/*
 	 * SERIALIZABLE: a lock on the whole index, as index_beginscan takes for
@@ -1029,30 +1081,19 @@ count_docs_by_row(GpxScanState *s, GpxSegment *sg, const uint32 *docs, uint32 nd
 }
 
 /*
- * The matches of segment seg whose doc map chunks are in dirty[0..ndirty)
- * (their rows may lie on pages not all-visible), the others counted from
- * the index: returns the rows counted.  A dirty chunk's docs are mapped to
- * their TIDs, and those on pages not all-visible are read.  A tree's
- * unsure matches are all read and checked.
+ * Of docs[0..k) (ascending, palloc'd: freed here), the matches of segment
+ * sg whose doc map chunks are in dirty[0..ndirty) (their rows may lie on
+ * pages not all-visible) are mapped to their TIDs and read where their page
+ * is not all-visible, the others counted from the index; *d: where the
+ * search of dirty is, for docs further on.  Returns the rows counted.
  */
 static int64
-count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirty)
+count_docs_partly(GpxScanState *s, GpxSegment *sg, uint32 *docs, uint32 k, const uint32 *dirty,
+				  uint32 ndirty, uint32 *d)
 {
-	GpxSegment *sg = gq_segment(s->gq, seg);
-	uint32	   *docs;
-	uint32		k = 0;
 	uint32		nmap = 0;
-	uint32		d = 0;
 	int64		n = 0;
-	uint32	   *unsure = NULL;
-	uint32		nunsure = 0;
 
-	s->worker_at_start = gpx_local_stats;
-	if (s->tree)
-		gq_segment_tree_docs(s->gq, seg, s->tree, &docs, &k, &unsure, &nunsure);
-	else
-		k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
-	gpx_local_stats_collect(&s->worker, &s->worker_at_start);
 	if (ndirty == 0 && sg->ref.ndead == 0)
 	{
 		/* every one counted where it is */
@@ -1066,9 +1107,9 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 		{
 			uint32		chunk = docs[i] / GPX_DOCMAP_CHUNK;
 
-			while (d < ndirty && dirty[d] < chunk)
-				d++;
-			if (d < ndirty && dirty[d] == chunk)
+			while (*d < ndirty && dirty[*d] < chunk)
+				(*d)++;
+			if (*d < ndirty && dirty[*d] == chunk)
 				docs[nmap++] = docs[i];
 			else if (sg->ref.ndead == 0 || gpx_seg_is_live(sg, docs[i]))
 			{
@@ -1084,10 +1125,49 @@ count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirt
 	n += count_docs_by_row(s, sg, docs, nmap, false);
 	if (docs)
 		pfree(docs);
-	if (nunsure > 0)
+	return n;
+}
+
+/*
+ * The matches of segment seg, counted as count_docs_partly says; a tree's
+ * over windows of the segment's docs (its sets within work_mem), its unsure
+ * matches all read and checked.
+ */
+static int64
+count_segment_partly(GpxScanState *s, int seg, const uint32 *dirty, uint32 ndirty)
+{
+	GpxSegment *sg = gq_segment(s->gq, seg);
+	uint32	   *docs;
+	uint32		k;
+	uint32		d = 0;
+	int64		n = 0;
+	uint32		win;
+
+	if (s->tree == NULL)
 	{
-		n += count_docs_by_row(s, sg, unsure, nunsure, true);
-		pfree(unsure);
+		s->worker_at_start = gpx_local_stats;
+		k = gq_segment_docs(s->gq, seg, &s->cursor->terms, &docs);
+		gpx_local_stats_collect(&s->worker, &s->worker_at_start);
+		return count_docs_partly(s, sg, docs, k, dirty, ndirty, &d);
+	}
+	win = gq_tree_bounded_window(s->gq, seg, s->tree);
+	for (uint64 lo = 0; lo < sg->hdr->ndocs; lo += win)
+	{
+		uint32	   *unsure;
+		uint32		nunsure;
+
+		s->worker_at_start = gpx_local_stats;
+		gq_segment_tree_window(s->gq, seg, s->tree, (uint32) lo, (uint32) Min(lo + win, sg->hdr->ndocs),
+							   &docs, &k, &unsure, &nunsure);
+		if (win < sg->hdr->ndocs)
+			s->windows++;
+		gpx_local_stats_collect(&s->worker, &s->worker_at_start);
+		n += count_docs_partly(s, sg, docs, k, dirty, ndirty, &d);
+		if (nunsure > 0)
+		{
+			n += count_docs_by_row(s, sg, unsure, nunsure, true);
+			pfree(unsure);
+		}
 	}
 	return n;
 }
@@ -1312,7 +1392,8 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Heap Fetches", NULL, s->heap_fetches, es);
 		if (s->recheck || s->removed > 0)
 			ExplainPropertyUInteger("Rows Removed by Index Recheck", NULL, s->removed, es);
-		if (s->tree && s->limit > 0)
+		/* a LIMIT's windows, or those that kept a segment's sets within work_mem */
+		if (s->tree && (s->limit > 0 || s->windows + s->cursor->windows > 0))
 			ExplainPropertyUInteger("Index Windows", NULL, s->windows + s->cursor->windows, es);
 		if (s->count_only)
 			ExplainPropertyUInteger("All-Visible Unread", NULL, s->visible_unread, es);
@@ -1323,6 +1404,9 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Check Workers Planned", NULL, s->check_workers_planned, es);
 			ExplainPropertyInteger("Check Workers Launched", NULL, s->check_workers_launched, es);
 		}
+		/* blocks of 128 (LRC: 256) postings decoded or searched in the backend */
+		if (es->buffers)
+			ExplainPropertyUInteger("List Blocks Read", NULL, s->worker.list_blocks, es);
 		/* where the rounds ran, when the placement was asked */
 		if (s->worker.worker_rounds + s->worker.backend_rounds + s->worker.fallbacks > 0)
 		{

@@ -7,6 +7,27 @@
 
 extern bool gpx_enable_customscan;
 
+/*
+ * Is the clause "doc @@& query", "doc @@ tsquery" or a commuted form that
+ * the gpuidx index ix answers (customscan.c)?  *query: its query; *tsquery:
+ * which kind; *qual: the clause as the index takes it (the document on the
+ * left).
+ */
+struct PlannerInfo;
+struct RelOptInfo;
+struct RestrictInfo;
+struct IndexOptInfo;
+extern bool gpx_match_clause(struct RestrictInfo *rinfo, Index relid, struct IndexOptInfo *ix, Node **query,
+							 bool *tsquery, struct RestrictInfo **qual);
+
+/*
+ * estimates.c: the rows of "doc @@ tsquery" from the index, and sequential
+ * scans under LIMIT or EXISTS priced by where the index says the first
+ * matches lie (from the planner hook, before and after the custom paths)
+ */
+extern void gpx_estimate_rel_rows(struct PlannerInfo *root, struct RelOptInfo *rel);
+extern void gpx_price_seqscans(struct PlannerInfo *root, struct RelOptInfo *rel);
+
 /* from _PG_init: the setting, the plan methods, the planner hook */
 extern void gpx_customscan_init(void);
 /* rankplan.c: ranked index scans stop computing junk sort keys */

@@ -75,8 +75,12 @@ gpx_row_matches(GpxRowCheck *rc, TupleTableSlot *slot)
 	bool		isnull;
 	bool		match;
 
+	MemoryContext old;
+
 	if (rc->query_null)
 		return false;
+	/* what the document and the operator allocate goes with the row */
+	old = MemoryContextSwitchTo(rc->row_cxt);
 	if (rc->index_info == NULL)
 		doc = slot_getattr(slot, rc->attno, &isnull);
 	else
@@ -91,8 +95,10 @@ gpx_row_matches(GpxRowCheck *rc, TupleTableSlot *slot)
 		isnull = nulls[0];
 	}
 	match = !isnull && DatumGetBool(FunctionCall2(&rc->match_fn, doc, rc->query));
+	MemoryContextSwitchTo(old);
 	if (rc->estate)
 		ResetPerTupleExprContext(rc->estate);
+	MemoryContextReset(rc->row_cxt);
 	return match;
 }
 
@@ -277,6 +283,7 @@ gpx_check_rows_worker(dsm_segment *seg, shm_toc *toc)
 
 	InstrStartParallelQuery();
 	rc.heap = table_open(sh->heap, AccessShareLock);
+	rc.row_cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx row check", ALLOCSET_DEFAULT_SIZES);
 	index = index_open(sh->index, AccessShareLock);
 	rc.attno = sh->attno;
 	rc.query_null = sh->query_null;

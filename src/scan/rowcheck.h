@@ -28,6 +28,7 @@ typedef struct GpxRowCheck
 	Datum		query;
 	bool		query_null;
 	EState	   *estate;			/* where the expression is evaluated */
+	MemoryContext row_cxt;		/* a row's check, reset after it */
 } GpxRowCheck;
 
 /* what a check of rows did */

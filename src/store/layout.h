@@ -129,8 +129,10 @@ typedef struct GpxSegHeaderData
 #define GPX_SEG_STREAMS_V4	0x20
 /* each term's positions are stored (store/parse.h); dictionary entries place them */
 #define GPX_SEG_POSITIONS	0x40
+/* with GPX_SEG_POSITIONS: in records of coded blocks (store/posrec.h), an inline list's in its entry */
+#define GPX_SEG_POSITIONS_V2 0x80
 #define GPX_SEG_FLAGS		(GPX_SEG_STREAMS | GPX_SEG_FREQS | GPX_SEG_TID_ORDER | GPX_SEG_PACKED_LEAF | \
-							 GPX_SEG_LENS_BASE | GPX_SEG_STREAMS_V4 | GPX_SEG_POSITIONS)
+							 GPX_SEG_LENS_BASE | GPX_SEG_STREAMS_V4 | GPX_SEG_POSITIONS | GPX_SEG_POSITIONS_V2)
 
 #define GPX_SEGHEAD_SLOTS \
 	((GPX_PAGE_CAPACITY - offsetof(GpxSegHeaderData, table)) / sizeof(BlockNumber))

@@ -189,12 +189,37 @@ gpx_parse_leaf_entry(const uint8_t **p, const uint8_t *end, const GpxSegLimits *
 	e->suffix = *p;
 	*p += e->suffix_len;
 	e->pos_page = e->pos_offset = 0;
+	e->pos_record = NULL;
+	e->pos_len = 0;
+	e->pos_flags = false;
 	if (!limits->packed)
 		return parse_entry_bytes_tfs(p, end, limits, e);
 	if (!parse_entry_packed(p, end, limits, e))
 		return false;
 	if (!limits->positions)
 		return true;
+	if (limits->positions_v2 && !e->external)
+	{
+		uint64_t	h;
+
+		/* the record here, or where it is in the stream */
+		if (!gpx_varint_get(p, end, &h))
+			return false;
+		if ((h & 1) == 0)
+		{
+			if ((h >> 2) == 0 || (h >> 2) > (uint64_t) (end - *p))
+				return false;
+			e->pos_record = *p;
+			e->pos_len = (uint32_t) (h >> 2);
+			e->pos_flags = (h & 2) != 0;
+			*p += e->pos_len;
+			return true;
+		}
+		if ((h >> 1) >= limits->pos_pages)
+			return false;
+		e->pos_page = (uint32_t) (h >> 1);
+		return gpx_varint_get32(p, end, &e->pos_offset) && e->pos_offset < limits->page_capacity;
+	}
 	return gpx_varint_get32(p, end, &e->pos_page) && gpx_varint_get32(p, end, &e->pos_offset) &&
 		e->pos_page < limits->pos_pages && e->pos_offset < limits->page_capacity;
 }

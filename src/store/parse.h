@@ -38,7 +38,13 @@
  *		list's start in the LISTS stream, then with freqs varint page and
  *		varint offset of its frequency record in the FREQS stream;
  * then, in a segment with GPX_SEG_POSITIONS, varint page and varint offset
- * of the term's positions record in the POSITIONS stream.
+ * of the term's positions record in the POSITIONS stream; with
+ * GPX_SEG_POSITIONS_V2 too an inline list's entry holds its positions
+ * record itself (store/posrec.h) when it is short: varint h, then for an
+ * even h the record's h >> 2 bytes, a flags byte first when h & 2; for an
+ * odd h the record is in the POSITIONS stream, at page h >> 1 and varint
+ * offset.  A record in the stream begins with varint len << 1 | has
+ * flags, then its len bytes.
  * Most lexemes of real text occur in a few documents, once each, so the
  * entry's own bytes are most of the dictionary: one byte for the term's
  * two lengths, one for df and kind, none for tfs all 1.
@@ -107,6 +113,7 @@ typedef struct GpxSegLimits
 	uint32_t	freq_pages;		/* pages of the FREQS stream */
 	bool		packed;			/* entries in the packed form (GPX_SEG_PACKED_LEAF) */
 	bool		positions;		/* entries place a positions record (GPX_SEG_POSITIONS) */
+	bool		positions_v2;	/* ... of coded blocks, inline ones in the entry (GPX_SEG_POSITIONS_V2) */
 	uint32_t	pos_pages;		/* pages of the POSITIONS stream */
 } GpxSegLimits;
 
@@ -320,6 +327,9 @@ typedef struct GpxLeafEntry
 	uint32_t	freq_offset;
 	uint32_t	pos_page;		/* with positions: its positions record */
 	uint32_t	pos_offset;
+	const uint8_t *pos_record;	/* or the record itself, in the entry (GPX_SEG_POSITIONS_V2) */
+	uint32_t	pos_len;
+	bool		pos_flags;		/* the record begins with a flags byte */
 } GpxLeafEntry;
 
 /* how an inline list's tfs are stored (GpxLeafEntry.tf_width, besides 1..8 bits each) */

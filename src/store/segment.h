@@ -100,10 +100,16 @@ typedef struct GpxTermRef
 	uint32		freq_page;		/* external, with freqs: its frequency record */
 	uint32		freq_offset;
 	uint8	   *payload;		/* inline: a palloc'd copy of the list (then
-								 * its df tfs, with freqs) */
+								 * its df tfs, with freqs; then its
+								 * positions record, pos_len bytes) */
 	uint32		pos_page;		/* with positions: its positions record */
 	uint32		pos_offset;
+	uint32		pos_len;		/* or in the payload (GPX_SEG_POSITIONS_V2) */
+	bool		pos_flags;		/* the record begins with a flags byte */
 } GpxTermRef;
+
+/* the bytes of an inline ref's payload */
+extern uint32 gpx_term_payload_len(GpxSegment *seg, const GpxTermRef *ref);
 
 /*
  * A term's dictionary entry; false if the segment does not have the term.
@@ -202,6 +208,9 @@ typedef struct GpxDictIter
 	uint32		freq_off;
 	uint32		pos_page;		/* with positions */
 	uint32		pos_off;
+	const uint8 *pos_record;	/* or the record in the entry: points into page */
+	uint32		pos_len;
+	bool		pos_flags;
 } GpxDictIter;
 
 extern void gpx_dict_iter_init(GpxDictIter *it, GpxSegment *seg);
@@ -212,6 +221,8 @@ extern bool gpx_dict_iter_next_prefixed(GpxDictIter *it, const char *prefix, int
 extern bool gpx_dict_iter_next(GpxDictIter *it);
 /* the current term's whole list, opened (verification: its checksum checked too) */
 extern void gpx_dict_iter_list(GpxDictIter *it, GpxList *list);
+/* the same for a search with probes, as gpx_seg_list_probed */
+extern void gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list);
 extern void gpx_dict_iter_end(GpxDictIter *it);
 
 /*
@@ -272,9 +283,14 @@ extern void gpx_freq_reader_end(GpxFreqReader *r);
  */
 typedef struct GpxPositions GpxPositions;
 
-extern GpxPositions *gpx_seg_positions(GpxSegment *seg, const GpxTermRef *ref);
+/* before gpx_seg_list, which frees an inline ref's payload (its tfs and record) */
+extern GpxPositions *gpx_seg_positions(GpxSegment *seg, GpxTermRef *ref);
+/* the iterator's term's, read in list order alone (merges, verification; memory stays small) */
 extern GpxPositions *gpx_dict_iter_positions(GpxDictIter *it);
-extern uint32 gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep);
+/* the same, any rank asked */
+extern GpxPositions *gpx_dict_iter_positions_at(GpxDictIter *it);
+/* list: the term's list as the caller opened it (a search's: the block holding rank read) */
+extern uint32 gpx_positions_get(GpxPositions *p, uint32 rank, const pl_view *list, uint16 *wep);
 /* the next posting's positions, in list order (merges, verification) */
 extern uint32 gpx_positions_next(GpxPositions *p, uint16 *wep);
 /* after the last posting: its record ends where the data does, each block where its entry says */

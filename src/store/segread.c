@@ -2,7 +2,7 @@
  * segread.c
  *	  Reading a segment: its header and page table, term lookup through the
  *	  dictionary, lists (inline ones decoded, external ones checked by their
- *	  CRC), the doc map and the dead-doc bitmap.
+ *	  CRC), the doc map and the dead-doc bitmap (positions: segpos.c).
  *
  * Every page is checked when read (CRC and tag, store/page.c), and every
  * structure on it is checked while it is decoded: offsets and lengths stay
@@ -21,6 +21,7 @@
 #include "store/meta.h"
 #include "store/rankdata.h"
 #include "store/segment.h"
+#include "store/segread_int.h"
 #include "store/varint.h"
 
 static const char *const stream_names[GPX_NSTREAMS] = {
@@ -241,6 +242,7 @@ seg_limits(GpxSegment *seg)
 	l.freq_pages = seg->hdr->streams[GPX_STREAM_FREQS].npages;
 	l.packed = (seg->hdr->flags & GPX_SEG_PACKED_LEAF) != 0;
 	l.positions = (seg->hdr->flags & GPX_SEG_POSITIONS) != 0;
+	l.positions_v2 = (seg->hdr->flags & GPX_SEG_POSITIONS_V2) != 0;
 	l.pos_pages = seg->hdr->streams[GPX_STREAM_POSITIONS].npages;
 	return l;
 }
@@ -307,13 +309,15 @@ leaf_find(GpxSegment *seg, uint32 pageno, const char *term, int len, GpxLeafEntr
 		gpx_seg_corrupt(seg, GPX_STREAM_LEAF, pageno, problem);
 	if (found && !out->external && payload)
 	{
-		/* the inline postings, then with freqs a byte each: their tfs */
+		/* the inline postings, then with freqs a byte each: their tfs; then the positions record */
 		uint32		tf_bytes = limits.freqs ? out->df : 0;
 
-		*payload = palloc(out->len + tf_bytes);
+		*payload = palloc(out->len + tf_bytes + out->pos_len);
 		memcpy(*payload, out->payload, out->len);
 		if (tf_bytes)
 			gpx_leaf_entry_tfs(out->tfs, out->tf_width, out->df, *payload + out->len);
+		if (out->pos_len)
+			memcpy(*payload + out->len + tf_bytes, out->pos_record, out->pos_len);
 	}
 	UnlockReleaseBuffer(buf);
 	return found;
@@ -656,7 +660,7 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
 		term_cache_reset((Datum) 0, InvalidOid);
 	if (found && ref->payload != NULL)
-		payload_len = ref->len + (seg->hdr->flags & GPX_SEG_FREQS ? ref->df : 0);
+		payload_len = gpx_term_payload_len(seg, ref);
 	c->node = gpx_rel_locator(seg->index);
 	c->segment = seg->ref.id;
 	c->head = seg->ref.head;
@@ -674,6 +678,12 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 		c->ref.payload = MemoryContextAlloc(term_cache_cxt, payload_len);
 		memcpy(c->ref.payload, ref->payload, payload_len);
 	}
+}
+
+uint32
+gpx_term_payload_len(GpxSegment *seg, const GpxTermRef *ref)
+{
+	return ref->len + (seg->hdr->flags & GPX_SEG_FREQS ? ref->df : 0) + ref->pos_len;
 }
 
 bool
@@ -709,6 +719,8 @@ gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef *ref)
 		ref->freq_offset = e.external && (seg->hdr->flags & GPX_SEG_FREQS) ? e.freq_offset : 0;
 		ref->pos_page = e.pos_page;
 		ref->pos_offset = e.pos_offset;
+		ref->pos_len = e.pos_len;
+		ref->pos_flags = e.pos_flags;
 	}
 	if (c != NULL)
 		term_cache_put(c, seg, term, len, found, ref);
@@ -936,6 +948,9 @@ gpx_dict_iter_next(GpxDictIter *it)
 	it->freq_off = e.external ? e.freq_offset : 0;
 	it->pos_page = e.pos_page;
 	it->pos_off = e.pos_offset;
+	it->pos_record = e.pos_record;
+	it->pos_len = e.pos_len;
+	it->pos_flags = e.pos_flags;
 	it->pos = p - (const uint8 *) it->page;
 	it->left--;
 	it->ordinal++;
@@ -951,6 +966,25 @@ gpx_dict_iter_list(GpxDictIter *it, GpxList *list)
 		open_external(it->seg, it->df, it->list_len, it->list_page, it->list_off, list);
 	else
 		open_inline(it->seg, it->inline_data, it->list_len, it->df, list);
+}
+
+void
+gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list)
+{
+	GpxTermRef	ref = {0};
+
+	if (!it->external)
+	{
+		open_inline(it->seg, it->inline_data, it->list_len, it->df, list);
+		return;
+	}
+	ref.df = it->df;
+	ref.external = true;
+	ref.len = it->list_len;
+	ref.page = it->list_page;
+	ref.offset = it->list_off;
+	if (!list_in_part(it->seg, &ref, probes, nprobes, 0, 0, list))
+		open_external(it->seg, it->df, it->list_len, it->list_page, it->list_off, list);
 }
 
 void
@@ -971,21 +1005,9 @@ gpx_dict_iter_end(GpxDictIter *it)
  * bytes, and the page checksums already cover them.
  */
 
-/* bytes of a list at offsets of its own, read through one page */
-typedef struct ListBytes
-{
-	GpxSegment *seg;
-	int			stream;			/* LISTS or FREQS */
-	uint32		page;			/* where the list starts in the LISTS stream */
-	uint32		offset;
-	uint32		len;			/* its bytes */
-	uint32		held;			/* the stream page held, or UINT32_MAX */
-	uint32		used;
-	char	   *data;
-} ListBytes;
 
-static void
-list_bytes_init(ListBytes *lb, GpxSegment *seg, int stream, uint32 page, uint32 offset, uint32 len)
+void
+gpx_list_bytes_init(ListBytes *lb, GpxSegment *seg, int stream, uint32 page, uint32 offset, uint32 len)
 {
 	lb->seg = seg;
 	lb->stream = stream;
@@ -996,8 +1018,8 @@ list_bytes_init(ListBytes *lb, GpxSegment *seg, int stream, uint32 page, uint32 
 	lb->data = palloc(GPX_PAGE_CAPACITY);
 }
 
-static void
-list_bytes_read(ListBytes *lb, uint32 from, uint32 n, void *dst)
+void
+gpx_list_bytes_read(ListBytes *lb, uint32 from, uint32 n, void *dst)
 {
 	uint64		pos = (uint64) lb->page * GPX_PAGE_CAPACITY + lb->offset + from;
 	char	   *out = dst;
@@ -1033,12 +1055,12 @@ list_bytes_read(ListBytes *lb, uint32 from, uint32 n, void *dst)
 	}
 }
 
-static uint32
-list_bytes_u32(ListBytes *lb, uint32 at)
+uint32
+gpx_list_bytes_u32(ListBytes *lb, uint32 at)
 {
 	uint32		v;
 
-	list_bytes_read(lb, at, sizeof(v), &v);
+	gpx_list_bytes_read(lb, at, sizeof(v), &v);
 	return v;
 }
 
@@ -1086,10 +1108,10 @@ gpx_list_reader_begin(GpxDictIter *it)
 	r->list_page = it->list_page;
 	r->list_offset = it->list_off;
 	r->len = it->list_len;
-	list_bytes_init(&r->skip, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
-	list_bytes_init(&r->skip2, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
-	list_bytes_init(&r->words, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
-	list_bytes_read(&r->skip, 0, GPUIDX_HEADER_SIZE, &r->hdr);
+	gpx_list_bytes_init(&r->skip, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
+	gpx_list_bytes_init(&r->skip2, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
+	gpx_list_bytes_init(&r->words, seg, GPX_STREAM_LISTS, r->list_page, r->list_offset, r->len);
+	gpx_list_bytes_read(&r->skip, 0, GPUIDX_HEADER_SIZE, &r->hdr);
 	if (r->hdr.version != GPUIDX_FORMAT_VERSION || r->hdr.codec >= GPUIDX_NUM_CODECS ||
 		r->hdr.flags != 0 || r->hdr.count != r->df || r->hdr.last >= seg->hdr->ndocs)
 		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, r->list_page, "list header does not match its dictionary entry");
@@ -1123,7 +1145,7 @@ read_block_words(GpxListReader *r, uint64 bitoff, uint64 nbits)
 
 	if (words > lengthof(r->window))
 		gpx_seg_corrupt(r->seg, GPX_STREAM_LISTS, r->list_page, "list block is too large");
-	list_bytes_read(&r->words, from, (uint32) (words * 8), r->window);
+	gpx_list_bytes_read(&r->words, from, (uint32) (words * 8), r->window);
 	return (uint32) (bitoff % 64);
 }
 
@@ -1164,7 +1186,7 @@ gpx_list_reader_next(GpxListReader *r, uint32 *out)
 	if (r->hdr.codec == GPUIDX_CODEC_RAW)
 	{
 		n = gpuidx_ef_block_len(r->hdr.count, b);
-		list_bytes_read(&r->skip, GPUIDX_HEADER_SIZE + b * GPUIDX_EF_BLOCK * sizeof(uint32),
+		gpx_list_bytes_read(&r->skip, GPUIDX_HEADER_SIZE + b * GPUIDX_EF_BLOCK * sizeof(uint32),
 						n * sizeof(uint32), out);
 		for (uint32 i = 0; i < n; i++)
 			if ((int64) out[i] <= (i == 0 ? r->prev_first : (int64) out[i - 1]) || out[i] > r->hdr.last)
@@ -1175,9 +1197,9 @@ gpx_list_reader_next(GpxListReader *r, uint32 *out)
 	}
 	else if (r->hdr.codec == GPUIDX_CODEC_EF)
 	{
-		uint32		first = list_bytes_u32(&r->skip, GPUIDX_HEADER_SIZE + b * 4);
-		uint32		bitoff = list_bytes_u32(&r->skip2, GPUIDX_HEADER_SIZE + r->nb * 4 + b * 4);
-		uint32		limit = b + 1 < r->nb ? list_bytes_u32(&r->skip, GPUIDX_HEADER_SIZE + (b + 1) * 4) - 1
+		uint32		first = gpx_list_bytes_u32(&r->skip, GPUIDX_HEADER_SIZE + b * 4);
+		uint32		bitoff = gpx_list_bytes_u32(&r->skip2, GPUIDX_HEADER_SIZE + r->nb * 4 + b * 4);
+		uint32		limit = b + 1 < r->nb ? gpx_list_bytes_u32(&r->skip, GPUIDX_HEADER_SIZE + (b + 1) * 4) - 1
 			: r->hdr.last;
 		uint64		universe = (uint64) limit - first + 1;
 		uint32		rel;
@@ -1209,8 +1231,8 @@ gpx_list_reader_next(GpxListReader *r, uint32 *out)
 		uint64		nbits;
 		int			got;
 
-		list_bytes_read(&r->skip, GPUIDX_HEADER_SIZE + b * GPUIDX_LRC_SEGMENT_SIZE, sizeof(seg_rec), &seg_rec);
-		limit = b + 1 < r->nb ? list_bytes_u32(&r->skip2, GPUIDX_HEADER_SIZE + (b + 1) * GPUIDX_LRC_SEGMENT_SIZE) - 1
+		gpx_list_bytes_read(&r->skip, GPUIDX_HEADER_SIZE + b * GPUIDX_LRC_SEGMENT_SIZE, sizeof(seg_rec), &seg_rec);
+		limit = b + 1 < r->nb ? gpx_list_bytes_u32(&r->skip2, GPUIDX_HEADER_SIZE + (b + 1) * GPUIDX_LRC_SEGMENT_SIZE) - 1
 			: r->hdr.last;
 		n = gpuidx_lrc_segment_len(r->hdr.count, b);
 		if ((int64) seg_rec.first <= r->prev_first || limit < seg_rec.first ||
@@ -1486,13 +1508,13 @@ read_freq_record(GpxSegment *seg, uint32 df, uint32 page, uint32 offset, uint32 
 	const char *problem;
 	uint64		most = sizeof(GpxFreqHeader) + (uint64) gpx_freq_nblocks(df) * (sizeof(GpxFreqBlock) + 128);
 
-	list_bytes_init(&lb, seg, GPX_STREAM_FREQS, page, offset, sizeof(h));
-	list_bytes_read(&lb, 0, sizeof(h), &h);
+	gpx_list_bytes_init(&lb, seg, GPX_STREAM_FREQS, page, offset, sizeof(h));
+	gpx_list_bytes_read(&lb, 0, sizeof(h), &h);
 	if (h.nbytes < sizeof(h) || h.nbytes > most)
 		gpx_seg_corrupt(seg, GPX_STREAM_FREQS, page, "frequency record has an impossible length");
 	lb.len = h.nbytes;
 	rec = palloc_extended(h.nbytes, MCXT_ALLOC_HUGE);
-	list_bytes_read(&lb, 0, h.nbytes, rec);
+	gpx_list_bytes_read(&lb, 0, h.nbytes, rec);
 	pfree(lb.data);
 	problem = gpx_parse_freq_record(rec, h.nbytes, df, seg->hdr->ndocs);
 	if (problem != NULL)
@@ -1509,8 +1531,8 @@ gpx_seg_freq_header(GpxSegment *seg, const GpxTermRef *ref, GpxFreqHeader *h)
 
 	require_freqs(seg);
 	Assert(ref->external);
-	list_bytes_init(&lb, seg, GPX_STREAM_FREQS, ref->freq_page, ref->freq_offset, sizeof(*h));
-	list_bytes_read(&lb, 0, sizeof(*h), h);
+	gpx_list_bytes_init(&lb, seg, GPX_STREAM_FREQS, ref->freq_page, ref->freq_offset, sizeof(*h));
+	gpx_list_bytes_read(&lb, 0, sizeof(*h), h);
 	pfree(lb.data);
 	if (h->df != ref->df || h->nbytes < sizeof(*h) || h->nbytes > most)
 		gpx_seg_corrupt(seg, GPX_STREAM_FREQS, ref->freq_page, "frequency record does not match its dictionary entry");
@@ -1638,13 +1660,13 @@ gpx_freq_reader_begin(GpxDictIter *it)
 		return r;
 	}
 	r->nb = gpx_freq_nblocks(it->df);
-	list_bytes_init(&r->entries, it->seg, GPX_STREAM_FREQS, it->freq_page, it->freq_off, sizeof(h));
-	list_bytes_read(&r->entries, 0, sizeof(h), &h);
+	gpx_list_bytes_init(&r->entries, it->seg, GPX_STREAM_FREQS, it->freq_page, it->freq_off, sizeof(h));
+	gpx_list_bytes_read(&r->entries, 0, sizeof(h), &h);
 	r->data_start = sizeof(h) + r->nb * sizeof(GpxFreqBlock);
 	if (h.df != it->df || h.flags != 0 || h.nbytes < r->data_start)
 		gpx_seg_corrupt(it->seg, GPX_STREAM_FREQS, it->freq_page, "frequency record does not match its list");
 	r->entries.len = h.nbytes;
-	list_bytes_init(&r->data, it->seg, GPX_STREAM_FREQS, it->freq_page, it->freq_off, h.nbytes);
+	gpx_list_bytes_init(&r->data, it->seg, GPX_STREAM_FREQS, it->freq_page, it->freq_off, h.nbytes);
 	return r;
 }
 
@@ -1671,11 +1693,11 @@ gpx_freq_reader_next(GpxFreqReader *r, uint8 *tfs, uint32 n)
 			uint32		vals[GPX_RANK_BLOCK];
 			uint8		packed[GPX_RANK_BLOCK];
 
-			list_bytes_read(&r->entries, sizeof(GpxFreqHeader) + r->next_block * sizeof(fb), sizeof(fb), &fb);
+			gpx_list_bytes_read(&r->entries, sizeof(GpxFreqHeader) + r->next_block * sizeof(fb), sizeof(fb), &fb);
 			if (fb.width > 8 || fb.max_tf == 0)
 				gpx_seg_corrupt(r->seg, GPX_STREAM_FREQS, r->entries.page, "frequency record block is inconsistent");
 			bytes = (len * fb.width + 7) / 8;
-			list_bytes_read(&r->data, r->data_start + fb.offset, bytes, packed);
+			gpx_list_bytes_read(&r->data, r->data_start + fb.offset, bytes, packed);
 			gpx_unpack_bits(packed, vals, len, fb.width);
 			for (uint32 i = 0; i < len; i++)
 			{
@@ -1762,143 +1784,3 @@ gpx_seg_doclen(GpxSegment *seg, uint32 doc)
 	return seg->dl_base + gpx_bits_at(seg->dl_bits, doc % GPX_DOCMAP_CHUNK, seg->dl_width);
 }
 
-/* ---------------------------------------------------------------------------
- * Positions
- */
-#define POS_BUF		8192		/* at least GPX_POS_MAX_RECORD */
-
-struct GpxPositions
-{
-	ListBytes	lb;				/* the record, read through one page */
-	uint32		df;
-	uint32		nblocks;
-	bool		weighted;		/* its positions carry weights */
-	uint32		data_start;		/* the data's offset in the record */
-	uint32		data_len;
-	uint32		next_rank;		/* the posting whose positions start at at */
-	uint32		at;				/* offset in the data */
-	uint32		buf_from;		/* data offset of buf[0] */
-	uint32		buf_len;
-	uint8		buf[POS_BUF];
-};
-
-static GpxPositions *
-positions_open(GpxSegment *seg, uint32 df, uint32 page, uint32 offset)
-{
-	GpxPositions *p = palloc(sizeof(GpxPositions));
-	uint64		start = (uint64) page * GPX_PAGE_CAPACITY + offset;
-	uint64		stream = seg->hdr->streams[GPX_STREAM_POSITIONS].bytes;
-	uint8		head[GPX_VARINT_MAX];
-	const uint8 *h = head;
-	uint64		v;
-
-	if (!(seg->hdr->flags & GPX_SEG_POSITIONS))
-		elog(ERROR, "gpuidx: positions asked of a segment without them");
-	if (start >= stream)
-		gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, page, "positions record is past the stream");
-	list_bytes_init(&p->lb, seg, GPX_STREAM_POSITIONS, page, offset,
-					(uint32) Min((uint64) GPX_VARINT_MAX, stream - start));
-	list_bytes_read(&p->lb, 0, p->lb.len, head);
-	p->df = df;
-	p->nblocks = (df + GPX_POS_BLOCK - 1) / GPX_POS_BLOCK;
-	if (!gpx_varint_get(&h, head + p->lb.len, &v) || (v >> 1) < df || (v >> 1) > PG_INT32_MAX)
-		gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, page, "positions record's header is malformed");
-	p->weighted = (v & 1) != 0;
-	p->data_len = (uint32) (v >> 1);
-	p->data_start = (uint32) (h - head) + (p->nblocks - 1) * sizeof(uint32);
-	if (start + p->data_start + p->data_len > stream)
-		gpx_seg_corrupt(seg, GPX_STREAM_POSITIONS, page, "positions record runs past the stream");
-	p->lb.len = p->data_start + p->data_len;
-	p->next_rank = 0;
-	p->at = 0;
-	p->buf_from = 0;
-	p->buf_len = 0;
-	return p;
-}
-
-GpxPositions *
-gpx_seg_positions(GpxSegment *seg, const GpxTermRef *ref)
-{
-	return positions_open(seg, ref->df, ref->pos_page, ref->pos_offset);
-}
-
-GpxPositions *
-gpx_dict_iter_positions(GpxDictIter *it)
-{
-	return positions_open(it->seg, it->df, it->pos_page, it->pos_off);
-}
-
-/* where block b (b > 0) of the postings starts in the data, as the record's table says */
-static uint32
-positions_block_start(GpxPositions *p, uint32 b)
-{
-	return list_bytes_u32(&p->lb, p->data_start - (p->nblocks - b) * sizeof(uint32));
-}
-
-/* the posting at p->at, checked, decoded into wep when it is not NULL; returns its count */
-static uint32
-positions_load(GpxPositions *p, uint16 *wep)
-{
-	const uint8 *q;
-	uint32		npos;
-
-	if (p->next_rank >= p->df || p->at >= p->data_len)
-		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions record is shorter than its list");
-	if (p->at < p->buf_from ||
-		p->at - p->buf_from + Min(GPX_POS_MAX_RECORD, p->data_len - p->at) > p->buf_len)
-	{
-		p->buf_from = p->at;
-		p->buf_len = Min(POS_BUF, p->data_len - p->at);
-		list_bytes_read(&p->lb, p->data_start + p->at, p->buf_len, p->buf);
-	}
-	q = p->buf + (p->at - p->buf_from);
-	if (!gpx_pos_load(&q, p->buf + p->buf_len, p->weighted, wep, &npos))
-		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions are malformed");
-	p->at = p->buf_from + (uint32) (q - p->buf);
-	p->next_rank++;
-	return npos;
-}
-
-uint32
-gpx_positions_get(GpxPositions *p, uint32 rank, uint16 *wep)
-{
-	if (rank >= p->df)
-		elog(ERROR, "gpuidx: positions asked past a list's end");
-	/* forward within reach: on from here; else from the start of rank's block */
-	if (rank < p->next_rank || rank - p->next_rank >= GPX_POS_BLOCK)
-	{
-		uint32		b = rank / GPX_POS_BLOCK;
-
-		p->at = b == 0 ? 0 : positions_block_start(p, b);
-		p->next_rank = b * GPX_POS_BLOCK;
-		if (p->at >= p->data_len)
-			gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions block is past the record");
-	}
-	while (p->next_rank < rank)
-		positions_load(p, NULL);
-	return positions_load(p, wep);
-}
-
-uint32
-gpx_positions_next(GpxPositions *p, uint16 *wep)
-{
-	/* each block starts where its entry says */
-	if (p->next_rank > 0 && p->next_rank % GPX_POS_BLOCK == 0 && p->next_rank < p->df &&
-		positions_block_start(p, p->next_rank / GPX_POS_BLOCK) != p->at)
-		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions block starts elsewhere than its entry says");
-	return positions_load(p, wep);
-}
-
-void
-gpx_positions_check_end(GpxPositions *p)
-{
-	if (p->next_rank != p->df || p->at != p->data_len)
-		gpx_seg_corrupt(p->lb.seg, GPX_STREAM_POSITIONS, p->lb.page, "positions record's length does not match its postings");
-}
-
-void
-gpx_positions_free(GpxPositions *p)
-{
-	pfree(p->lb.data);
-	pfree(p);
-}

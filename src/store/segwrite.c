@@ -32,6 +32,7 @@
 #include "storage/buffile.h"
 
 #include "rank/bm25.h"
+#include "store/posrec.h"
 #include "store/segment.h"
 #include "store/varint.h"
 
@@ -117,15 +118,27 @@ typedef struct GpxFreqStream
 } GpxFreqStream;
 
 /*
- * A term's positions (store/parse.h), kept as its postings come in a spill
- * buffer and written in the stored form when the term ends.
+ * A term's positions (store/posrec.h), kept as its postings come in a
+ * spill buffer and coded when the term ends, a block of 128 at a time.
  */
 typedef struct GpxPosStream
 {
 	uint32		count;
-	bool		weighted;		/* a position has a weight */
+	uint32		flags;			/* GPX_POSREC_*: what its postings need */
 	SpillBuf	data;			/* the postings' records as handed over */
+	SpillBuf	dlc;			/* and their docs' length codes, a byte each */
+	GpxPosBlock *block;			/* a block being coded */
+	uint8	   *coded;			/* and its bytes (GPX_POSREC_BLOCK_MAX) */
+	void	   *scratch;
+	uint32	   *sizes;			/* each block's bytes */
+	uint32		sizes_cap;
 } GpxPosStream;
+
+/*
+ * An inline list's positions record goes in its dictionary entry up to
+ * this many bytes (most are a few), else in the POSITIONS stream
+ */
+#define GPX_POS_INLINE_MAX	1024
 
 static void spill_reset(SpillBuf *sb);
 static void freq_reset(GpxFreqStream *fs);
@@ -295,6 +308,12 @@ gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs
 	w->codec = codec;
 	w->freqs = freqs;
 	w->positions = positions;
+	if (positions)
+	{
+		w->ps.block = palloc(sizeof(GpxPosBlock));
+		w->ps.coded = palloc(GPX_POSREC_BLOCK_MAX);
+		w->ps.scratch = palloc(gpx_posrec_scratch_size());
+	}
 	w->tid_order = true;
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 		stream_reset_page(w, i);
@@ -306,6 +325,10 @@ Size
 gpx_segw_memory(GpxSegWriter *w)
 {
 	Size		size = sizeof(GpxSegWriter) + w->seps.maxlen + w->dlcap;
+
+	if (w->positions)
+		size += sizeof(GpxPosBlock) + GPX_POSREC_BLOCK_MAX + gpx_posrec_scratch_size() +
+			(Size) w->ps.sizes_cap * sizeof(uint32);
 
 	for (int i = 0; i < GPX_NSTREAMS; i++)
 		size += w->streams[i].cap * sizeof(BlockNumber);
@@ -501,27 +524,22 @@ encode_entry(GpxSegWriter *w, uint8 *out, int shared, uint32 df, uint32 kind,
 	return n + payload_len;
 }
 
-static void pos_finish(GpxSegWriter *w, uint32 df, uint32 *page, uint32 *offset);
+static uint32 pos_finish(GpxSegWriter *w, uint32 df, bool may_inline, uint8 *out);
 
 static void
 add_entry(GpxSegWriter *w, uint32 df, uint32 kind, const uint8 *payload, uint32 payload_len)
 {
-	uint8		entry[GPX_MAX_TERM_LEN + 2 * GPX_INLINE_MAX + 10 * GPX_VARINT_MAX];
-	uint8		with_pos[2 * GPX_INLINE_MAX + 10 * GPX_VARINT_MAX];
+	uint8		entry[GPX_MAX_TERM_LEN + 2 * GPX_INLINE_MAX + GPX_POS_INLINE_MAX + 10 * GPX_VARINT_MAX];
+	uint8		with_pos[2 * GPX_INLINE_MAX + GPX_POS_INLINE_MAX + 10 * GPX_VARINT_MAX];
 	bool		restart = w->leaf_entries % GPX_RESTART_INTERVAL == 0;
 	int			shared = restart ? 0 : common_prefix(w->prev, w->prev_len, w->term, w->term_len);
 	uint32		len;
 
 	if (w->positions)
 	{
-		uint32		page;
-		uint32		offset;
-
-		/* the entry ends with where its positions record is */
-		pos_finish(w, df, &page, &offset);
+		/* the entry ends with its positions record, or where it is */
 		memcpy(with_pos, payload, payload_len);
-		payload_len += gpx_varint_put(with_pos + payload_len, page);
-		payload_len += gpx_varint_put(with_pos + payload_len, offset);
+		payload_len += pos_finish(w, df, kind != GPX_ENTRY_EXTERNAL, with_pos + payload_len);
 		payload = with_pos;
 	}
 	len = encode_entry(w, entry, shared, df, kind, payload, payload_len);
@@ -569,8 +587,9 @@ gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint)
 	if (w->positions)
 	{
 		spill_reset(&w->ps.data);
+		spill_reset(&w->ps.dlc);
 		w->ps.count = 0;
-		w->ps.weighted = false;
+		w->ps.flags = 0;
 	}
 	/* long lists are encoded as they come: EF unless a codec is asked for */
 	w->streaming = df_hint > GPX_STREAM_MIN_POSTINGS;
@@ -623,6 +642,15 @@ spill_append(SpillBuf *sb, MemoryContext cxt, const void *data, Size n)
 		sb->len += n;
 	}
 	sb->total += n;
+}
+
+/* the bytes of a buffer that never spilled, copied out */
+static void
+spill_copy_out(SpillBuf *sb, uint8 *out)
+{
+	Assert(sb->file == NULL && sb->len == sb->total);
+	if (sb->len > 0)
+		memcpy(out, sb->mem, sb->len);
 }
 
 /* read every byte back, in order: into the CRC, or into a stream (copy >= 0) */
@@ -707,7 +735,7 @@ stream_block(GpxSegWriter *w, GpxListStream *ls, uint64 universe)
 
 /* the postings' positions records into the term's: each checked against its tf */
 static void
-pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32 n)
+pos_add(GpxSegWriter *w, const uint32 *ids, const uint8 *pos, Size poslen, const uint8 *tfs, uint32 n)
 {
 	GpxPosStream *ps = &w->ps;
 	const uint8 *p = pos;
@@ -715,6 +743,8 @@ pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32
 
 	for (uint32 i = 0; i < n; i++)
 	{
+		uint8		dlc = w->dlcodes[ids[i]];
+
 		const uint8 *start = p;
 		uint16		wep[GPX_POS_MAX_COUNT];
 		uint32		npos;
@@ -724,9 +754,16 @@ pos_add(GpxSegWriter *w, const uint8 *pos, Size poslen, const uint8 *tfs, uint32
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("gpuidx: positions of term \"%.*s\" do not match its frequencies",
 							w->term_len, w->term)));
-		for (uint32 k = 0; k < npos && !ps->weighted; k++)
-			ps->weighted = (wep[k] >> 14) != 0;
+		/* what the record's blocks need besides positions of weight D, tf of them */
+		if (npos == 0)
+			ps->flags |= GPX_POSREC_NONE;
+		if (npos > 255)
+			ps->flags |= GPX_POSREC_256;
+		for (uint32 k = 0; k < npos && !(ps->flags & GPX_POSREC_WEIGHTS); k++)
+			if (wep[k] >> 14)
+				ps->flags |= GPX_POSREC_WEIGHTS;
 		spill_append(&ps->data, w->cxt, start, p - start);
+		spill_append(&ps->dlc, w->cxt, &dlc, 1);
 		ps->count++;
 	}
 	if (p != end)
@@ -792,69 +829,112 @@ spill_read_peek(SpillReader *r, uint32 want, uint32 *avail)
 }
 
 /*
- * The term's positions record into the POSITIONS stream, in the stored
- * form (store/parse.h): the handed-over records read back and written
- * without their counts, and without weights unless the term has some.
- * Returns its place.
+ * The term's positions record (store/posrec.h): the handed-over records
+ * read back a block of 128 postings at a time, each block coded.  When the
+ * list is inline (may_inline) and the record short, the record itself goes
+ * to out, for the dictionary entry (varint h, even: its length << 2 | has
+ * flags << 1, then its bytes); else it goes to the POSITIONS stream and out
+ * gets where (inline: varint page << 1 | 1, varint offset; external:
+ * varint page, varint offset).  Returns the bytes written to out.
  */
-static void
-pos_finish(GpxSegWriter *w, uint32 df, uint32 *page, uint32 *offset)
+static uint32
+pos_finish(GpxSegWriter *w, uint32 df, bool may_inline, uint8 *out)
 {
 	GpxPosStream *ps = &w->ps;
 	GpxStreamW *s = &w->streams[GPX_STREAM_POSITIONS];
+	GpxPosBlock *blk = ps->block;
+	uint32		nb = (df + GPX_POSREC_BLOCK - 1) / GPX_POSREC_BLOCK;
 	SpillReader r;
-	SpillBuf	blocks = {0};
+	SpillReader dr;
 	SpillBuf	data = {0};
-	uint8		head[GPX_VARINT_MAX];
+	uint8		head[GPX_VARINT_MAX + 2];
+	uint8	   *dir;
 	uint32		hlen;
+	uint64		len;
+	uint32		n = 0;
 
 	if (ps->count != df)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("gpuidx: term \"%.*s\" has positions for %u of its %u postings",
 						w->term_len, w->term, ps->count, df)));
-	spill_read_begin(&r, &ps->data, w->cxt);
-	for (uint32 i = 0; i < df; i++)
+	if (nb > ps->sizes_cap)
 	{
-		uint16		wep[GPX_POS_MAX_COUNT];
-		uint8		out[GPX_POS_MAX_RECORD];
-		uint32		avail;
-		const uint8 *p = spill_read_peek(&r, GPX_POS_MAX_RECORD, &avail);
-		const uint8 *q = p;
-		uint32		npos;
+		ps->sizes_cap = Max(nb, 2 * ps->sizes_cap);
+		ps->sizes = ps->sizes ? repalloc_huge(ps->sizes, (Size) ps->sizes_cap * sizeof(uint32))
+			: MemoryContextAllocHuge(w->cxt, (Size) ps->sizes_cap * sizeof(uint32));
+	}
+	spill_read_begin(&r, &ps->data, w->cxt);
+	spill_read_begin(&dr, &ps->dlc, w->cxt);
+	for (uint32 b = 0; b < nb; b++)
+	{
+		uint32		total = 0;
+		uint32		got;
+		const uint8 *dlc;
 
-		if (i > 0 && i % GPX_POS_BLOCK == 0)
-		{
-			uint32		at = (uint32) data.total;
-
-			spill_append(&blocks, w->cxt, &at, sizeof(at));
-		}
-		if (!gpx_pos_decode(&q, p + avail, wep, &npos))
+		blk->n = Min(GPX_POSREC_BLOCK, df - b * GPX_POSREC_BLOCK);
+		dlc = spill_read_peek(&dr, blk->n, &got);
+		if (got < blk->n)
 			elog(ERROR, "gpuidx: positions kept for a term are damaged");
-		r.pos += (uint32) (q - p);
-		spill_append(&data, w->cxt, out, gpx_pos_store(wep, npos, ps->weighted, out));
+		memcpy(blk->dlc, dlc, blk->n);
+		dr.pos += blk->n;
+		for (uint32 i = 0; i < blk->n; i++)
+		{
+			uint32		avail;
+			const uint8 *p = spill_read_peek(&r, GPX_POS_MAX_RECORD, &avail);
+			const uint8 *q = p;
+			uint32		npos;
+
+			if (!gpx_pos_decode(&q, p + avail, blk->wep + total, &npos))
+				elog(ERROR, "gpuidx: positions kept for a term are damaged");
+			r.pos += (uint32) (q - p);
+			blk->start[i] = total;
+			blk->npos[i] = (uint16) npos;
+			total += npos;
+		}
+		blk->start[blk->n] = total;
+		ps->sizes[b] = (uint32) gpx_posrec_encode_block(blk, ps->flags, ps->coded, ps->scratch);
+		spill_append(&data, w->cxt, ps->coded, ps->sizes[b]);
 		if (data.total > PG_INT32_MAX)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("the positions of a gpuidx posting list would exceed 2 GB")));
 	}
-	*page = s->npages;
-	*offset = s->used;
-	hlen = gpx_varint_put(head, data.total << 1 | (ps->weighted ? 1 : 0));
-	stream_write(w, GPX_STREAM_POSITIONS, head, hlen);
-	spill_drain(&blocks, w, 0, GPX_STREAM_POSITIONS);
-	spill_drain(&data, w, 0, GPX_STREAM_POSITIONS);
-	spill_reset(&blocks);
+	/* the record: its head (flags, the blocks' directory), then the blocks */
+	dir = palloc(gpx_posrec_head_size(nb, data.total, ps->flags));
+	hlen = (uint32) gpx_posrec_put_head(dir, ps->flags, nb, ps->sizes);
+	len = hlen + data.total;
+	if (may_inline && len + GPX_VARINT_MAX <= GPX_POS_INLINE_MAX)
+	{
+		n = gpx_varint_put(out, len << 2 | (ps->flags ? 2 : 0));
+		memcpy(out + n, dir, hlen);
+		spill_copy_out(&data, out + n + hlen);
+		n += (uint32) len;
+	}
+	else
+	{
+		if (may_inline)
+			n = gpx_varint_put(out, (uint64) s->npages << 1 | 1);
+		else
+			n = gpx_varint_put(out, s->npages);
+		n += gpx_varint_put(out + n, s->used);
+		stream_write(w, GPX_STREAM_POSITIONS, head, gpx_varint_put(head, len << 1 | (ps->flags ? 1 : 0)));
+		stream_write(w, GPX_STREAM_POSITIONS, dir, hlen);
+		spill_drain(&data, w, 0, GPX_STREAM_POSITIONS);
+	}
+	pfree(dir);
 	spill_reset(&data);
-	if (blocks.mem)
-		pfree(blocks.mem);
 	if (data.mem)
 		pfree(data.mem);
 	if (r.sb->file)
 		pfree(r.buf);
+	if (dr.sb->file)
+		pfree(dr.buf);
 	spill_reset(&ps->data);
+	spill_reset(&ps->dlc);
 	ps->count = 0;
-	ps->weighted = false;
+	ps->flags = 0;
+	return n;
 }
 
 void
@@ -888,7 +968,7 @@ gpx_segw_term_add(GpxSegWriter *w, const uint32 *ids, const uint8 *tfs, const ui
 	{
 		if (pos == NULL && n > 0)
 			elog(ERROR, "gpuidx: postings without positions where positions are stored");
-		pos_add(w, pos, poslen, tfs, n);
+		pos_add(w, ids, pos, poslen, tfs, n);
 	}
 	if (w->streaming)
 	{
@@ -1378,7 +1458,7 @@ gpx_segw_finish(GpxSegWriter *w, GpxSegRef *ref)
 
 	hdr->magic = GPX_MAGIC;
 	hdr->flags = GPX_SEG_STREAMS | GPX_SEG_STREAMS_V4 | GPX_SEG_PACKED_LEAF | GPX_SEG_LENS_BASE |
-		(w->freqs ? GPX_SEG_FREQS : 0) | (w->positions ? GPX_SEG_POSITIONS : 0) |
+		(w->freqs ? GPX_SEG_FREQS : 0) | (w->positions ? GPX_SEG_POSITIONS | GPX_SEG_POSITIONS_V2 : 0) |
 		(w->tid_order ? GPX_SEG_TID_ORDER : 0);
 	hdr->id = w->segid;
 	hdr->ndocs = w->ndocs;

@@ -91,6 +91,7 @@ gpx_local_stats_collect(GpxLocalStats *sum, GpxLocalStats *since)
 	sum->cache_hits += now->cache_hits - since->cache_hits;
 	sum->batched_with += now->batched_with - since->batched_with;
 	sum->wait_us += now->wait_us - since->wait_us;
+	sum->list_blocks += now->list_blocks - since->list_blocks;
 	*since = *now;
 }
 

@@ -199,6 +199,7 @@ typedef struct GpxLocalStats
 	uint64		cache_hits;		/* lists sent by key, their bytes on the GPU already */
 	uint64		batched_with;	/* requests of the batches its requests ran in, summed */
 	uint64		wait_us;		/* submission to answer, summed */
+	uint64		list_blocks;	/* blocks of posting lists read in the backend */
 } GpxLocalStats;
 
 extern GpxLocalStats gpx_local_stats;

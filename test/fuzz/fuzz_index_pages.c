@@ -195,6 +195,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	limits.packed = (data[0] & 0x40) != 0;
 	/* bit 0x20: packed entries place a positions record */
 	limits.positions = limits.packed && (data[0] & 0x20) != 0;
+	/* bit 0x10: an inline list's record in its entry (GPX_SEG_POSITIONS_V2) */
+	limits.positions_v2 = limits.positions && (data[0] & 0x10) != 0;
 	limits.pos_pages = data[3];
 	plen = data[4] % 16;
 	if (size < 8 + plen)

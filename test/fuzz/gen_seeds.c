@@ -3,14 +3,16 @@
  *	  Writes the seed corpora of the fuzz targets: real posting lists (lexeme
  *	  -> doc ids, lowercase alphanumeric words of a corpus's docs.tsv) and
  *	  synthetic shapes, as encoded lists in every codec (list_open), pairs and
- *	  triples of them (list_ops), id-set byte code (differential) and the
- *	  index's page structures holding a corpus's terms (index_pages).
+ *	  triples of them (list_ops), id-set byte code (differential), the
+ *	  index's page structures holding a corpus's terms (index_pages) and
+ *	  coded blocks of positions (posrec).
  *
  * Usage: gen_seeds DATA_DIR OUT_DIR.  Corpora missing from DATA_DIR are
  * skipped with a notice; the synthetic seeds need nothing.
  */
 #include "fuzz_common.h"
 #include "../page_build.h"
+#include "../../src/store/posrec.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -780,6 +782,63 @@ corpus_seeds(const char *data_dir, const char *corpus)
 	free_terms();
 }
 
+static uint32_t
+posrec_rand(uint32_t below)
+{
+	return (uint32_t) (fuzz_rand(&gen_rng) % below);
+}
+
+/*
+ * fuzz_posrec's input: flags, postings - 1, tfs, doc length codes, then a
+ * block coded from positions of the shapes real text has
+ */
+static void
+posrec_seeds(void)
+{
+	static GpxPosBlock b;
+	static uint8_t buf[2 + 2 * GPX_POSREC_BLOCK + GPX_POSREC_BLOCK_MAX];
+	void	   *scratch = malloc(gpx_posrec_scratch_size());
+
+	for (int s = 0; s < 40; s++)
+	{
+		uint32_t	n = 1 + posrec_rand(s < 10 ? 3 : GPX_POSREC_BLOCK);
+		uint32_t	total = 0;
+		uint32_t	flags;
+		size_t		len;
+		char		name[32];
+
+		b.n = n;
+		for (uint32_t i = 0; i < n; i++)
+		{
+			uint32_t	npos = s % 4 == 3 && posrec_rand(8) == 0 ? 0 : 1 + posrec_rand(s % 2 ? 6 : 2);
+			uint32_t	pos = 1 + posrec_rand(s % 3 ? 60 : 4);
+
+			b.start[i] = total;
+			b.dlc[i] = (uint8_t) (20 + posrec_rand(40));
+			b.npos[i] = (uint16_t) npos;
+			for (uint32_t k = 0; k < npos; k++)
+			{
+				b.wep[total + k] = (uint16_t) ((s % 5 == 4 ? posrec_rand(4) << 14 : 0) | pos);
+				pos += 1 + posrec_rand(9);
+			}
+			total += npos;
+		}
+		b.start[n] = total;
+		flags = gpx_posrec_block_flags(&b);
+		buf[0] = (uint8_t) flags;
+		buf[1] = (uint8_t) (n - 1);
+		for (uint32_t i = 0; i < n; i++)
+		{
+			buf[2 + i] = (uint8_t) gpx_posrec_tf(b.npos[i]);
+			buf[2 + n + i] = b.dlc[i];
+		}
+		len = gpx_posrec_encode_block(&b, flags, buf + 2 + 2 * n, scratch);
+		snprintf(name, sizeof(name), "block-%02d", s);
+		write_file("posrec", name, buf, 2 + 2 * n + len);
+	}
+	free(scratch);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -796,7 +855,9 @@ main(int argc, char **argv)
 	make_dir(out_dir, "list_ops");
 	make_dir(out_dir, "differential");
 	make_dir(out_dir, "index_pages");
+	make_dir(out_dir, "posrec");
 	synthetic_seeds();
+	posrec_seeds();
 	fprintf(stderr, "gen_seeds: synthetic: %d seed files\n", nfiles);
 	for (size_t c = 0; c < sizeof(corpora) / sizeof(corpora[0]); c++)
 		corpus_seeds(argv[1], corpora[c]);

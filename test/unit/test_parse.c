@@ -10,7 +10,7 @@
 
 #define CAPACITY 8144
 
-static const GpxSegLimits limits = {1000, 4, CAPACITY, false, 0, false, false, 0};
+static const GpxSegLimits limits = {.ndocs = 1000, .list_pages = 4, .page_capacity = CAPACITY};
 
 static void
 check_inline_lists(void)
@@ -214,7 +214,7 @@ check_packed_leaves(void)
 		{long_next, 700, NULL, 100, 2, 64, NULL},
 		{"b", 2, ids_a, 0, 0, 0, tfs_small},
 	};
-	GpxSegLimits fl = {1000, 4, CAPACITY, true, 1, false, false, 0};
+	GpxSegLimits fl = {.ndocs = 1000, .list_pages = 4, .page_capacity = CAPACITY, .freqs = true, .freq_pages = 1};
 
 	for (int packed = 0; packed <= 1; packed++)
 	{
@@ -271,7 +271,7 @@ check_packed_leaves(void)
 		int			n;
 		GpxLeafEntry out;
 		const uint8_t *p;
-		GpxSegLimits nofreqs = {1000, 4, CAPACITY, false, 0, true, false, 0};
+		GpxSegLimits nofreqs = {.ndocs = 1000, .list_pages = 4, .page_capacity = CAPACITY, .packed = true};
 
 		fl.packed = true;
 		/* the lengths byte: 0x12 is shared 1, suffix 2 */

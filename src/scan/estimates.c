@@ -1,0 +1,240 @@
+/*
+ * estimates.c
+ *	  What the planner learns from a gpuidx index about the relation it
+ *	  indexes: how many rows "doc @@ tsquery" keeps, from the index's own
+ *	  counts (PostgreSQL's estimator guesses from the column's statistics,
+ *	  and takes 0.5% for a query it cannot see), and where the first matches
+ *	  lie, so that a sequential scan under LIMIT or EXISTS is priced at the
+ *	  part of the table it reads before them.  PostgreSQL prices that scan as
+ *	  if the matches were spread evenly, which makes it look nearly free for
+ *	  a query whose matches are few or lie late in the table; doc ids follow
+ *	  the heap, so the index knows.  Relations without a gpuidx index keep
+ *	  PostgreSQL's estimates.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/genam.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "utils/rel.h"
+#include "utils/selfuncs.h"
+
+#include "am/gpuidx_am.h"
+#include "scan/customscan.h"
+#include "text/tokenize.h"
+
+/*
+ * The gpuidx index of the relation that answers the clause under the
+ * current configuration, opened (NULL: none); *value its query when the
+ * planner knows it (else NULL), *tsquery its kind.
+ */
+static Relation
+clause_index(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo, Const **value, bool *tsquery)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *ix = lfirst(lc);
+		Node	   *query;
+		RestrictInfo *qual;
+		Relation	index;
+		Node	   *known;
+
+		/* a gpuidx index (known by its routine) on one column or expression, not partial */
+		if (ix->amcostestimate != gpx_costestimate || ix->nkeycolumns != 1 || ix->indpred != NIL ||
+			!gpx_match_clause(rinfo, rel->relid, ix, &query, tsquery, &qual))
+			continue;
+		index = index_open(ix->indexoid, NoLock);
+		if (!gpx_index_answers(index, gpx_current_config()))
+		{
+			index_close(index, NoLock);
+			continue;
+		}
+		known = estimate_expression_value(root, query);
+		*value = IsA(known, Const) ? (Const *) known : NULL;
+		return index;
+	}
+	return NULL;
+}
+
+/* every path's rows times factor (they all include the relation's restrictions) */
+static void
+scale_path_rows(List *paths, double factor)
+{
+	ListCell   *lc;
+
+	foreach(lc, paths)
+	{
+		Path	   *p = lfirst(lc);
+
+		p->rows = clamp_row_est(p->rows * factor);
+	}
+}
+
+/*
+ * "doc @@ tsquery" on a gpuidx-indexed document keeps the share of rows the
+ * index counts (a parameter: its typical query's): the clause's cached
+ * selectivity is replaced, and the relation's size and paths follow.
+ * (@@& has the index's estimate from its own restriction estimator.)
+ */
+void
+gpx_estimate_rel_rows(PlannerInfo *root, RelOptInfo *rel)
+{
+	double		old_rows = rel->rows;
+	bool		changed = false;
+	ListCell   *lc;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Const	   *value;
+		bool		tsquery;
+		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery);
+
+		if (index == NULL)
+			continue;
+		if (tsquery)
+		{
+			rinfo->norm_selec = gpx_clause_selectivity(index, value, true);
+			changed = true;
+		}
+		index_close(index, NoLock);
+	}
+	if (!changed)
+		return;
+	set_baserel_size_estimates(root, rel);
+	if (old_rows > 0)
+	{
+		scale_path_rows(rel->pathlist, rel->rows / old_rows);
+		scale_path_rows(rel->partial_pathlist, rel->rows / old_rows);
+	}
+}
+
+/*
+ * The rows the query takes from the relation when it stops early (a LIMIT,
+ * EXISTS): only for a query of this relation alone; 0 when unknown or all.
+ */
+static double
+rows_wanted(PlannerInfo *root, RelOptInfo *rel)
+{
+	if (bms_membership(root->all_baserels) != BMS_SINGLETON || !bms_equal(root->all_baserels, rel->relids))
+		return 0;
+	if (root->limit_tuples > 0)
+		return root->limit_tuples;
+	if (root->tuple_fraction >= 1.0)
+		return root->tuple_fraction;
+	if (root->tuple_fraction > 0)
+		return root->tuple_fraction * rel->rows;
+	return 0;
+}
+
+/* what a LIMIT of k rows over the path costs, as PostgreSQL prices it */
+static Cost
+limit_cost(const Path *p, double k)
+{
+	return p->startup_cost + (p->total_cost - p->startup_cost) * Min(k / Max(p->rows, 1.0), 1.0);
+}
+
+static bool
+is_seqscan(const Path *p)
+{
+	return p->pathtype == T_SeqScan && p->param_info == NULL;
+}
+
+/*
+ * The sequential scan's startup cost made such that a LIMIT of k rows over
+ * it costs what reading fraction of its pages and rows does: PostgreSQL
+ * adds (total - startup) * k / rows to the startup, so that is solved for
+ * the startup.  Never lowered.
+ */
+static void
+reprice_seqscan(Path *p, double k, double fraction)
+{
+	double		share = Min(k / Max(p->rows, 1.0), 1.0);
+	Cost		target = p->startup_cost + fraction * (p->total_cost - p->startup_cost);
+	Cost		startup;
+
+	if (share >= 1.0)
+		return;
+	startup = (target - p->total_cost * share) / (1.0 - share);
+	if (startup > p->startup_cost)
+		p->startup_cost = Min(startup, p->total_cost);
+}
+
+/*
+ * Under a LIMIT or EXISTS, a sequential scan filtered by a clause a gpuidx
+ * index answers reads the table up to the clause's k-th match: how far
+ * that is, the index tells (the first matches of each segment, mapped to
+ * their heap blocks; for a query the planner cannot see, where a typical
+ * query's k-th match lies on average), and the scan's startup cost says
+ * it.  Only when the scan would otherwise be chosen: finding the first
+ * matches runs the query's first windows at planning time.
+ */
+void
+gpx_price_seqscans(PlannerInfo *root, RelOptInfo *rel)
+{
+	double		k = rows_wanted(root, rel);
+	Cost		seq = -1;
+	Cost		other = -1;
+	double		fraction = 0;
+	double		max_fraction = 0;
+	ListCell   *lc;
+
+	if (k <= 0 || k >= rel->rows)
+		return;
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+		Cost		c;
+
+		if (p->param_info != NULL)
+			continue;
+		c = limit_cost(p, k);
+		if (is_seqscan(p))
+			seq = seq < 0 ? c : Min(seq, c);
+		else
+			other = other < 0 ? c : Min(other, c);
+	}
+	/* no scan to price, or it loses already */
+	if (seq < 0 || other < 0 || seq > other)
+		return;
+	/* past this share of the table the scan loses: no need to know farther */
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (is_seqscan(p) && p->total_cost > p->startup_cost)
+			max_fraction = Max(max_fraction, (other - p->startup_cost) / (p->total_cost - p->startup_cost));
+	}
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Const	   *value;
+		bool		tsquery;
+		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery);
+
+		if (index == NULL)
+			continue;
+		/* every clause holds for a row the scan returns: the farthest k-th match */
+		fraction = Max(fraction, gpx_scan_fraction(index, value, tsquery, k, rel->pages, rel->tuples,
+												   Min(max_fraction, 1.0)));
+		index_close(index, NoLock);
+	}
+	if (fraction <= 0)
+		return;
+	foreach(lc, rel->pathlist)
+		if (is_seqscan(lfirst(lc)))
+			reprice_seqscan(lfirst(lc), k, fraction);
+	/* a parallel scan's workers read the same part of the table together */
+	foreach(lc, rel->partial_pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (is_seqscan(p))
+			reprice_seqscan(p, k * p->rows / Max(rel->rows, 1.0), fraction);
+	}
+}
