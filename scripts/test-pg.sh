@@ -9,6 +9,7 @@
 # The host's own PostgreSQL 15 is scripts/test.sh's; that script runs this
 # one for 17 and 18 after its own tests.  Run as root on Debian 12.
 #   bash scripts/test-pg.sh 17|18
+#   bash scripts/test-pg.sh --chroot-only 17|18   only make (or check) the chroot
 #
 # The TAP tests run but for the long ones, which CI's time (45 minutes for
 # 15, 17 and 18 on 2 cores) cannot hold three times; each is a proof at length
@@ -33,18 +34,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+args=("$@")
+chroot_only=0
+if [ "${1:-}" = --chroot-only ]; then chroot_only=1; shift; fi
 version=${1:-}
 case "$version" in
     17) release=trixie ;;
     18) release=sid ;;
-    *) echo "usage: $0 17|18   (15 is the host's: scripts/test.sh)" >&2; exit 2 ;;
+    *) echo "usage: $0 [--chroot-only] 17|18   (15 is the host's: scripts/test.sh)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" -eq 0 ] || { echo "test-pg.sh: run as root (mmdebstrap, chroot)" >&2; exit 1; }
 
 # Mounts for the chroot are made in a mount namespace of this script's own,
 # so they vanish with it, whatever way it exits.
 if [ -z "${GPUIDX_TEST_PG_NS:-}" ]; then
-    GPUIDX_TEST_PG_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
+    GPUIDX_TEST_PG_NS=1 exec unshare --mount --propagation private bash "$0" "${args[@]}"
 fi
 
 start=$SECONDS
@@ -91,6 +95,7 @@ if [ "$(cat "$root/.gpuidx-chroot" 2>/dev/null)" != "$stamp" ]; then
 else
     echo "reusing $root"
 fi
+[ "$chroot_only" = 0 ] || { step "chroot ready: $root"; exit 0; }
 mount -t proc proc "$root/proc"
 mount --bind /dev "$root/dev"
 mount -t tmpfs -o mode=1777 shm "$root/dev/shm"
@@ -151,7 +156,7 @@ as_pg "pg_virtualenv -v $version -o shared_preload_libraries=gpuidx sh -c '
 
 if [ -n "$tap" ]; then
     step "TAP tests: $tap"
-    as_pg "make -s $make_args prove-tap PROVE_FLAGS=--timer PROVE_TESTS='$tap'" || {
+    as_pg "make -s $make_args prove-tap PROVE_FLAGS='-j2 --timer' PROVE_TESTS='$tap'" || {
         failed="$failed TAP"
         for log in $(grep -l '^not ok' "$root"/var/tmp/gpuidx/tmp_check/log/regress_log_* 2>/dev/null); do
             echo "--- the end of $log:"; tail -n 40 "$log"
