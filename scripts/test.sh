@@ -6,18 +6,33 @@
 # PostgreSQL 15 cluster, pg_regress, the isolation specs (specs/) and
 # pgTAP, pg_regress again with gpuidx preloaded, then the TAP tests (their own clusters; the index's equivalence
 # proof needs the GCIDE corpus, fetched here by scripts/data/fetch when
-# missing).  Exits non-zero on the first failure, a corpus that cannot be
-# fetched included.  Run as root on Debian 12.
+# missing); then the server tests again against PostgreSQL 17 and 18, each in
+# a chroot of the Debian release that carries it (scripts/test-pg.sh).
+# Exits non-zero on the first failure, a corpus that cannot be fetched
+# included.  Run as root on Debian 12.
 #   GPUIDX_SKIP_CORPUS=1   fetch nothing and skip the equivalence proof
+#   GPUIDX_PG_VERSIONS="17 18"   the other versions tested (empty: none)
+#   GPUIDX_TAP_JOBS=2      TAP test files run at once
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-step() { printf '\n=== %s ===\n' "$*"; }
+step() { printf '\n=== %s (%d s) ===\n' "$*" $SECONDS; }
 
 step "dependencies"
 bash scripts/deps.sh
+
+# the other versions' chroots are made (downloaded, mostly) while this
+# machine builds and runs the tests below; one after the other, since each
+# installs packages
+versions=${GPUIDX_PG_VERSIONS-17 18}
+chroot_log=$(mktemp /tmp/gpuidx-chroots.XXXXXX)
+chroots_pid=
+if [ -n "$versions" ]; then
+    ( for v in $versions; do bash scripts/test-pg.sh --chroot-only "$v" || exit 1; done ) > "$chroot_log" 2>&1 &
+    chroots_pid=$!
+fi
 
 step "build and install"
 make -s -j"$jobs" WERROR=1
@@ -90,7 +105,24 @@ step "TAP tests (PostgreSQL::Test::Cluster)"
 # without the opt-out, a missing corpus fails t/005 instead of skipping it
 require=1
 [ "$skip_corpus" = 1 ] && require=0
-as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap"
+# two at a time (each test's clusters take ports of their own), the long
+# proofs first so that the short ones fill in beside them
+long="t/005_index_equivalence.pl t/020_tsquery_equivalence.pl t/012_rank_equivalence.pl t/021_shards.pl
+    t/010_worker.pl t/015_concurrent_vacuum.pl t/018_sqlsmith.pl t/008_cancel.pl"
+tap_order=$(for f in $long; do [ -f "$f" ] && echo "$f"; done; ls t/*.pl | grep -vxF -f <(echo "$long" | tr ' ' '\n' | grep .))
+as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap \
+    PROVE_FLAGS='-j${GPUIDX_TAP_JOBS:-2} --timer' PROVE_TESTS='$(echo $tap_order)'"
+
+if [ -n "$chroots_pid" ]; then
+    step "chroots of PostgreSQL $versions"
+    wait "$chroots_pid" || { cat "$chroot_log"; echo "test.sh: could not make the chroots" >&2; exit 1; }
+    grep '===' "$chroot_log"
+fi
+rm -f "$chroot_log"
+for v in $versions; do
+    step "PostgreSQL $v: the server tests in a chroot of its Debian release"
+    GPUIDX_DATA=$data bash scripts/test-pg.sh "$v"
+done
 
 if [ "$skip_corpus" = 1 ]; then
     step "all tests passed, but NOT the index equivalence proof (GPUIDX_SKIP_CORPUS=1)"

@@ -30,7 +30,7 @@ END $$;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
 -- all-visible: the heap is not read at all
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
 SELECT * FROM counts('w3 v5');
 EXPLAIN (COSTS OFF) SELECT EXISTS (SELECT 1 FROM cs WHERE body @@& 'u77');
 SELECT EXISTS (SELECT 1 FROM cs WHERE body @@& 'u77'), EXISTS (SELECT 1 FROM cs WHERE body @@& 'u77 w1');
@@ -41,7 +41,7 @@ EXPLAIN (COSTS OFF) SELECT id FROM cs WHERE body @@& 'w3 v5' AND id % 2 = 0;
 SELECT count(*), min(id), max(id) FROM cs WHERE body @@& 'w3 v5' AND id % 2 = 0;
 RESET enable_bitmapscan;
 -- LIMIT stops early
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT id FROM cs WHERE body @@& 'w3' LIMIT 3;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT id FROM cs WHERE body @@& 'w3' LIMIT 3;
 -- a tsvector column
 EXPLAIN (COSTS OFF) SELECT count(*) FROM cs WHERE tsv @@& 'w3 v5';
 SELECT count(*) FROM cs WHERE tsv @@& 'w3 v5';
@@ -56,18 +56,18 @@ INSERT INTO cs SELECT g, 'w3 v5 fresh u' || g, to_tsvector('english', 'w3 v5 fre
 SELECT * FROM counts('w3 v5');
 SELECT * FROM counts('edited w2');
 SELECT * FROM counts('fresh');
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
 VACUUM cs;
 SELECT * FROM counts('w3 v5');
 SELECT * FROM counts('edited w2');
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
 
 -- a few pages not all-visible: the segment's doc map chunks whose rows
 -- cannot lie on them are counted from the index without their TIDs, the
 -- others' rows mapped, and read where the visibility map is in doubt
 UPDATE cs SET body = 'w3 v5 u31 moved' WHERE id = 31;
 INSERT INTO cs VALUES (30001, 'w3 v5 late', NULL);
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM cs WHERE body @@& 'w3 v5';
 SELECT * FROM counts('w3 v5');
 SELECT * FROM counts('moved');
 DELETE FROM cs WHERE id = 30001;
@@ -86,7 +86,7 @@ SET plan_cache_mode = force_generic_plan;
 PREPARE by_body(text) AS SELECT count(*) FROM cs WHERE body @@& $1;
 EXECUTE by_body('w3 v5');
 SET gpuidx.text_config = 'simple';
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE by_body('w3 v5');
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) EXECUTE by_body('w3 v5');
 EXECUTE by_body('w3 v5');
 RESET gpuidx.text_config;
 DEALLOCATE by_body;

@@ -53,9 +53,10 @@ SELECT gpuidx_merge_pending('ddl');
 SELECT gpuidx_verify('ddl_pkey');
 SELECT gpuidx_verify(0);
 
--- the index records its configuration and depends on it
+-- the index records its configuration and depends on it (the schema given:
+-- from PostgreSQL 17 an index is built with search_path = pg_catalog, pg_temp)
 CREATE TEXT SEARCH CONFIGURATION ddl_cfg (COPY = simple);
-SET gpuidx.text_config = 'ddl_cfg';
+SET gpuidx.text_config = 'public.ddl_cfg';
 CREATE INDEX ddl_cfg_idx ON ddl USING gpuidx (body);
 RESET gpuidx.text_config;
 SELECT config FROM gpuidx_index_stats('ddl_cfg_idx');

@@ -132,7 +132,7 @@ PREPARE by_index(text) AS SELECT count(*) FROM docs WHERE body @@& $1;
 EXPLAIN (COSTS OFF) EXECUTE by_index('foxes');
 EXECUTE by_index('foxes');
 SET gpuidx.text_config = 'simple';
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE by_index('foxes');
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) EXECUTE by_index('foxes');
 EXECUTE by_index('foxes');
 EXECUTE by_index('fox');
 RESET gpuidx.text_config;

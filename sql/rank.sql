@@ -147,7 +147,7 @@ WHERE c.top IS DISTINCT FROM (SELECT array_agg(id::text || ':' || s) FROM
 			   (SELECT id, -(body <=> c.q) AS s FROM rk ORDER BY body <=> c.q LIMIT 4) x);
 RESET gpuidx.enable_customscan;
 SELECT count(*) AS rescanned FROM by_custom WHERE top IS NOT NULL;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	SELECT id FROM rk WHERE body @@& 'gpu' ORDER BY body <=> 'gpu' LIMIT 2;
 
 -- the first top-k round is the LIMIT (with its OFFSET) when the scan's rows
@@ -168,13 +168,13 @@ CREATE TEMP TABLE lim_custom AS SELECT q, lim, off, lim_top(q, lim, off) AS top 
 SET gpuidx.enable_customscan = off;
 SELECT count(*) AS queries, count(*) FILTER (WHERE top = lim_top(q, lim, off)) AS same FROM lim_custom;
 RESET gpuidx.enable_customscan;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	SELECT id FROM rk ORDER BY body <=> 'gpu index' LIMIT 3 OFFSET 2;
 -- the best rows deleted: the first round (k 2) finds them gone, a second
 -- one ranks further
 BEGIN;
 DELETE FROM rk WHERE id IN (SELECT id FROM rk ORDER BY body <=> 'gpu' LIMIT 6);
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	SELECT id FROM rk ORDER BY body <=> 'gpu' LIMIT 2;
 CREATE TEMP TABLE lim_deleted AS SELECT lim_top('gpu', 2, 0) AS top;
 SET LOCAL gpuidx.enable_customscan = off;
@@ -182,11 +182,11 @@ SELECT top = lim_top('gpu', 2, 0) AS same FROM lim_deleted;
 ROLLBACK;
 -- a condition the index does not take, a LIMIT the plan does not know, a
 -- join: the scan's own first round
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	SELECT id FROM rk WHERE id % 2 = 0 ORDER BY body <=> 'gpu' LIMIT 3;
 PREPARE lim_param(int) AS SELECT id FROM rk ORDER BY body <=> 'gpu' LIMIT $1;
 SET plan_cache_mode = force_generic_plan;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE lim_param(3);
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) EXECUTE lim_param(3);
 RESET plan_cache_mode;
 DEALLOCATE lim_param;
 SELECT count(*) AS rows FROM (SELECT r.id FROM rk r JOIN outer_q o ON true ORDER BY r.body <=> 'gpu' LIMIT 3) x;

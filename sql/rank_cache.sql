@@ -48,19 +48,19 @@ SELECT count(*) AS queries,
 	FROM fresh f JOIN kept1 a USING (q) JOIN kept2 b USING (q) JOIN small c USING (q);
 
 -- EXPLAIN ANALYZE says how many lists came from the copy
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	SELECT id FROM rc ORDER BY body <=> 'rare common' LIMIT 3;
 SET gpuidx.rank_cache_size = 0;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	SELECT id FROM rc ORDER BY body <=> 'rare common' LIMIT 3;
 RESET gpuidx.rank_cache_size;
 
 -- REINDEX writes new storage: nothing kept is used for it, and the first
 -- ranking after it reads the lists again
 REINDEX INDEX rc_body;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	SELECT id FROM rc ORDER BY body <=> 'rare common' LIMIT 3;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 	SELECT id FROM rc ORDER BY body <=> 'rare common' LIMIT 3;
 SELECT count(*) AS same FROM fresh f WHERE f.any_t = rc_top(f.q, 25, false);
 

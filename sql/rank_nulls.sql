@@ -81,7 +81,7 @@ SET gpuidx.enable_customscan = off;
 SELECT count(*) FROM (SELECT id FROM nt ORDER BY body <=> 'kernel' LIMIT 10) s;
 RESET gpuidx.enable_customscan;
 -- the rows without a document come from a read of the table, once the index's ran out
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT id FROM nt ORDER BY body <=> 'kernel' LIMIT 10;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT id FROM nt ORDER BY body <=> 'kernel' LIMIT 10;
 RESET enable_seqscan;
 SELECT * FROM ranked_shapes('nt', 'body', '''kernel''', 10);
 SELECT * FROM ranked_shapes('nt', 'body', '''kernel''', 3);
@@ -159,7 +159,7 @@ INSERT INTO nn SELECT g, 'word' || (g % 5) FROM generate_series(1, 100) g;
 CREATE INDEX nn_body ON nn USING gpuidx (body);
 VACUUM ANALYZE nn;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT id FROM nn ORDER BY body <=> 'word1';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT id FROM nn ORDER BY body <=> 'word1';
 RESET enable_seqscan;
 DROP TABLE nn;
 DROP FUNCTION ranked_shapes(text, text, text, int);

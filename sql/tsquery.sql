@@ -124,7 +124,7 @@ DECLARE line text; r text := 'none';
 BEGIN
   SET LOCAL enable_seqscan = off;
   PERFORM set_config('gpuidx.enable_customscan', custom::text, true);
-  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM tq WHERE tsv @@ %L::tsquery', q) LOOP
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT id FROM tq WHERE tsv @@ %L::tsquery', q) LOOP
     IF line ~ 'Rows Removed by Index Recheck' THEN r := trim(line); END IF;
   END LOOP;
   RETURN r;
@@ -140,8 +140,8 @@ SET enable_seqscan = off;
 SELECT count(*) FROM tq WHERE tsv @@ '(databas <-> gpu) | postgr';
 -- count(*) alone is counted in the scan, the unsure rows checked there, on
 -- the column or on the index's expression
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM tq WHERE tsv @@ '(databas <-> gpu) | postgr';
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM tq WHERE tsv @@ '(databas <-> gpu) | postgr';
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ '(databas <-> gpu) | postgr';
 SELECT count(*) FROM tq WHERE to_tsvector('english', body) @@ '(databas <-> gpu) | postgr';
 SELECT count(*) FROM tq WHERE tsv @@ 'postgr';
@@ -158,7 +158,7 @@ CREATE FUNCTION tq_check(tbl regclass, doc text, q tsquery) RETURNS text LANGUAG
 DECLARE line text; r text := '';
 BEGIN
   SET LOCAL enable_seqscan = off;
-  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM %s WHERE %s @@ %L::tsquery',
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM %s WHERE %s @@ %L::tsquery',
                              tbl, doc, q) LOOP
     IF line ~ 'Heap Fetches|Rows Removed|Check Workers Planned' THEN r := r || trim(line) || '; '; END IF;
   END LOOP;
@@ -293,7 +293,7 @@ BEGIN
   SET LOCAL enable_seqscan = off;
   SET LOCAL enable_bitmapscan = off;
   SET LOCAL gpuidx.enable_customscan = off;
-  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM tq WHERE tsv @@ %L::tsquery ORDER BY tsv <=> %L::tsquery LIMIT 100000', q, q) LOOP
+  FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT id FROM tq WHERE tsv @@ %L::tsquery ORDER BY tsv <=> %L::tsquery LIMIT 100000', q, q) LOOP
     IF line ~ 'Rows Removed by Index Recheck' THEN removed := substring(line from '(\d+)$'); END IF;
     IF line ~ 'Index Scan using' THEN got := substring(line from 'rows=(\d+)'); END IF;
   END LOOP;
@@ -380,9 +380,9 @@ GROUP BY w ORDER BY w;
 SET gpuidx.tree_window = 1000;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM tw WHERE v @@ '!alpha | gamma' LIMIT 100000000;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM tw WHERE v @@ '!alpha | gamma' LIMIT 10;
 RESET enable_seqscan;
 RESET enable_bitmapscan;

@@ -8,6 +8,8 @@
 #include "postgres.h"
 #include "fmgr.h"
 
+#include "pg_compat.h"
+
 /*
  * The module is built with -fvisibility=hidden so that only SQL-callable
  * functions leave it; PostgreSQL 15's PG_FUNCTION_INFO_V1 exports the info

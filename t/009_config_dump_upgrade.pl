@@ -98,5 +98,21 @@ is($new->safe_psql('postgres', q{SET gpuidx.text_config = 'public.mycfg'; SET en
 	SELECT id FROM docs WHERE lower(body) @@& 'katze'}), "1\n5\n9001",
 	'upgraded: rows inserted afterwards are tokenized under the index\'s configuration');
 
+# the setting's name is looked up by the build: from PostgreSQL 17 under
+# search_path = pg_catalog, pg_temp, where public.mycfg needs its schema
+my ($ret, $out, $err) = $new->psql('postgres',
+	q{SET gpuidx.text_config = 'mycfg'; CREATE INDEX docs_unqualified ON docs USING gpuidx (body)});
+if ($new->pg_version >= 17)
+{
+	like($err, qr/text search configuration "mycfg" does not exist/,
+		'an unqualified setting outside pg_catalog: not found by the build');
+}
+else
+{
+	is($ret, 0, 'an unqualified setting outside pg_catalog: found through search_path');
+	is($new->safe_psql('postgres', q{SELECT config FROM gpuidx_index_stats('docs_unqualified')}),
+		'public.mycfg', 'and recorded with its schema');
+}
+
 $new->stop;
 done_testing();

@@ -128,7 +128,8 @@ SELECT throws_ok($$SELECT gpuidx_merge_pending(0)$$, '42P01', NULL, 'merge OID 0
 CREATE INDEX ic_btree ON ic (id);
 SELECT throws_ok($$SELECT gpuidx_index_stats('ic_btree')$$, '42809', NULL, 'stats of a btree: 42809');
 CREATE TEXT SEARCH CONFIGURATION ic_cfg (COPY = simple);
-SET gpuidx.text_config = 'ic_cfg';
+-- with its schema: from 17 an index is built with search_path = pg_catalog, pg_temp
+SET gpuidx.text_config = 'public.ic_cfg';
 CREATE INDEX ic_cfg_idx ON ic USING gpuidx (body);
 RESET gpuidx.text_config;
 SELECT throws_ok($$DROP TEXT SEARCH CONFIGURATION ic_cfg$$, '2BP01', NULL,

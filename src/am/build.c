@@ -519,7 +519,7 @@ gpx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 	/* new storage: nothing cached under its relfilenode is this index's */
-	gpx_forget_index(index->rd_node);
+	gpx_forget_index(gpx_rel_locator(index));
 	gpx_seg_forget_cached();
 	gq_rank_cache_forget();
 	memset(&bs, 0, sizeof(bs));
@@ -612,7 +612,6 @@ gpx_buildempty(Relation index)
 	gpx_meta_pack(page.data, &meta);
 	PageSetChecksumInplace(page.data, GPX_META_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, GPX_META_BLKNO, page.data, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM, GPX_META_BLKNO,
-				page.data, true);
+	log_newpage(&gpx_rel_locator(index), INIT_FORKNUM, GPX_META_BLKNO, page.data, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

@@ -77,7 +77,7 @@ gpx_config_qualified_name(Oid config)
 static Oid
 config_by_name(const char *name)
 {
-	List	   *names = stringToQualifiedNameList(name);
+	List	   *names = gpx_qualified_name_list(name);
 
 	return get_ts_config_oid(names, true);
 }

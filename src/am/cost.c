@@ -520,7 +520,7 @@ static void
 cached_estimate(Relation index, Oid cfg, bool tsquery, struct varlena *query, GpxEstimate *est)
 {
 	EstimateCache *c = &last_estimate;
-	LocalTransactionId lxid = MyProc->lxid;
+	LocalTransactionId lxid = gpx_my_lxid();
 	CommandId	cid = GetCurrentCommandId(false);
 	GpxLexemes	terms;
 

@@ -21,7 +21,7 @@
 static object_access_hook_type prev_object_access_hook = NULL;
 
 void
-gpx_forget_index(RelFileNode node)
+gpx_forget_index(RelFileLocator node)
 {
 	gpx_cache_forget_index(node);
 	gpx_dead_counts_forget_index(node);
@@ -40,7 +40,7 @@ forget_dropped_index(ObjectAccessType access, Oid classId, Oid objectId, int sub
 		Relation	index = relation_open(objectId, NoLock);
 
 		if (index->rd_indam != NULL && index->rd_indam->ambuild == gpx_build)
-			gpx_forget_index(index->rd_node);
+			gpx_forget_index(gpx_rel_locator(index));
 		relation_close(index, NoLock);
 	}
 }

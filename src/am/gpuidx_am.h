@@ -76,7 +76,7 @@ extern void gpx_alter_check_init(void);
  * when its storage is new (gpx_forget_index, from the build) or dropped
  * (the hook gpx_forget_init sets, from _PG_init)
  */
-extern void gpx_forget_index(RelFileNode node);
+extern void gpx_forget_index(RelFileLocator node);
 extern void gpx_forget_init(void);
 extern void gpx_check_index_oid(Oid indexoid);	/* ERROR unless an index exists */
 

@@ -320,6 +320,11 @@ gpuidx_handler(PG_FUNCTION_ARGS)
 	am->amoptsprocnum = 0;
 	am->amcanorder = false;
 	am->amcanorderbyop = true;
+#if PG_VERSION_NUM >= 180000
+	am->amcanhash = false;
+	am->amconsistentequality = false;
+	am->amconsistentordering = false;
+#endif
 	am->amcanbackward = false;
 	am->amcanunique = false;
 	am->amcanmulticol = false;
@@ -330,18 +335,31 @@ gpuidx_handler(PG_FUNCTION_ARGS)
 	am->amclusterable = false;
 	am->ampredlocks = false;
 	am->amcanparallel = false;
+#if PG_VERSION_NUM >= 170000
+	/* a parallel build picks its own workers (build.c) */
+	am->amcanbuildparallel = false;
+#endif
 	am->amcaninclude = false;
 	am->amusemaintenanceworkmem = true;
+#if PG_VERSION_NUM >= 160000
+	am->amsummarizing = false;
+#endif
 	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
 	am->amkeytype = InvalidOid;
 
 	am->ambuild = gpx_build;
 	am->ambuildempty = gpx_buildempty;
 	am->aminsert = gpx_insert;
+#if PG_VERSION_NUM >= 170000
+	am->aminsertcleanup = NULL;
+#endif
 	am->ambulkdelete = gpx_bulkdelete;
 	am->amvacuumcleanup = gpx_vacuumcleanup;
 	am->amcanreturn = NULL;
 	am->amcostestimate = gpx_costestimate;
+#if PG_VERSION_NUM >= 180000
+	am->amgettreeheight = NULL;
+#endif
 	am->amoptions = gpx_options;
 	am->amproperty = NULL;
 	am->ambuildphasename = gpx_phasename;
@@ -357,6 +375,10 @@ gpuidx_handler(PG_FUNCTION_ARGS)
 	am->amestimateparallelscan = NULL;
 	am->aminitparallelscan = NULL;
 	am->amparallelrescan = NULL;
+#if PG_VERSION_NUM >= 180000
+	am->amtranslatestrategy = NULL;
+	am->amtranslatecmptype = NULL;
+#endif
 
 	PG_RETURN_POINTER(am);
 }

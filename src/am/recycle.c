@@ -178,7 +178,7 @@ page_is_retired(Relation index, BlockNumber nblocks, BlockNumber blkno, const Gp
 	/* the index never shrinks: a reference past its end is damage */
 	if (blkno == GPX_META_BLKNO || blkno >= nblocks)
 		gpx_report_corrupt(index, blkno, "A retired set references a page outside the index");
-	vacuum_delay_point();
+	gpx_vacuum_delay_point();
 	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
@@ -457,7 +457,7 @@ pending_chain_blocks(Relation index, BlockNumber blk, uint32 seq, BlockNumber st
 		Buffer		buf;
 		Page		page;
 
-		vacuum_delay_point();
+		gpx_vacuum_delay_point();
 		if (++walked > nblocks)
 			gpx_report_corrupt(index, blk, "The pending chain is longer than the index (a loop)");
 		buf = gpx_read_page(index, blk, BUFFER_LOCK_SHARE, &tag);
@@ -508,7 +508,7 @@ free_unlinked_pending(Relation index, const BlockList *candidates, const GpxReti
 
 		if (blocks_contain(&reachable, b))
 			continue;
-		vacuum_delay_point();
+		gpx_vacuum_delay_point();
 		buf = ReadBuffer(index, b);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		orphan = gpx_page_problem(BufferGetPage(buf)) == NULL &&
@@ -565,7 +565,7 @@ gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy, BlockNumber *nb
 		GpxPageOpaque opaque;
 		bool		orphan = false;
 
-		vacuum_delay_point();
+		gpx_vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, b, RBM_NORMAL, strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);

@@ -142,7 +142,7 @@ gpx_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int no
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 	reset_tuple_scan(scan->opaque);
 	/* pg_stat_*_indexes.idx_scan, as every index access method counts a scan */
-	pgstat_count_index_scan(scan->indexRelation);
+	gpx_count_index_scan(scan);
 }
 
 void

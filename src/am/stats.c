@@ -176,7 +176,7 @@ gpuidx_merge_pending(PG_FUNCTION_ARGS)
 	gpx_check_index_oid(indexoid);
 	index = index_open(indexoid, RowExclusiveLock);
 	gpx_check_index(index);
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
+	if (!gpx_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
 	gpx_merge_lock(index);
 	merged = gpx_merge_pending(index, (Size) maintenance_work_mem * 1024);

@@ -109,7 +109,7 @@ check_pending_survivors(Relation index, IndexBulkDeleteCallback callback, void *
 	gpx_pending_begin(&r, index, &meta, InvalidBlockNumber, 0);
 	while (gpx_pending_next(&r))
 	{
-		vacuum_delay_point();
+		gpx_vacuum_delay_point();
 		if (callback(&r.tid, callback_state))
 			elog(ERROR, "gpuidx index \"%s\": pending entry (%u,%u) was not merged before VACUUM frees its row",
 				 RelationGetRelationName(index), ItemPointerGetBlockNumber(&r.tid),
@@ -147,7 +147,7 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		{
 			uint32		len = gpx_seg_chunk(seg, c, tids);
 
-			vacuum_delay_point();
+			gpx_vacuum_delay_point();
 			for (uint32 j = 0; j < len; j++)
 			{
 				uint32		d = c * GPX_DOCMAP_CHUNK + j;
@@ -195,7 +195,7 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (info->analyze_only)
 	{
 		/* autovacuum's ANALYZE of an insert-only table: merge, as GIN does */
-		if (IsAutoVacuumWorkerProcess() && gpx_merge_trylock(index))
+		if (AmAutoVacuumWorkerProcess() && gpx_merge_trylock(index))
 		{
 			gpx_merge_pending(index, budget);
 			gpx_merge_unlock(index);

@@ -683,7 +683,7 @@ gpuidx_verify(PG_FUNCTION_ARGS)
 	vs.heap = table_open(heapoid, lockmode);
 	vs.index = index_open(indexoid, lockmode);
 	gpx_check_index(vs.index);
-	if (!pg_class_ownercheck(heapoid, GetUserId()))
+	if (!gpx_class_ownercheck(heapoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(vs.heap));
 
 	/*

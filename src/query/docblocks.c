@@ -15,7 +15,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "storage/relfilenode.h"
+#include "pg_compat.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -27,8 +27,8 @@
 
 typedef struct DocBlocksKey
 {
-	RelFileNode node;
-	BackendId	backend;		/* a temporary index's relfilenode may be a permanent one's */
+	RelFileLocator node;
+	ProcNumber	backend;		/* a temporary index's relfilenode may be a permanent one's */
 	uint32		segid;
 	BlockNumber head;
 	uint32		ndocs;
@@ -77,7 +77,7 @@ gq_segment_blocks(GqIndex *gq, int s)
 	if (docblocks == NULL)
 		docblocks_reset();
 	memset(&key, 0, sizeof(key));
-	key.node = gq->index->rd_node;
+	key.node = gpx_rel_locator(gq->index);
 	key.backend = gq->index->rd_backend;
 	key.segid = seg->ref.id;
 	key.head = seg->ref.head;

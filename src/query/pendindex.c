@@ -55,8 +55,8 @@ typedef struct PendTerm
 typedef struct PendIndex
 {
 	bool		used;
-	RelFileNode node;
-	BackendId	backend;
+	RelFileLocator node;
+	ProcNumber	backend;
 	BlockNumber head;
 	uint32		head_seq;
 	uint32		head_off;
@@ -111,7 +111,7 @@ slot_reset(PendIndex *p, Relation index, const GpxMetaPageData *meta)
 	else
 		MemoryContextReset(p->cxt);
 	p->used = true;
-	p->node = index->rd_node;
+	p->node = gpx_rel_locator(index);
 	p->backend = index->rd_backend;
 	p->head = meta->pend_head;
 	p->head_seq = meta->pend_head_seq;
@@ -155,7 +155,7 @@ slot_for(Relation index, const GpxMetaPageData *meta)
 	{
 		PendIndex  *p = &slots[i];
 
-		if (p->used && RelFileNodeEquals(p->node, index->rd_node) && p->backend == index->rd_backend)
+		if (p->used && RelFileLocatorEquals(p->node, gpx_rel_locator(index)) && p->backend == index->rd_backend)
 		{
 			if (p->head != meta->pend_head || p->head_seq != meta->pend_head_seq ||
 				p->head_off != meta->pend_head_off)

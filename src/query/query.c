@@ -100,7 +100,7 @@ gq_device_list(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxList *list, boo
 	if (ref->external && ref->len >= GPX_CACHE_MIN_BYTES && !RelationUsesLocalBuffers(gq->index))
 	{
 		l->cacheable = true;
-		l->key.node = gq->index->rd_node;
+		l->key.node = gpx_rel_locator(gq->index);
 		l->key.segment = seg->ref.id;
 		l->key.page = ref->page;
 		l->key.offset = ref->offset;

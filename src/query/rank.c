@@ -626,7 +626,7 @@ device_tfs(GqIndex *gq, GpxSegment *seg, GpxTermRef *ref, GpxFreqs *freqs, GpxWo
 		return;
 	}
 	l->kind = GPX_PART_FREQS;
-	l->key.node = gq->index->rd_node;
+	l->key.node = gpx_rel_locator(gq->index);
 	l->key.segment = seg->ref.id;
 	l->key.page = ref->freq_page;
 	l->key.offset = ref->freq_offset;
@@ -665,7 +665,7 @@ device_doclens(GqIndex *gq, GpxSegment *seg, GpxWorkerList *l, uint8 **blob)
 	*blob = NULL;
 	l->kind = GPX_PART_DOCLENS;
 	l->cacheable = !RelationUsesLocalBuffers(gq->index);
-	l->key.node = gq->index->rd_node;
+	l->key.node = gpx_rel_locator(gq->index);
 	l->key.segment = seg->ref.id;
 	l->key.kind = GPX_PART_DOCLENS;
 	l->hdr.count = seg->hdr->ndocs;

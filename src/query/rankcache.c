@@ -37,7 +37,7 @@ static int	rank_cache_kb = 32 * 1024;
 
 typedef struct RankCacheKey
 {
-	RelFileNode node;
+	RelFileLocator node;
 	uint32		segment;
 	BlockNumber head;
 	uint32		page;			/* the list's place in the LISTS stream */
@@ -182,7 +182,7 @@ gq_rank_cache_get(GpxSegment *seg, GpxTermRef *ref, gq_term_reader read, GqTermD
 	if (rank_cache == NULL)
 		rank_cache_init();
 	memset(&key, 0, sizeof(key));
-	key.node = seg->index->rd_node;
+	key.node = gpx_rel_locator(seg->index);
 	key.segment = seg->ref.id;
 	key.head = seg->ref.head;
 	key.page = ref->page;

@@ -24,7 +24,6 @@
 #include "catalog/index.h"
 #include "catalog/pg_aggregate.h"
 #include "commands/defrem.h"
-#include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -327,7 +326,7 @@ add_custom_path(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			 * makes: the index answers exactly
 			 */
 			cost_qual_eval_node(&match_cost, (Node *) rinfo, root);
-			unchecked = bpath->path.total_cost - (enable_bitmapscan ? 0 : disable_cost) -
+			unchecked = bpath->path.total_cost - gpx_cost_if_disabled(enable_bitmapscan) -
 				tuples * match_cost.per_tuple;
 			pages = Min(T, (2.0 * T * tuples) / (2.0 * T + tuples));
 			lossy = pages > (double) tbm_calculate_entries((double) work_mem * 1024.0);

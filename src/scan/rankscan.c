@@ -17,7 +17,6 @@
 #include "access/genam.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
-#include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -128,6 +127,8 @@ add_rank_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte
 		/* below add_path's 1% fuzz: the index path is parallel-safe, this one not */
 		cpath->path.startup_cost = ipath->path.startup_cost * 0.98;
 		cpath->path.total_cost = ipath->path.total_cost * 0.98;
+		/* disabled with it (enable_indexscan) */
+		gpx_path_copy_disabled(&cpath->path, &ipath->path);
 		cpath->path.pathkeys = ipath->path.pathkeys;
 		/* it projects (no Result node above it: rankplan.c finds the junk score) */
 		cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
@@ -301,8 +302,8 @@ start_rank_scan(RankScanState *s)
 	make_key(&order, s->order_query, econtext, s->order_strategy, SK_ORDER_BY);
 	if (s->scan == NULL)
 	{
-		s->scan = index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
-								  s->nkeys, 1);
+		s->scan = gpx_index_beginscan(s->css.ss.ss_currentRelation, s->index, estate->es_snapshot,
+									  s->nkeys, 1);
 		gpx_scan_set_first_k(s->scan, s->first_k);
 	}
 	index_rescan(s->scan, keys, s->nkeys, &order, 1);

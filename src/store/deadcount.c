@@ -37,7 +37,7 @@
 typedef struct DeadCountKey
 {
 	uint64		sum_dl;			/* the segment's */
-	RelFileNode node;
+	RelFileLocator node;
 	uint32		segment;
 	BlockNumber head;
 	uint32		ndocs;
@@ -97,7 +97,7 @@ key_of(GpxSegment *seg, const GpxTermRef *ref, DeadCountKey *key)
 	if (!ref->external || ref->df == 0)
 		return false;
 	memset(key, 0, sizeof(*key));
-	key->node = seg->index->rd_node;
+	key->node = gpx_rel_locator(seg->index);
 	key->segment = seg->ref.id;
 	key->head = seg->ref.head;
 	key->ndocs = seg->ref.ndocs;
@@ -172,13 +172,13 @@ gpx_dead_counts_put(GpxSegment *seg, const GpxTermRef *ref, uint64 postings)
 }
 
 void
-gpx_dead_counts_forget_index(RelFileNode node)
+gpx_dead_counts_forget_index(RelFileLocator node)
 {
 	if (table == NULL)
 		return;
 	LWLockAcquire(table->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < DEAD_COUNT_SLOTS; i++)
-		if (table->slots[i].key.df != 0 && RelFileNodeEquals(table->slots[i].key.node, node))
+		if (table->slots[i].key.df != 0 && RelFileLocatorEquals(table->slots[i].key.node, node))
 			memset(&table->slots[i], 0, sizeof(DeadCount));
 	LWLockRelease(table->lock);
 }

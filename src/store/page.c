@@ -150,7 +150,7 @@ typedef struct CheckedPage
 {
 	Buffer		buf;
 	BlockNumber blkno;
-	RelFileNode node;
+	RelFileLocator node;
 	XLogRecPtr	lsn;
 	uint32		loads;			/* the buffer's reads from disk then */
 } CheckedPage;
@@ -197,7 +197,7 @@ page_was_checked(Relation index, Buffer buf, BlockNumber blkno)
 	CheckedPage *c = checked_slot(buf);
 
 	return buffer_loads != NULL && c->buf == buf && c->blkno == blkno &&
-		RelFileNodeEquals(c->node, index->rd_node) && c->loads == loads_of(buf) &&
+		RelFileLocatorEquals(c->node, gpx_rel_locator(index)) && c->loads == loads_of(buf) &&
 		c->lsn == BufferGetLSNAtomic(buf);
 }
 
@@ -210,7 +210,7 @@ page_checked(Relation index, Buffer buf, BlockNumber blkno)
 		return;
 	c->buf = buf;
 	c->blkno = blkno;
-	c->node = index->rd_node;
+	c->node = gpx_rel_locator(index);
 	c->loads = loads_of(buf);
 	c->lsn = BufferGetLSNAtomic(buf);
 }
@@ -296,7 +296,7 @@ check_page(Relation index, Buffer buf, BlockNumber blkno, Page page, const GpxPa
 
 typedef struct KnownSize
 {
-	RelFileNode node;
+	RelFileLocator node;
 	BlockNumber nblocks;
 } KnownSize;
 
@@ -309,7 +309,7 @@ gpx_index_has_blocks(Relation index, uint64 nblocks)
 	KnownSize  *k = NULL;
 
 	for (int i = 0; i < KNOWN_SIZES && k == NULL; i++)
-		if (RelFileNodeEquals(known_sizes[i].node, index->rd_node))
+		if (RelFileLocatorEquals(known_sizes[i].node, gpx_rel_locator(index)))
 			k = &known_sizes[i];
 	if (k != NULL && nblocks <= k->nblocks)
 		return true;
@@ -317,7 +317,7 @@ gpx_index_has_blocks(Relation index, uint64 nblocks)
 	{
 		k = &known_sizes[known_next];
 		known_next = (known_next + 1) % KNOWN_SIZES;
-		k->node = index->rd_node;
+		k->node = gpx_rel_locator(index);
 	}
 	k->nblocks = RelationGetNumberOfBlocks(index);
 	return nblocks <= k->nblocks;

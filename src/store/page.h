@@ -12,6 +12,8 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
+#include "pg_compat.h"
+
 #include "store/layout.h"
 
 #define GPX_ANY_STREAM	0xFFFF
@@ -76,7 +78,7 @@ extern void gpx_free_locked_page(Relation index, Buffer buf);
 extern void gpx_free_pages(Relation index, const BlockNumber *blocks, int n);
 extern int	gpx_block_cmp(const void *x, const void *y);
 
-extern void gpx_report_corrupt(Relation index, BlockNumber blkno, const char *fmt,...)
-			pg_attribute_printf(3, 4) pg_attribute_noreturn();
+pg_noreturn extern void gpx_report_corrupt(Relation index, BlockNumber blkno, const char *fmt,...)
+			pg_attribute_printf(3, 4);
 
 #endif							/* GPUIDX_STORE_PAGE_H */

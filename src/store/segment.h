@@ -135,7 +135,7 @@ extern bool gpx_seg_dead_unchanged(GpxSegment *seg);
  */
 extern bool gpx_dead_counts_get(GpxSegment *seg, const GpxTermRef *ref, uint64 *postings);
 extern void gpx_dead_counts_put(GpxSegment *seg, const GpxTermRef *ref, uint64 postings);
-extern void gpx_dead_counts_forget_index(RelFileNode node);
+extern void gpx_dead_counts_forget_index(RelFileLocator node);
 extern Size gpx_dead_counts_shmem_size(void);
 extern void gpx_dead_counts_shmem_request(void);
 extern void gpx_dead_counts_shmem_init(void);
@@ -302,7 +302,6 @@ extern uint32 gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls);
 extern uint32 gpx_seg_doclen(GpxSegment *seg, uint32 doc);
 
 /* decoded leaf entries and inner nodes, shared by lookup and iteration */
-extern void gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what)
-			pg_attribute_noreturn();
+pg_noreturn extern void gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what);
 
 #endif							/* GPUIDX_STORE_SEGMENT_H */

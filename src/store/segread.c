@@ -592,7 +592,7 @@ gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 
 typedef struct TermCacheEntry
 {
-	RelFileNode node;			/* relNode InvalidOid: empty */
+	RelFileLocator node;		/* its relation number InvalidOid: empty */
 	uint32		segment;
 	BlockNumber head;
 	int			len;
@@ -638,14 +638,15 @@ term_cache_slot(GpxSegment *seg, const char *term, int len)
 		CacheRegisterRelcacheCallback(term_cache_reset, (Datum) 0);
 	}
 	h = hash_bytes((const unsigned char *) term, len) ^
-		hash_bytes_uint32(seg->ref.id ^ seg->index->rd_node.relNode);
+		hash_bytes_uint32(seg->ref.id ^ gpx_locator_number(gpx_rel_locator(seg->index)));
 	return &term_cache[h % TERM_CACHE_SLOTS];
 }
 
 static bool
 term_cache_holds(TermCacheEntry *c, GpxSegment *seg, const char *term, int len)
 {
-	return c->node.relNode != InvalidOid && RelFileNodeEquals(c->node, seg->index->rd_node) &&
+	return gpx_locator_number(c->node) != InvalidOid &&
+		RelFileLocatorEquals(c->node, gpx_rel_locator(seg->index)) &&
 		c->segment == seg->ref.id && c->head == seg->ref.head && c->len == len &&
 		memcmp(c->term, term, len) == 0;
 }
@@ -660,7 +661,7 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 		term_cache_reset((Datum) 0, InvalidOid);
 	if (found && ref->payload != NULL)
 		payload_len = gpx_term_payload_len(seg, ref);
-	c->node = seg->index->rd_node;
+	c->node = gpx_rel_locator(seg->index);
 	c->segment = seg->ref.id;
 	c->head = seg->ref.head;
 	c->len = len;

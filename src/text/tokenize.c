@@ -18,6 +18,8 @@
 #include "utils/syscache.h"
 #include "utils/varlena.h"
 
+#include "pg_compat.h"
+
 #include "store/parse.h"
 #include "text/tokenize.h"
 
@@ -63,7 +65,7 @@ check_text_config(char **newval, void **extra, GucSource source)
 	}
 	/* names can only be looked up inside a transaction of a database */
 	if (text_config_defined && IsTransactionState() && MyDatabaseId != InvalidOid &&
-		!OidIsValid(get_ts_config_oid(stringToQualifiedNameList(*newval), true)))
+		!OidIsValid(get_ts_config_oid(gpx_qualified_name_list(*newval), true)))
 	{
 		if (source == PGC_S_TEST)
 		{
@@ -129,7 +131,7 @@ gpx_current_config(void)
 		CacheRegisterSyscacheCallback(NAMESPACEOID, config_cache_invalidate, (Datum) 0);
 		config_cache.registered = true;
 	}
-	config = get_ts_config_oid(stringToQualifiedNameList(gpx_text_config), false);
+	config = get_ts_config_oid(gpx_qualified_name_list(gpx_text_config), false);
 	if (config_cache.setting)
 		pfree(config_cache.setting);
 	if (config_cache.search_path)

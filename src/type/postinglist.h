@@ -38,7 +38,7 @@ extern uint32 pl_sort_unique(uint32 *values, uint32 n);
 extern uint32 pl_checked_id(int64 value);
 
 /* report a failed pl_status as corrupt data */
-extern void pl_report_corrupt(pl_status status) pg_attribute_noreturn();
+pg_noreturn extern void pl_report_corrupt(pl_status status);
 
 /* a count from a src/cpu set operation, or corrupt data reported (CPU_CORRUPT) */
 extern uint32 pl_checked_count(uint32 count);

@@ -90,7 +90,7 @@ gpx_conn_ready(uint32 generation, uint32 *conn)
 		conn_close();
 		return false;
 	}
-	conn_waitset = CreateWaitEventSet(TopMemoryContext, 3);
+	conn_waitset = gpx_create_wait_set(3);
 	AddWaitEventToSet(conn_waitset, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 	AddWaitEventToSet(conn_waitset, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 	AddWaitEventToSet(conn_waitset, WL_SOCKET_READABLE, conn_sock, NULL, NULL);

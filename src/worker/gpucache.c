@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 
 #include "common/hashfn.h"
-#include "common/relpath.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
@@ -502,7 +501,7 @@ gpx_cache_detach(GpxCachePins *pins, const GpxRequestTerm *terms, bool not_cache
 }
 
 void
-gpx_cache_forget_index(RelFileNode node)
+gpx_cache_forget_index(RelFileLocator node)
 {
 	if (cache == NULL)
 		return;
@@ -511,7 +510,7 @@ gpx_cache_forget_index(RelFileNode node)
 	{
 		CacheEntry *e = &cache->entries[i];
 
-		if (e->state == ENTRY_FREE || !RelFileNodeEquals(e->key.node, node))
+		if (e->state == ENTRY_FREE || !RelFileLocatorEquals(e->key.node, node))
 			continue;
 		/* a pinned one goes when its request lets go of it */
 		if (pg_atomic_read_u32(&e->pins) == 0)
@@ -525,12 +524,12 @@ gpx_cache_forget_index(RelFileNode node)
 void
 gpx_cache_sweep(void)
 {
-	RelFileNode *nodes;
+	RelFileLocator *nodes;
 	int			n = 0;
 
 	if (cache == NULL)
 		return;
-	nodes = palloc(cache->nentries * sizeof(RelFileNode));
+	nodes = palloc(cache->nentries * sizeof(RelFileLocator));
 	LWLockAcquire(cache->lock, LW_SHARED);
 	for (int i = 0; i < cache->nentries; i++)
 	{
@@ -540,20 +539,20 @@ gpx_cache_sweep(void)
 		if (e->state == ENTRY_FREE)
 			continue;
 		for (int k = 0; k < n && !seen; k++)
-			seen = RelFileNodeEquals(nodes[k], e->key.node);
+			seen = RelFileLocatorEquals(nodes[k], e->key.node);
 		if (!seen)
 			nodes[n++] = e->key.node;
 	}
 	LWLockRelease(cache->lock);
 	for (int k = 0; k < n; k++)
 	{
-		char	   *path = relpathperm(nodes[k], MAIN_FORKNUM);
+		char		path[MAXPGPATH];
 		struct stat st;
 
+		gpx_relpathperm(nodes[k], MAIN_FORKNUM, path);
 		/* dropped or rewritten: the file is gone, or truncated until the next checkpoint */
 		if ((stat(path, &st) != 0 && errno == ENOENT) || (stat(path, &st) == 0 && st.st_size == 0))
 			gpx_cache_forget_index(nodes[k]);
-		pfree(path);
 	}
 	pfree(nodes);
 }

@@ -147,7 +147,7 @@ static int
 slot_claim(void)
 {
 	uint32		n = gpx_layout.nslots;
-	uint32		start = (uint32) MyProc->pgprocno % n;
+	uint32		start = (uint32) MyProcNumber % n;
 
 	/* backends start at different slots, not all at the first */
 	for (uint32 k = 0; k < n; k++)
@@ -312,7 +312,7 @@ request_build(const GpxWorkerList *parts, int n, uint32 kind, Size params_size, 
 		exit_registered = true;
 	}
 	owner = &gpx_control->owners[i];
-	owner->procno = MyProc->pgprocno;
+	owner->procno = MyProcNumber;
 	owner->offset = GPX_NO_EXTENT;
 	owner->rank_postings = rank_postings;
 	memcpy(&owner->pins, &pins, sizeof(pins));

@@ -9,7 +9,6 @@
 
 #include <math.h>
 
-#include "commands/explain.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"

@@ -72,7 +72,7 @@ rebuild_waitset(void)
 {
 	if (waitset != NULL)
 		FreeWaitEventSet(waitset);
-	waitset = CreateWaitEventSet(TopMemoryContext, 3);
+	waitset = gpx_create_wait_set(3);
 	AddWaitEventToSet(waitset, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 	AddWaitEventToSet(waitset, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 	if (child.pid != 0 && !child.gone)
@@ -434,7 +434,7 @@ gpx_worker_main(Datum arg)
 	rebuild_waitset();
 	wait_for_earlier_engine();
 	gpx_control->supervisor_pid = MyProcPid;
-	gpx_control->supervisor_procno = MyProc->pgprocno;
+	gpx_control->supervisor_procno = MyProcNumber;
 	gpx_worker_publish_settings();
 	before_shmem_exit(supervisor_exit, (Datum) 0);
 

@@ -25,7 +25,7 @@
 
 #include "postgres.h"
 
-#include "storage/relfilenode.h"
+#include "pg_compat.h"
 
 #include "gpuidx_engine.h"
 #include "gpuidx_format.h"
@@ -86,7 +86,7 @@ extern bool gpx_worker_present(void);
  */
 typedef struct GpxListKey
 {
-	RelFileNode node;			/* the index's */
+	RelFileLocator node;		/* the index's */
 	uint32		segment;		/* segment id */
 	uint32		page;			/* where the list starts in the segment's lists */
 	uint32		offset;
@@ -123,7 +123,7 @@ extern bool gpx_cache_claim_build(const GpxListKey *key, const gpuidx_list_heade
  * whatever the GPU cache holds under node is forgotten and dropped from the
  * device.
  */
-extern void gpx_cache_forget_index(RelFileNode node);
+extern void gpx_cache_forget_index(RelFileLocator node);
 
 /*
  * Intersect lists through the worker: 'result' says what comes back
