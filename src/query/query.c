@@ -197,7 +197,7 @@ open_for_round(GpxSegment *seg, GqTerm *t, cpu_method method, const uint32 *docs
 			   uint32 lo, uint32 hi)
 {
 	if (method == CPU_METHOD_SKIP)
-		gpx_seg_list_probed(seg, &t->ref, docs, n, &t->list);
+		gpx_seg_list_probed(seg, &t->ref, docs, n, false, &t->list);
 	else
 		gpx_seg_list_window(seg, &t->ref, lo, hi, &t->list);
 	t->opened = true;
@@ -1000,7 +1000,7 @@ filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uin
 
 		CHECK_FOR_INTERRUPTS();
 		if (method == CPU_METHOD_SKIP)
-			gpx_dict_iter_list_probed(&it, docs, n, &t.list);
+			gpx_dict_iter_list_probed(&it, docs, n, false, &t.list);
 		else
 			gpx_dict_iter_list(&it, &t.list);
 		t.opened = true;

@@ -148,10 +148,13 @@ extern void gpx_seg_list(GpxSegment *seg, GpxTermRef *ref, GpxList *list);
  * The same for a search with probes (ascending): of a long EF list only the
  * header, the skip entries and the blocks probes can reach are read (each
  * page checked by its own checksum), so block skipping reads little.
- * Searches may touch nothing else of the list.
+ * Searches may touch nothing else of the list.  A probe that is a block's
+ * first posting is found in the skip entries without the block, unless
+ * whole_blocks: then every block a probe falls in is read, for a caller
+ * that decodes the blocks of the postings it finds (positions do).
  */
 extern void gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes,
-								uint32 nprobes, GpxList *list);
+								uint32 nprobes, bool whole_blocks, GpxList *list);
 /* the same for the docs of [lo, hi) alone: the blocks that hold them */
 extern void gpx_seg_list_window(GpxSegment *seg, GpxTermRef *ref, uint32 lo, uint32 hi, GpxList *list);
 extern void gpx_list_free(GpxList *list);
@@ -222,7 +225,8 @@ extern bool gpx_dict_iter_next(GpxDictIter *it);
 /* the current term's whole list, opened (verification: its checksum checked too) */
 extern void gpx_dict_iter_list(GpxDictIter *it, GpxList *list);
 /* the same for a search with probes, as gpx_seg_list_probed */
-extern void gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list);
+extern void gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes,
+									  bool whole_blocks, GpxList *list);
 extern void gpx_dict_iter_end(GpxDictIter *it);
 
 /*

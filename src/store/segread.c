@@ -405,9 +405,16 @@ read_list_range(GpxSegment *seg, uint32 page, uint32 offset, uint32 from, uint32
 	}
 }
 
-/* the blocks of an EF list whose data probes can reach, ascending, and the final one */
+/*
+ * The blocks of an EF list whose data probes can reach, ascending, and the
+ * final one.  A probe that is a block's first posting is answered by the
+ * skip entries, so its block is left out, unless the caller decodes the
+ * blocks it finds probes in (whole: a positions record reads its block's
+ * docs for their lengths).
+ */
 static uint32
-probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprobes, uint32 *blocks)
+probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprobes, bool whole,
+			  uint32 *blocks)
 {
 	uint32		n = 0;
 	uint32		b = 0;
@@ -421,7 +428,7 @@ probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprob
 		/* the last block whose first posting is <= x, from b on (probes ascend) */
 		while (b + 1 < nb && first[b + 1] <= x)
 			b++;
-		if (first[b] != x && (n == 0 || blocks[n - 1] != b))
+		if ((whole || first[b] != x) && (n == 0 || blocks[n - 1] != b))
 			blocks[n++] = b;
 	}
 	if (n == 0 || blocks[n - 1] != nb - 1)
@@ -452,7 +459,7 @@ window_blocks(const uint32 *first, uint32 nb, uint32 lo, uint32 hi, uint32 *bloc
  * docs of [lo, hi).  False, having read nothing, for a list read whole.
  */
 static bool
-list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes,
+list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, bool whole,
 			 uint32 lo, uint32 hi, GpxList *list)
 {
 	gpuidx_list_header hdr;
@@ -490,7 +497,7 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 	if (probes != NULL)
 	{
 		blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
-		nblocks = probed_blocks(first, nb, probes, nprobes, blocks);
+		nblocks = probed_blocks(first, nb, probes, nprobes, whole, blocks);
 	}
 	else
 	{
@@ -542,16 +549,17 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 }
 
 void
-gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, GpxList *list)
+gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes,
+					bool whole_blocks, GpxList *list)
 {
-	if (!list_in_part(seg, ref, probes, nprobes, 0, 0, list))
+	if (!list_in_part(seg, ref, probes, nprobes, whole_blocks, 0, 0, list))
 		gpx_seg_list(seg, ref, list);
 }
 
 void
 gpx_seg_list_window(GpxSegment *seg, GpxTermRef *ref, uint32 lo, uint32 hi, GpxList *list)
 {
-	if ((lo > 0 || hi < seg->hdr->ndocs) && list_in_part(seg, ref, NULL, 0, lo, hi, list))
+	if ((lo > 0 || hi < seg->hdr->ndocs) && list_in_part(seg, ref, NULL, 0, false, lo, hi, list))
 		return;
 	gpx_seg_list(seg, ref, list);
 }
@@ -969,7 +977,8 @@ gpx_dict_iter_list(GpxDictIter *it, GpxList *list)
 }
 
 void
-gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list)
+gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, bool whole_blocks,
+						  GpxList *list)
 {
 	GpxTermRef	ref = {0};
 
@@ -983,7 +992,7 @@ gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes,
 	ref.len = it->list_len;
 	ref.page = it->list_page;
 	ref.offset = it->list_off;
-	if (!list_in_part(it->seg, &ref, probes, nprobes, 0, 0, list))
+	if (!list_in_part(it->seg, &ref, probes, nprobes, whole_blocks, 0, 0, list))
 		open_external(it->seg, it->df, it->list_len, it->list_page, it->list_off, list);
 }
 
