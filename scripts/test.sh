@@ -106,12 +106,18 @@ step "TAP tests (PostgreSQL::Test::Cluster)"
 require=1
 [ "$skip_corpus" = 1 ] && require=0
 # two at a time (each test's clusters take ports of their own), the long
-# proofs first so that the short ones fill in beside them
+# proofs first so that the short ones fill in beside them; then, alone, the
+# tests that time the server against the clock (a cancel's delay, an engine
+# process's stall timeout)
 long="t/005_index_equivalence.pl t/020_tsquery_equivalence.pl t/012_rank_equivalence.pl t/021_shards.pl
-    t/010_worker.pl t/015_concurrent_vacuum.pl t/018_sqlsmith.pl t/008_cancel.pl"
-tap_order=$(for f in $long; do [ -f "$f" ] && echo "$f"; done; ls t/*.pl | grep -vxF -f <(echo "$long" | tr ' ' '\n' | grep .))
+    t/010_worker.pl t/015_concurrent_vacuum.pl t/018_sqlsmith.pl"
+timed="t/008_cancel.pl t/019_worker_processes.pl"
+tap_order=$(for f in $long; do [ -f "$f" ] && echo "$f"; done
+            ls t/*.pl | grep -vxF -f <(echo "$long $timed" | tr ' ' '\n' | grep .))
 as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap \
     PROVE_FLAGS='-j${GPUIDX_TAP_JOBS:-2} --timer' PROVE_TESTS='$(echo $tap_order)'"
+as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap \
+    PROVE_FLAGS='--timer' PROVE_TESTS='$timed'"
 
 if [ -n "$chroots_pid" ]; then
     step "chroots of PostgreSQL $versions"
