@@ -119,6 +119,22 @@ extern bool gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef 
 extern void gpx_seg_forget_cached(void);
 
 /*
+ * The terms that begin with a prefix, in sum: their document frequencies,
+ * the pages of their external lists, the dictionary leaves they lie on.
+ * Remembered by the backend with the entries above (a segment never
+ * changes): a query and its plan ask for them several times, and a prefix
+ * of three letters can cover tens of thousands of terms.
+ */
+typedef struct GpxPrefixStats
+{
+	uint64		df;
+	double		list_pages;
+	uint32		leaves;
+} GpxPrefixStats;
+
+extern void gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStats *st);
+
+/*
  * A found term's postings among the segment's dead docs, remembered with
  * its entry for the count of dead docs (seg->ref.ndead) they were counted
  * against; and whether the metapage still counts seg->ref.ndead.

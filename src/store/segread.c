@@ -616,6 +616,21 @@ typedef struct TermCacheEntry
 static TermCacheEntry *term_cache;
 static MemoryContext term_cache_cxt;
 
+/* prefixes' sums (gpx_seg_prefix_stats), beside the entries and emptied with them */
+#define PREFIX_CACHE_SLOTS 256
+
+typedef struct PrefixCacheEntry
+{
+	RelFileLocator node;		/* its relation number InvalidOid: empty */
+	uint32		segment;
+	BlockNumber head;
+	int			len;
+	char	   *prefix;
+	GpxPrefixStats st;
+} PrefixCacheEntry;
+
+static PrefixCacheEntry *prefix_cache;
+
 static void
 term_cache_reset(Datum arg, Oid relid)
 {
@@ -623,6 +638,7 @@ term_cache_reset(Datum arg, Oid relid)
 		return;
 	MemoryContextReset(term_cache_cxt);
 	memset(term_cache, 0, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+	memset(prefix_cache, 0, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
 }
 
 void
@@ -643,6 +659,7 @@ term_cache_slot(GpxSegment *seg, const char *term, int len)
 		term_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx term cache",
 											   ALLOCSET_DEFAULT_SIZES);
 		term_cache = MemoryContextAllocZero(TopMemoryContext, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+		prefix_cache = MemoryContextAllocZero(TopMemoryContext, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
 		CacheRegisterRelcacheCallback(term_cache_reset, (Datum) 0);
 	}
 	h = hash_bytes((const unsigned char *) term, len) ^
@@ -686,6 +703,49 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 		c->ref.payload = MemoryContextAlloc(term_cache_cxt, payload_len);
 		memcpy(c->ref.payload, ref->payload, payload_len);
 	}
+}
+
+void
+gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStats *st)
+{
+	/* the term cache's slot for the prefix, as its key, picks the prefix's slot too */
+	TermCacheEntry *t = term_cache_slot(seg, prefix, len);
+	PrefixCacheEntry *c = t ? &prefix_cache[(t - term_cache) % PREFIX_CACHE_SLOTS] : NULL;
+	GpxDictIter it;
+	uint32		leaf = PG_UINT32_MAX;
+
+	if (c != NULL && gpx_locator_number(c->node) != InvalidOid &&
+		RelFileLocatorEquals(c->node, gpx_rel_locator(seg->index)) &&
+		c->segment == seg->ref.id && c->head == seg->ref.head && c->len == len &&
+		memcmp(c->prefix, prefix, len) == 0)
+	{
+		*st = c->st;
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	gpx_dict_iter_init(&it, seg);
+	gpx_dict_iter_seek(&it, prefix, len);
+	while (gpx_dict_iter_next_prefixed(&it, prefix, len))
+	{
+		st->df += it.df;
+		if (it.external)
+			st->list_pages += 1 + it.list_len / GPX_PAGE_CAPACITY;
+		if (it.leaf_no != leaf)
+			st->leaves++;
+		leaf = it.leaf_no;
+	}
+	gpx_dict_iter_end(&it);
+	if (c == NULL)
+		return;
+	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
+		term_cache_reset((Datum) 0, InvalidOid);
+	c->node = gpx_rel_locator(seg->index);
+	c->segment = seg->ref.id;
+	c->head = seg->ref.head;
+	c->len = len;
+	c->prefix = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
+	memcpy(c->prefix, prefix, len);
+	c->st = *st;
 }
 
 uint32
