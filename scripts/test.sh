@@ -28,6 +28,8 @@ bash scripts/deps.sh
 # installs packages
 versions=${GPUIDX_PG_VERSIONS-17 18}
 chroot_log=$(mktemp /tmp/gpuidx-chroots.XXXXXX)
+work=
+trap 'rm -rf "$chroot_log" $work' EXIT
 chroots_pid=
 if [ -n "$versions" ]; then
     ( for v in $versions; do bash scripts/test-pg.sh --chroot-only "$v" || exit 1; done ) > "$chroot_log" 2>&1 &
@@ -79,7 +81,6 @@ fi
 # PostgreSQL refuses to run as root, so the server-side tests run as the
 # postgres user, in a copy of the tree it owns.
 work=$(mktemp -d /tmp/gpuidx-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 cp -a "$top/." "$work/"
 # the corpus, where the postgres user can read it
 if [ "$skip_corpus" != 1 ]; then
@@ -124,7 +125,6 @@ if [ -n "$chroots_pid" ]; then
     wait "$chroots_pid" || { cat "$chroot_log"; echo "test.sh: could not make the chroots" >&2; exit 1; }
     grep '===' "$chroot_log"
 fi
-rm -f "$chroot_log"
 for v in $versions; do
     step "PostgreSQL $v: the server tests in a chroot of its Debian release"
     GPUIDX_DATA=$data bash scripts/test-pg.sh "$v"
