@@ -598,13 +598,19 @@ gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 #define TERM_CACHE_SLOTS 4096
 #define TERM_CACHE_BYTES (4 * 1024 * 1024)
 
-typedef struct TermCacheEntry
+/* what names a remembered entry for good: the index's file, the segment, a string */
+typedef struct CacheKey
 {
 	RelFileLocator node;		/* its relation number InvalidOid: empty */
 	uint32		segment;
 	BlockNumber head;
 	int			len;
-	char	   *term;
+	char	   *term;			/* in term_cache_cxt */
+} CacheKey;
+
+typedef struct TermCacheEntry
+{
+	CacheKey	key;
 	bool		found;
 	GpxTermRef ref;				/* payload: its bytes (payload_len), kept here */
 	uint32		payload_len;
@@ -621,11 +627,7 @@ static MemoryContext term_cache_cxt;
 
 typedef struct PrefixCacheEntry
 {
-	RelFileLocator node;		/* its relation number InvalidOid: empty */
-	uint32		segment;
-	BlockNumber head;
-	int			len;
-	char	   *prefix;
+	CacheKey	key;			/* the prefix */
 	GpxPrefixStats st;
 } PrefixCacheEntry;
 
@@ -668,12 +670,30 @@ term_cache_slot(GpxSegment *seg, const char *term, int len)
 }
 
 static bool
+cache_key_holds(const CacheKey *k, GpxSegment *seg, const char *term, int len)
+{
+	return gpx_locator_number(k->node) != InvalidOid &&
+		RelFileLocatorEquals(k->node, gpx_rel_locator(seg->index)) &&
+		k->segment == seg->ref.id && k->head == seg->ref.head && k->len == len &&
+		memcmp(k->term, term, len) == 0;
+}
+
+/* the caller has made room (term_cache_put) */
+static void
+cache_key_set(CacheKey *k, GpxSegment *seg, const char *term, int len)
+{
+	k->node = gpx_rel_locator(seg->index);
+	k->segment = seg->ref.id;
+	k->head = seg->ref.head;
+	k->len = len;
+	k->term = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
+	memcpy(k->term, term, len);
+}
+
+static bool
 term_cache_holds(TermCacheEntry *c, GpxSegment *seg, const char *term, int len)
 {
-	return gpx_locator_number(c->node) != InvalidOid &&
-		RelFileLocatorEquals(c->node, gpx_rel_locator(seg->index)) &&
-		c->segment == seg->ref.id && c->head == seg->ref.head && c->len == len &&
-		memcmp(c->term, term, len) == 0;
+	return cache_key_holds(&c->key, seg, term, len);
 }
 
 static void
@@ -686,12 +706,7 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 		term_cache_reset((Datum) 0, InvalidOid);
 	if (found && ref->payload != NULL)
 		payload_len = gpx_term_payload_len(seg, ref);
-	c->node = gpx_rel_locator(seg->index);
-	c->segment = seg->ref.id;
-	c->head = seg->ref.head;
-	c->len = len;
-	c->term = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
-	memcpy(c->term, term, len);
+	cache_key_set(&c->key, seg, term, len);
 	c->found = found;
 	c->dead_known = false;
 	if (found)
@@ -714,10 +729,7 @@ gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStat
 	GpxDictIter it;
 	uint32		leaf = PG_UINT32_MAX;
 
-	if (c != NULL && gpx_locator_number(c->node) != InvalidOid &&
-		RelFileLocatorEquals(c->node, gpx_rel_locator(seg->index)) &&
-		c->segment == seg->ref.id && c->head == seg->ref.head && c->len == len &&
-		memcmp(c->prefix, prefix, len) == 0)
+	if (c != NULL && cache_key_holds(&c->key, seg, prefix, len))
 	{
 		*st = c->st;
 		return;
@@ -739,12 +751,7 @@ gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStat
 		return;
 	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
 		term_cache_reset((Datum) 0, InvalidOid);
-	c->node = gpx_rel_locator(seg->index);
-	c->segment = seg->ref.id;
-	c->head = seg->ref.head;
-	c->len = len;
-	c->prefix = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
-	memcpy(c->prefix, prefix, len);
+	cache_key_set(&c->key, seg, prefix, len);
 	c->st = *st;
 }
 
