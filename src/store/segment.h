@@ -127,6 +127,7 @@ extern void gpx_seg_forget_cached(void);
  */
 typedef struct GpxPrefixStats
 {
+	uint64		terms;			/* how many terms have the prefix */
 	uint64		df;
 	double		list_pages;
 	uint32		leaves;

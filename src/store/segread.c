@@ -720,6 +720,54 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 	}
 }
 
+/*
+ * The iterator's terms with the prefix, from where it is to the end of the
+ * leaf it then reads (or of the prefix's range), added to *st.  Returns
+ * false once past the range.
+ */
+static bool
+prefix_leaf_sums(GpxDictIter *it, const char *prefix, int len, GpxPrefixStats *st)
+{
+	while (gpx_dict_iter_next_prefixed(it, prefix, len))
+	{
+		st->terms++;
+		st->df += it->df;
+		if (it->external)
+			st->list_pages += 1 + it->list_len / GPX_PAGE_CAPACITY;
+		if (it->left == 0)
+			return true;
+	}
+	return false;
+}
+
+/* the iterator to the start of leaf */
+static void
+dict_iter_at_leaf(GpxDictIter *it, uint32 leaf)
+{
+	it->leaf = leaf;
+	it->left = 0;
+	it->term_len = 0;
+	it->sought = true;
+}
+
+/* the first term past every term with the prefix, in *succ: false when none is */
+static bool
+prefix_successor(const char *prefix, int len, char *succ, int *succ_len)
+{
+	while (len > 0 && (uint8) prefix[len - 1] == 0xFF)
+		len--;
+	if (len == 0)
+		return false;
+	memcpy(succ, prefix, len);
+	succ[len - 1] = (char) ((uint8) succ[len - 1] + 1);
+	*succ_len = len;
+	return true;
+}
+
+/* a prefix over more leaves than this is sampled */
+#define PREFIX_EXACT_LEAVES 16
+#define PREFIX_SAMPLED_LEAVES 8
+
 void
 gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStats *st)
 {
@@ -727,7 +775,10 @@ gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStat
 	TermCacheEntry *t = term_cache_slot(seg, prefix, len);
 	PrefixCacheEntry *c = t ? &prefix_cache[(t - term_cache) % PREFIX_CACHE_SLOTS] : NULL;
 	GpxDictIter it;
-	uint32		leaf = PG_UINT32_MAX;
+	char		succ[GPX_MAX_TERM_LEN];
+	int			succ_len = 0;
+	uint32		first = 0;
+	uint32		last;
 
 	if (c != NULL && cache_key_holds(&c->key, seg, prefix, len))
 	{
@@ -735,18 +786,50 @@ gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStat
 		return;
 	}
 	memset(st, 0, sizeof(*st));
-	gpx_dict_iter_init(&it, seg);
-	gpx_dict_iter_seek(&it, prefix, len);
-	while (gpx_dict_iter_next_prefixed(&it, prefix, len))
+	if (seg->hdr->nterms > 0)
 	{
-		st->df += it.df;
-		if (it.external)
-			st->list_pages += 1 + it.list_len / GPX_PAGE_CAPACITY;
-		if (it.leaf_no != leaf)
-			st->leaves++;
-		leaf = it.leaf_no;
+		/* the leaves the prefix's terms lie on: from its own to its successor's */
+		(void) descend(seg, prefix, len, &first);
+		last = seg->hdr->streams[GPX_STREAM_LEAF].npages - 1;
+		if (prefix_successor(prefix, Min(len, GPX_MAX_TERM_LEN), succ, &succ_len) &&
+			!descend(seg, succ, succ_len, &last))
+			last = 0;			/* before the first separator: on the first leaf */
+		last = Max(first, last);
+		st->leaves = last - first + 1;
+		gpx_dict_iter_init(&it, seg);
+		gpx_dict_iter_seek(&it, prefix, len);
+		if (st->leaves <= PREFIX_EXACT_LEAVES)
+		{
+			/* every term walked */
+			while (prefix_leaf_sums(&it, prefix, len, st))
+				;
+		}
+		else
+		{
+			/*
+			 * Many leaves (a short prefix of a large dictionary: "lib",
+			 * tens of thousands of terms): the first and last leaves
+			 * walked, the others sampled evenly and scaled up, so that a
+			 * plan or an operand's order costs a few leaves, not all.
+			 * Each inner leaf holds only terms with the prefix.
+			 */
+			uint32		inner = st->leaves - 2;
+			GpxPrefixStats s = {0};
+
+			(void) prefix_leaf_sums(&it, prefix, len, st);
+			for (int k = 0; k < PREFIX_SAMPLED_LEAVES; k++)
+			{
+				dict_iter_at_leaf(&it, first + 1 + (uint32) ((uint64) inner * (2 * k + 1) / (2 * PREFIX_SAMPLED_LEAVES)));
+				(void) prefix_leaf_sums(&it, prefix, len, &s);
+			}
+			st->terms += (uint64) ((double) s.terms * inner / PREFIX_SAMPLED_LEAVES);
+			st->df += Max((uint64) ((double) s.df * inner / PREFIX_SAMPLED_LEAVES), st->terms);
+			st->list_pages += s.list_pages * inner / PREFIX_SAMPLED_LEAVES;
+			dict_iter_at_leaf(&it, last);
+			(void) prefix_leaf_sums(&it, prefix, len, st);
+		}
+		gpx_dict_iter_end(&it);
 	}
-	gpx_dict_iter_end(&it);
 	if (c == NULL)
 		return;
 	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
