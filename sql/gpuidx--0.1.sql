@@ -3,8 +3,9 @@
 
    Release 0.1, frozen: the install script as it stood when the index, the
    GPU worker, the custom scans and ranking by text queries were in place
-   (commit 76c4481, merged into main as 0d28ca8), before the planner's new
-   costs and join estimator, the tsquery operator class and bm25query.
+   (commit 76c4481, on main from 0d28ca8 until 07400b5 merged the planner's
+   new costs and join estimator; the tsquery operator class and bm25query
+   came after).
    Never edit it: CREATE EXTENSION gpuidx VERSION '0.1' must make what 0.1
    made, which gpuidx--0.1--0.2.sql then updates (only these comments were
    added). */

@@ -27,7 +27,7 @@ use Test::More;
 
 # sha256 of each released version's install script, as installed
 my %released = (
-	'0.1' => '5c02fb362a6b2a3103825dab4d5a630d7cf8017c4204b9fc1092dac605a2049f',
+	'0.1' => '2531eaab135fb019253802d8f346a10866c631b57d45de72412e268256c12471',
 );
 
 my $node = PostgreSQL::Test::Cluster->new('extupdate');
