@@ -10,7 +10,9 @@
 # expression indexes built under the old version's objects answer as a
 # sequential scan does before the update, after it, and after rows are
 # added and merged, and gpuidx_verify finds them sound; after the update
-# they also serve what the new version's operator classes add.
+# they also serve what the new version's operator classes add.  After
+# pg_upgrade of the cluster the updated databases' objects are still a fresh
+# CREATE EXTENSION's and their indexes answer.
 #
 # Released install scripts are frozen: each one's digest is recorded below,
 # and a version other than the default must be one of them (a release adds
@@ -20,6 +22,7 @@
 use strict;
 use warnings;
 
+use Cwd qw(getcwd);
 use Digest::SHA qw(sha256_hex);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -235,12 +238,30 @@ sub old_queries
 	return \%got;
 }
 
+# the extension's members in a database, against those of a fresh CREATE
+# EXTENSION ($want): every difference shown
+my $want;
+sub same_members
+{
+	my ($db, $label) = @_;
+	my $got = members($db);
+	my @missing = grep { !exists $got->{$_} } sort keys %$want;
+	my @extra = grep { !exists $want->{$_} } sort keys %$got;
+	my @differ = grep { exists $got->{$_} && $got->{$_} ne $want->{$_} } sort keys %$want;
+	ok(!@missing, "$label: no member of a fresh $default missing")
+	  or diag("missing in $db:\n" . join("\n", map { "  $_ => $want->{$_}" } @missing));
+	ok(!@extra, "$label: no member a fresh $default lacks")
+	  or diag("left over in $db:\n" . join("\n", map { "  $_ => $got->{$_}" } @extra));
+	ok(!@differ, "$label: every member defined as in a fresh $default")
+	  or diag(join("\n", map { "$_\n  in $db: $got->{$_}\n  fresh: $want->{$_}" } @differ));
+}
+
 my $fresh = 'fresh';
 $node->safe_psql('postgres', "CREATE DATABASE $fresh");
 $node->safe_psql($fresh, 'CREATE EXTENSION gpuidx');
 is($node->safe_psql($fresh, q{SELECT extversion FROM pg_extension WHERE extname = 'gpuidx'}),
 	$default, "CREATE EXTENSION makes version $default");
-my $want = members($fresh);
+$want = members($fresh);
 ok(keys %$want > 50, scalar(keys %$want) . " members in a fresh $default");
 for my $key (sort keys %$want)
 {
@@ -262,16 +283,7 @@ for my $v (@old)
 		$default, "$v updated to $default");
 
 	# the same members, each defined the same
-	my $got = members($db);
-	my @missing = grep { !exists $got->{$_} } sort keys %$want;
-	my @extra = grep { !exists $want->{$_} } sort keys %$got;
-	my @differ = grep { exists $got->{$_} && $got->{$_} ne $want->{$_} } sort keys %$want;
-	ok(!@missing, "$v updated: no member of a fresh $default missing")
-	  or diag("missing after the update:\n" . join("\n", map { "  $_ => $want->{$_}" } @missing));
-	ok(!@extra, "$v updated: no member a fresh $default lacks")
-	  or diag("left over after the update:\n" . join("\n", map { "  $_ => $got->{$_}" } @extra));
-	ok(!@differ, "$v updated: every member defined as in a fresh $default")
-	  or diag(join("\n", map { "$_\n  updated: $got->{$_}\n  fresh:   $want->{$_}" } @differ));
+	same_members($db, "$v updated");
 
 	# the indexes built before answer as they did, and serve what the update added
 	my $after = old_queries($db, "$v updated");
@@ -298,6 +310,40 @@ for my $v (@old)
 	{
 		like($node->safe_psql($db, "SELECT gpuidx_verify('$index')"), qr/is sound/, "$v updated: $index is sound");
 	}
+}
+
+# pg_upgrade of the cluster: the updated databases' objects come through as
+# a fresh CREATE EXTENSION's there (the members an update adds to an
+# operator family are dumped apart from its class's), and their indexes
+# answer as a sequential scan
+my @updated = map { (my $db = "from_$_") =~ s/\W/_/g; $db } @old;
+my $new = PostgreSQL::Test::Cluster->new('extupdate_new');
+$new->init;
+$node->stop;
+my $bindir = $new->config_data('--bindir');
+# where pg_upgrade leaves its scripts
+my $cwd = getcwd();
+chdir(PostgreSQL::Test::Utils::tempdir()) or die "chdir: $!";
+command_ok(
+	[ 'pg_upgrade', '--no-sync', '-d', $node->data_dir, '-D', $new->data_dir,
+	  '-b', $bindir, '-B', $bindir, '-s', $new->host, '-p', $node->port, '-P', $new->port ],
+	'pg_upgrade of a cluster with updated databases');
+chdir($cwd) or die "chdir: $!";
+$node = $new;
+$node->start;
+$node->safe_psql('postgres', 'CREATE DATABASE fresh_after');
+$node->safe_psql('fresh_after', 'CREATE EXTENSION gpuidx');
+$want = members('fresh_after');
+for my $db ('fresh', @updated)
+{
+	same_members($db, "$db after pg_upgrade");
+}
+for my $db (@updated)
+{
+	same_as_seqscan($db, "$db after pg_upgrade", 'docs_body', q{body @@& 'updated house'});
+	same_as_seqscan($db, "$db after pg_upgrade", 'docs_tsv', q{tsv @@ to_tsquery('english', 'lake & !river')});
+	ranked_as_seqscan($db, "$db after pg_upgrade", 'docs_tsv', 'tsv', q{'horse summer'::text});
+	like($node->safe_psql($db, "SELECT gpuidx_verify('docs_tsv')"), qr/is sound/, "$db after pg_upgrade: docs_tsv is sound");
 }
 
 $node->stop;
