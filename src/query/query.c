@@ -197,7 +197,7 @@ open_for_round(GpxSegment *seg, GqTerm *t, cpu_method method, const uint32 *docs
 			   uint32 lo, uint32 hi)
 {
 	if (method == CPU_METHOD_SKIP)
-		gpx_seg_list_probed(seg, &t->ref, docs, n, &t->list);
+		gpx_seg_list_probed(seg, &t->ref, docs, n, false, &t->list);
 	else
 		gpx_seg_list_window(seg, &t->ref, lo, hi, &t->list);
 	t->opened = true;
@@ -1000,7 +1000,7 @@ filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uin
 
 		CHECK_FOR_INTERRUPTS();
 		if (method == CPU_METHOD_SKIP)
-			gpx_dict_iter_list_probed(&it, docs, n, &t.list);
+			gpx_dict_iter_list_probed(&it, docs, n, false, &t.list);
 		else
 			gpx_dict_iter_list(&it, &t.list);
 		t.opened = true;
@@ -1053,8 +1053,7 @@ seg_frequency(void *arg, const GqNode *term, uint64 cap)
 {
 	SegSource  *ss = arg;
 	GpxTermRef	ref;
-	GpxDictIter it;
-	uint64		df = 0;
+	GpxPrefixStats ps;
 
 	if (!term->prefix)
 	{
@@ -1064,12 +1063,9 @@ seg_frequency(void *arg, const GqNode *term, uint64 cap)
 			pfree(ref.payload);
 		return ref.df;
 	}
-	gpx_dict_iter_init(&it, ss->seg);
-	gpx_dict_iter_seek(&it, term->lex, term->len);
-	while (df < cap && gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
-		df += it.df;
-	gpx_dict_iter_end(&it);
-	return df;
+	/* the whole sum, remembered: asked again by each step of the query and by its plan */
+	gpx_seg_prefix_stats(ss->seg, term->lex, term->len, &ps);
+	return ps.df;
 }
 
 /*

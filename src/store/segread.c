@@ -405,9 +405,16 @@ read_list_range(GpxSegment *seg, uint32 page, uint32 offset, uint32 from, uint32
 	}
 }
 
-/* the blocks of an EF list whose data probes can reach, ascending, and the final one */
+/*
+ * The blocks of an EF list whose data probes can reach, ascending, and the
+ * final one.  A probe that is a block's first posting is answered by the
+ * skip entries, so its block is left out, unless the caller decodes the
+ * blocks it finds probes in (whole: a positions record reads its block's
+ * docs for their lengths).
+ */
 static uint32
-probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprobes, uint32 *blocks)
+probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprobes, bool whole,
+			  uint32 *blocks)
 {
 	uint32		n = 0;
 	uint32		b = 0;
@@ -421,7 +428,7 @@ probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprob
 		/* the last block whose first posting is <= x, from b on (probes ascend) */
 		while (b + 1 < nb && first[b + 1] <= x)
 			b++;
-		if (first[b] != x && (n == 0 || blocks[n - 1] != b))
+		if ((whole || first[b] != x) && (n == 0 || blocks[n - 1] != b))
 			blocks[n++] = b;
 	}
 	if (n == 0 || blocks[n - 1] != nb - 1)
@@ -452,7 +459,7 @@ window_blocks(const uint32 *first, uint32 nb, uint32 lo, uint32 hi, uint32 *bloc
  * docs of [lo, hi).  False, having read nothing, for a list read whole.
  */
 static bool
-list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes,
+list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, bool whole,
 			 uint32 lo, uint32 hi, GpxList *list)
 {
 	gpuidx_list_header hdr;
@@ -490,7 +497,7 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 	if (probes != NULL)
 	{
 		blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
-		nblocks = probed_blocks(first, nb, probes, nprobes, blocks);
+		nblocks = probed_blocks(first, nb, probes, nprobes, whole, blocks);
 	}
 	else
 	{
@@ -542,16 +549,17 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 }
 
 void
-gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, GpxList *list)
+gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes,
+					bool whole_blocks, GpxList *list)
 {
-	if (!list_in_part(seg, ref, probes, nprobes, 0, 0, list))
+	if (!list_in_part(seg, ref, probes, nprobes, whole_blocks, 0, 0, list))
 		gpx_seg_list(seg, ref, list);
 }
 
 void
 gpx_seg_list_window(GpxSegment *seg, GpxTermRef *ref, uint32 lo, uint32 hi, GpxList *list)
 {
-	if ((lo > 0 || hi < seg->hdr->ndocs) && list_in_part(seg, ref, NULL, 0, lo, hi, list))
+	if ((lo > 0 || hi < seg->hdr->ndocs) && list_in_part(seg, ref, NULL, 0, false, lo, hi, list))
 		return;
 	gpx_seg_list(seg, ref, list);
 }
@@ -608,6 +616,21 @@ typedef struct TermCacheEntry
 static TermCacheEntry *term_cache;
 static MemoryContext term_cache_cxt;
 
+/* prefixes' sums (gpx_seg_prefix_stats), beside the entries and emptied with them */
+#define PREFIX_CACHE_SLOTS 256
+
+typedef struct PrefixCacheEntry
+{
+	RelFileLocator node;		/* its relation number InvalidOid: empty */
+	uint32		segment;
+	BlockNumber head;
+	int			len;
+	char	   *prefix;
+	GpxPrefixStats st;
+} PrefixCacheEntry;
+
+static PrefixCacheEntry *prefix_cache;
+
 static void
 term_cache_reset(Datum arg, Oid relid)
 {
@@ -615,6 +638,7 @@ term_cache_reset(Datum arg, Oid relid)
 		return;
 	MemoryContextReset(term_cache_cxt);
 	memset(term_cache, 0, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+	memset(prefix_cache, 0, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
 }
 
 void
@@ -635,6 +659,7 @@ term_cache_slot(GpxSegment *seg, const char *term, int len)
 		term_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx term cache",
 											   ALLOCSET_DEFAULT_SIZES);
 		term_cache = MemoryContextAllocZero(TopMemoryContext, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+		prefix_cache = MemoryContextAllocZero(TopMemoryContext, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
 		CacheRegisterRelcacheCallback(term_cache_reset, (Datum) 0);
 	}
 	h = hash_bytes((const unsigned char *) term, len) ^
@@ -678,6 +703,49 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 		c->ref.payload = MemoryContextAlloc(term_cache_cxt, payload_len);
 		memcpy(c->ref.payload, ref->payload, payload_len);
 	}
+}
+
+void
+gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStats *st)
+{
+	/* the term cache's slot for the prefix, as its key, picks the prefix's slot too */
+	TermCacheEntry *t = term_cache_slot(seg, prefix, len);
+	PrefixCacheEntry *c = t ? &prefix_cache[(t - term_cache) % PREFIX_CACHE_SLOTS] : NULL;
+	GpxDictIter it;
+	uint32		leaf = PG_UINT32_MAX;
+
+	if (c != NULL && gpx_locator_number(c->node) != InvalidOid &&
+		RelFileLocatorEquals(c->node, gpx_rel_locator(seg->index)) &&
+		c->segment == seg->ref.id && c->head == seg->ref.head && c->len == len &&
+		memcmp(c->prefix, prefix, len) == 0)
+	{
+		*st = c->st;
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	gpx_dict_iter_init(&it, seg);
+	gpx_dict_iter_seek(&it, prefix, len);
+	while (gpx_dict_iter_next_prefixed(&it, prefix, len))
+	{
+		st->df += it.df;
+		if (it.external)
+			st->list_pages += 1 + it.list_len / GPX_PAGE_CAPACITY;
+		if (it.leaf_no != leaf)
+			st->leaves++;
+		leaf = it.leaf_no;
+	}
+	gpx_dict_iter_end(&it);
+	if (c == NULL)
+		return;
+	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
+		term_cache_reset((Datum) 0, InvalidOid);
+	c->node = gpx_rel_locator(seg->index);
+	c->segment = seg->ref.id;
+	c->head = seg->ref.head;
+	c->len = len;
+	c->prefix = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
+	memcpy(c->prefix, prefix, len);
+	c->st = *st;
 }
 
 uint32
@@ -969,7 +1037,8 @@ gpx_dict_iter_list(GpxDictIter *it, GpxList *list)
 }
 
 void
-gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list)
+gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, bool whole_blocks,
+						  GpxList *list)
 {
 	GpxTermRef	ref = {0};
 
@@ -983,7 +1052,7 @@ gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes,
 	ref.len = it->list_len;
 	ref.page = it->list_page;
 	ref.offset = it->list_off;
-	if (!list_in_part(it->seg, &ref, probes, nprobes, 0, 0, list))
+	if (!list_in_part(it->seg, &ref, probes, nprobes, whole_blocks, 0, 0, list))
 		open_external(it->seg, it->df, it->list_len, it->list_page, it->list_off, list);
 }
 
