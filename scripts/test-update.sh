@@ -4,10 +4,10 @@
 # are read by this build (t/023_extension_update.pl checks the SQL objects,
 # with indexes this build wrote; this checks the bytes an old build wrote).
 #
-# For each released version, its source is taken from git (the commit it was
-# released from, listed below), built and installed into a copy of this
-# PostgreSQL's installation in a temporary directory (nothing outside it
-# changes).  A cluster made there gets indexes of the kinds that version
+# For each released version, its source is taken from git (the commit listed
+# below, whose install script the version's is), built (once: the build is
+# kept) and installed into a copy of this PostgreSQL's installation in a
+# temporary directory; nothing else changes.  A cluster made there gets indexes of the kinds that version
 # made: text with a configuration, tsvector, an expression without freqs,
 # several segments, rows in the pending area, deleted rows; and their
 # answers, through each index and through a sequential scan.  The same data
@@ -31,7 +31,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
 
-# version, the commit it was released from, the PostgreSQL majors it built for
+# version, the commit its install script is taken from (NEWS.md), the
+# PostgreSQL majors it built for
 releases=(
     "0.1 76c4481df0b016722c2fec50c3968d36f599e12c 15"
 )
