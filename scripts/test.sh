@@ -6,7 +6,9 @@
 # PostgreSQL 15 cluster, pg_regress, the isolation specs (specs/) and
 # pgTAP, pg_regress again with gpuidx preloaded, then the TAP tests (their own clusters; the index's equivalence
 # proof needs the GCIDE corpus, fetched here by scripts/data/fetch when
-# missing); then the server tests again against PostgreSQL 17 and 18, each in
+# missing); indexes written by each released version's own build, read by
+# this one before and after ALTER EXTENSION gpuidx UPDATE (scripts/test-update.sh,
+# the releases built once into ~/.cache/gpuidx-releases); then the server tests again against PostgreSQL 17 and 18, each in
 # a chroot of the Debian release that carries it (scripts/test-pg.sh).
 # Exits non-zero on the first failure, a corpus that cannot be fetched
 # included.  Run as root on Debian 12.
@@ -119,6 +121,13 @@ as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap
     PROVE_FLAGS='-j${GPUIDX_TAP_JOBS:-2} --timer' PROVE_TESTS='$(echo $tap_order)'"
 as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap \
     PROVE_FLAGS='--timer' PROVE_TESTS='$timed'"
+
+step "indexes written by the released builds, read by this one (scripts/test-update.sh)"
+if git rev-parse --git-dir > /dev/null 2>&1; then
+    bash scripts/test-update.sh
+else
+    echo "NOTICE: no git history: the released builds cannot be made, scripts/test-update.sh NOT run" >&2
+fi
 
 if [ -n "$chroots_pid" ]; then
     step "chroots of PostgreSQL $versions"

@@ -62,6 +62,16 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	/*
+	 * Version 0.1's definition, in a database not yet updated, lacks the
+	 * last column (position_bytes): the others are the same and come first
+	 */
+	if (tupdesc->natts < (int) lengthof(values) - 1 || tupdesc->natts > (int) lengthof(values))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("function gpuidx_index_stats returns %d columns, this build of gpuidx makes %d",
+						tupdesc->natts, (int) lengthof(values)),
+				 errhint("Update the extension with ALTER EXTENSION gpuidx UPDATE.")));
 	gpx_meta_read(index, &meta);
 	for (uint32 s = 0; s < meta.nsegments; s++)
 	{
@@ -121,7 +131,7 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum(pages[GPX_STREAM_POSITIONS] * BLCKSZ);
 	else
 		nulls[i++] = true;
-	Assert(i == lengthof(values) && i == tupdesc->natts);
+	Assert(i == lengthof(values));
 	index_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
