@@ -286,3 +286,20 @@ SELECT count(*) AS edge_scattered, sum(id) FROM skew WHERE body @@& 'edge scatte
 SELECT count(*) AS rare_edge_scattered FROM skew WHERE body @@& 'rare edge scattered';
 RESET enable_bitmapscan;
 DROP TABLE skew;
+
+-- Web search syntax means nothing to @@& (every word is required): a
+-- notice, once a statement, whether rows or the index answer; none for
+-- words that merely hold a hyphen or the letters "or"
+SET client_min_messages = notice;
+CREATE TABLE ws (id int, body text);
+INSERT INTO ws VALUES (1, 'json parser perl'), (2, 'json parser'), (3, 'parser json tools oregon');
+CREATE INDEX ws_body ON ws USING gpuidx (body);
+SELECT id FROM ws WHERE body @@& '"json parser" -perl' ORDER BY id;
+SELECT id FROM ws WHERE body @@& 'json or perl' ORDER BY id;
+SELECT id FROM ws WHERE body @@& 'json-parser oregon' ORDER BY id;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ws WHERE body @@& '"json parser" -perl';
+SELECT id FROM ws WHERE body @@& '"json parser" -perl' ORDER BY id;
+RESET enable_seqscan;
+DROP TABLE ws;
+SET client_min_messages = warning;

@@ -159,6 +159,7 @@ gpx_endscan(IndexScanDesc scan)
 void
 gpx_query_terms(Oid cfg, text *query, GpxLexemes *out)
 {
+	gpx_note_query_syntax(VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query));
 	gpx_lexemes_of_text(cfg, VARDATA_ANY(query), VARSIZE_ANY_EXHDR(query), out);
 }
 

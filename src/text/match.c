@@ -109,6 +109,7 @@ query_lexemes(MatchCache *c, text *query)
 		/* too long to keep among the others: the last one only */
 		if (hash_get_num_entries(c->queries) > 0 || c->query != NULL)
 			reset_queries(c);
+		gpx_note_query_syntax(VARDATA_ANY(query), len);
 		old = MemoryContextSwitchTo(c->query_cxt);
 		c->query = copy_text(c->query_cxt, query);
 		gpx_lexemes_of_text(c->cfg, VARDATA_ANY(query), len, &c->q);
@@ -123,6 +124,7 @@ query_lexemes(MatchCache *c, text *query)
 		if (hash_get_num_entries(c->queries) >= QUERY_CACHE_SIZE)
 			reset_queries(c);
 		e = hash_search(c->queries, key, HASH_ENTER, &found);
+		gpx_note_query_syntax(key, len);
 		old = MemoryContextSwitchTo(c->query_cxt);
 		gpx_lexemes_of_text(c->cfg, key, len, &e->q);
 		MemoryContextSwitchTo(old);

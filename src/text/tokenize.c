@@ -489,3 +489,44 @@ gpx_tsvector_contains(TSVector tsv, const GpxLexemes *query)
 	pfree(doc.len);
 	return result;
 }
+
+/* does the text hold what websearch_to_tsquery reads as syntax? */
+static bool
+has_websearch_syntax(const char *q, int len)
+{
+	for (int i = 0; i < len; i++)
+	{
+		bool		word_start = i == 0 || isspace((unsigned char) q[i - 1]);
+
+		if (q[i] == '"')
+			return true;
+		if (word_start && q[i] == '-' && i + 1 < len && isalnum((unsigned char) q[i + 1]))
+			return true;
+		/* "or" as a word of its own, with words before and after it */
+		if (word_start && i > 0 && i + 2 < len && pg_strncasecmp(q + i, "or", 2) == 0 &&
+			isspace((unsigned char) q[i + 2]))
+			return true;
+	}
+	return false;
+}
+
+void
+gpx_note_query_syntax(const char *query, int len)
+{
+	static TimestampTz noted_statement = 0;
+	static uint32 noted_query = 0;
+	uint32		h;
+
+	if (!has_websearch_syntax(query, len))
+		return;
+	/* once a statement and query: a scan and the operator's checks of its rows read the same text */
+	h = hash_bytes((const unsigned char *) query, len);
+	if (noted_statement == GetCurrentStatementStartTimestamp() && noted_query == h)
+		return;
+	noted_statement = GetCurrentStatementStartTimestamp();
+	noted_query = h;
+	ereport(NOTICE,
+			(errmsg("@@& requires every word of its query: quotes, \"-\" and \"or\" mean nothing to it"),
+			 errdetail("The query was \"%.*s\".", Min(len, 200), query),
+			 errhint("For phrases, excluded words and alternatives, use to_tsvector(...) @@ websearch_to_tsquery(...), which a gpuidx index on to_tsvector(...) answers.")));
+}

@@ -59,6 +59,13 @@ extern uint8 *gpx_lexemes_positions(const GpxLexemes *doc, uint32 *len);
 extern uint32 gpx_lexeme_positions(const GpxLexemes *doc, int i, uint8 *out);
 
 extern void gpx_lexemes_of_text(Oid cfg, const char *text, int len, GpxLexemes *out);
+
+/*
+ * A @@& query (every lexeme required) that holds web search syntax
+ * (quotes, a "-" before a word, "or" between words) gets a notice, once a
+ * statement: none of it has a meaning there
+ */
+extern void gpx_note_query_syntax(const char *query, int len);
 extern void gpx_lexemes_of_tsvector(TSVector tsv, GpxLexemes *out);
 /* union of two sets */
 extern void gpx_lexemes_union(const GpxLexemes *a, const GpxLexemes *b, GpxLexemes *out);
