@@ -301,5 +301,13 @@ SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM ws WHERE body @@& '"json parser" -perl';
 SELECT id FROM ws WHERE body @@& '"json parser" -perl' ORDER BY id;
 RESET enable_seqscan;
+-- a text index built under another configuration than the session's is
+-- passed over by the planner: a notice says why (none while another
+-- gpuidx index of the table answers)
+SET gpuidx.text_config = 'simple';
+EXPLAIN (COSTS OFF) SELECT id FROM ws WHERE body @@& 'json';
+CREATE INDEX ws_body_simple ON ws USING gpuidx (body);
+EXPLAIN (COSTS OFF) SELECT id FROM ws WHERE body @@& 'json';
+RESET gpuidx.text_config;
 DROP TABLE ws;
 SET client_min_messages = warning;

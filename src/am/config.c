@@ -309,3 +309,22 @@ gpx_index_answers(Relation index, Oid config)
 	/* a tsvector's lexemes do not depend on it: the query's do, the same way */
 	return info->kind == GPX_KIND_TSVECTOR || info->config == config;
 }
+
+void
+gpx_note_config_passed_over(Relation index, Oid config)
+{
+	static TimestampTz noted_statement = 0;
+	static Oid	noted_index = InvalidOid;
+	Oid			built = gpx_index_config(index);
+
+	/* once a statement and index: the planner prices an index's paths many times */
+	if (noted_statement == GetCurrentStatementStartTimestamp() && noted_index == RelationGetRelid(index))
+		return;
+	noted_statement = GetCurrentStatementStartTimestamp();
+	noted_index = RelationGetRelid(index);
+	ereport(NOTICE,
+			(errmsg("index \"%s\" is not used: it was built under text search configuration %s, and gpuidx.text_config is %s",
+					RelationGetRelationName(index), gpx_config_qualified_name(built),
+					gpx_config_qualified_name(config)),
+			 errhint("Set gpuidx.text_config to %s to search it.", gpx_config_qualified_name(built))));
+}

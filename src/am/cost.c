@@ -589,6 +589,29 @@ is_tsquery_clause(RestrictInfo *rinfo, Oid opfamily)
 		GPX_IS_TSQUERY_STRATEGY(get_op_opfamily_strategy(((OpExpr *) rinfo->clause)->opno, opfamily));
 }
 
+/* does another gpuidx index of the table answer under cfg (one per configuration)? */
+static bool
+other_index_answers(IndexOptInfo *info, Oid cfg)
+{
+	ListCell   *lc;
+
+	foreach(lc, info->rel->indexlist)
+	{
+		IndexOptInfo *other = lfirst(lc);
+		Relation	r;
+		bool		answers;
+
+		if (other->indexoid == info->indexoid || other->relam != info->relam)
+			continue;
+		r = index_open(other->indexoid, NoLock);
+		answers = gpx_index_answers(r, cfg);
+		index_close(r, NoLock);
+		if (answers)
+			return true;
+	}
+	return false;
+}
+
 /* the query text of "indexed @@& query", if the planner knows it */
 static text *
 known_query(PlannerInfo *root, Node *clause)
@@ -623,6 +646,8 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	/* no key and no ORDER BY: every row, and NULLs are not indexed */
 	if (!gpx_index_answers(index, cfg) || (path->indexclauses == NIL && path->indexorderbys == NIL))
 	{
+		if (!gpx_index_answers(index, cfg) && !other_index_answers(info, cfg))
+			gpx_note_config_passed_over(index, cfg);
 		*startup = *total = disable_cost;
 		*selectivity = 1.0;
 		*pages = info->pages;

@@ -96,6 +96,8 @@ extern const GpxIndexInfo *gpx_index_info(Relation index);
 extern Oid	gpx_index_config(Relation index);
 /* can the index answer a query under config? */
 extern bool gpx_index_answers(Relation index, Oid config);
+/* a notice that the planner passes a text index over: built under another configuration */
+extern void gpx_note_config_passed_over(Relation index, Oid config);
 
 /* build.c */
 extern IndexBuildResult *gpx_build(Relation heap, Relation index, IndexInfo *indexInfo);
