@@ -169,6 +169,8 @@ extern bool gpx_merge_trylock(Relation index);
 extern void gpx_merge_unlock(Relation index);
 extern uint64 gpx_merge_pending(Relation index, Size budget);
 extern int	gpx_merge_tiers(Relation index, Size budget, bool vacuum);
+/* the pages of earlier merges recycled, the pending area merged, then the tiers */
+extern uint64 gpx_merge_step(Relation index, Size budget);
 extern uint32 gpx_reserve_segment_id(Relation index);
 
 /* vacuum.c */
@@ -179,11 +181,13 @@ extern IndexBulkDeleteResult *gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulk
 /* recycle.c: callers hold the merge lock */
 /* room in the metapage for need more retired sets (moving its sets to the chain) */
 extern void gpx_retired_make_room(Relation index, int need);
-/* free the retired sets no snapshot can read any more */
-extern void gpx_recycle(Relation index);
+/* free the retired sets no snapshot can read any more; returns the pages freed */
+extern BlockNumber gpx_recycle(Relation index);
 /* every page: free ones to the free space map, unreferenced ones freed; returns how many */
 extern BlockNumber gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy,
 									 BlockNumber *nblocks);
+/* VACUUM: the free pages ending the file cut off, when the lock comes at once; returns how many */
+extern BlockNumber gpx_truncate_free_end(Relation index, BufferAccessStrategy strategy);
 
 /* cost.c */
 typedef struct GpxEstimate

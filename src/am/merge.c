@@ -600,3 +600,15 @@ gpx_merge_tiers(Relation index, Size budget, bool vacuum)
 	}
 	return merges;
 }
+
+uint64
+gpx_merge_step(Relation index, Size budget)
+{
+	uint64		merged;
+
+	/* what no snapshot reads any more is freed first: this merge writes into it */
+	gpx_recycle(index);
+	merged = gpx_merge_pending(index, budget);
+	gpx_merge_tiers(index, budget, false);
+	return merged;
+}

@@ -14,9 +14,11 @@
 
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "catalog/storage.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
+#include "storage/lmgr.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -175,9 +177,15 @@ page_is_retired(Relation index, BlockNumber nblocks, BlockNumber blkno, const Gp
 	GpxPageOpaque opaque = NULL;
 	bool		ok;
 
-	/* the index never shrinks: a reference past its end is damage */
-	if (blkno == GPX_META_BLKNO || blkno >= nblocks)
+	/*
+	 * VACUUM cuts off only free pages past every set's first page and stop
+	 * (gpx_truncate_free_end), so these are always inside the index; a page
+	 * a set's tables or chain reach past the end was freed and cut off.
+	 */
+	if (blkno == GPX_META_BLKNO || (blkno >= nblocks && (blkno == r->first || blkno == r->stop)))
 		gpx_report_corrupt(index, blkno, "A retired set references a page outside the index");
+	if (blkno >= nblocks)
+		return false;
 	gpx_vacuum_delay_point();
 	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -291,9 +299,12 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 	}
 }
 
-/* free a retired set's pages if no snapshot can read them any more */
+/*
+ * Free a retired set's pages if no snapshot can read them any more; *freed
+ * counts them.
+ */
 static bool
-free_if_removable(Relation index, const GpxRetired *r)
+free_if_removable(Relation index, const GpxRetired *r, BlockNumber *freed)
 {
 	BlockList	pages = {0};
 
@@ -302,6 +313,7 @@ free_if_removable(Relation index, const GpxRetired *r)
 	retired_pages(index, r, &pages);
 	if (pages.n > 0)
 		gpx_free_pages(index, pages.v, pages.n);
+	*freed += pages.n;
 	if (pages.v)
 		pfree(pages.v);
 	return true;
@@ -315,7 +327,7 @@ same_set(const GpxRetired *a, const GpxRetired *b)
 
 /* the sets in the metapage: each out of the list only once freed */
 static void
-recycle_metapage_sets(Relation index)
+recycle_metapage_sets(Relation index, BlockNumber *freed)
 {
 	GpxMetaPageData meta;
 
@@ -327,7 +339,7 @@ recycle_metapage_sets(Relation index)
 		GenericXLogState *state;
 		GpxMetaPageData *m;
 
-		if (!free_if_removable(index, &r))
+		if (!free_if_removable(index, &r, freed))
 			continue;
 		/* a crash before this record retries the set, harmlessly */
 		m = palloc(sizeof(GpxMetaPageData));
@@ -354,7 +366,7 @@ recycle_metapage_sets(Relation index)
  * the rest, or unlinked and freed when none is left (one record each).
  */
 static void
-recycle_chain(Relation index)
+recycle_chain(Relation index, BlockNumber *freed)
 {
 	GpxRetired *entries = palloc(GPX_RETIRED_PER_PAGE * sizeof(GpxRetired));
 	GpxRetired *kept = palloc(GPX_RETIRED_PER_PAGE * sizeof(GpxRetired));
@@ -378,7 +390,7 @@ recycle_chain(Relation index)
 
 		CHECK_FOR_INTERRUPTS();
 		for (uint32 i = 0; i < n; i++)
-			if (!free_if_removable(index, &entries[i]))
+			if (!free_if_removable(index, &entries[i], freed))
 				kept[nkept++] = entries[i];
 		if (nkept == n)
 		{
@@ -424,7 +436,10 @@ recycle_chain(Relation index)
 		UnlockReleaseBuffer(metabuf);
 		pfree(m);
 		if (nkept == 0)
+		{
 			RecordFreeIndexPage(index, blk);
+			(*freed)++;
+		}
 		else
 			prev = blk;
 		blk = next;
@@ -433,11 +448,24 @@ recycle_chain(Relation index)
 	pfree(kept);
 }
 
-void
+/*
+ * Every merge starts here, so that its pages come from the merges before it
+ * rather than from the end of the file.  The free space map's upper levels
+ * are brought up to date as well: without that a search does not find the
+ * pages just recorded (RecordFreeIndexPage changes only the map's leaves),
+ * and its search restarts at the lowest free page, which keeps the live
+ * pages at the front, where VACUUM can cut the free end off.
+ */
+BlockNumber
 gpx_recycle(Relation index)
 {
-	recycle_metapage_sets(index);
-	recycle_chain(index);
+	BlockNumber freed = 0;
+
+	recycle_metapage_sets(index, &freed);
+	recycle_chain(index, &freed);
+	if (freed > 0)
+		IndexFreeSpaceMapVacuum(index);
+	return freed;
 }
 
 /* ---------------------------------------------------------------------------
@@ -607,4 +635,93 @@ gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy, BlockNumber *nb
 		pfree(pending.v);
 	*nblocks_out = nblocks;
 	return nfree;
+}
+
+/* ---------------------------------------------------------------------------
+ * The free end of the file
+ */
+
+/* how many times, 50 ms apart, VACUUM tries for the lock to cut the end off */
+#define TRUNCATE_LOCK_TRIES	20
+
+static bool
+block_is_free(Relation index, BlockNumber b, BufferAccessStrategy strategy)
+{
+	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, b, RBM_NORMAL, strategy);
+	bool		free;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	free = PageIsNew(BufferGetPage(buf)) || gpx_page_is_free(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	return free;
+}
+
+/* the first block of the free pages that end the file (nblocks if none) */
+static BlockNumber
+free_end_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy)
+{
+	BlockNumber b = nblocks;
+
+	while (b > GPX_META_BLKNO + 1 && block_is_free(index, b - 1, strategy))
+	{
+		gpx_vacuum_delay_point();
+		b--;
+	}
+	return b;
+}
+
+/*
+ * Cut the free pages at the end of the file off, as VACUUM does a table's.
+ * Under an AccessExclusiveLock on the index, taken without waiting (a few
+ * tries, then left to a later VACUUM): no scan reads the index meanwhile
+ * and no insert or merge takes a page from the free space map or extends
+ * the file.  The lock is WAL-logged, so a hot standby's queries on the
+ * index conflict with its replay as with a table's truncation; scans that
+ * begin afterwards read only pages the metapage reaches, none of them
+ * free.  Blocks every retired set names first stay, so the sets' checks
+ * still hold.  Returns the blocks cut off.
+ */
+BlockNumber
+gpx_truncate_free_end(Relation index, BufferAccessStrategy strategy)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber keep;
+	GpxMetaPageData *meta;
+	GpxRetired *retired;
+	uint32		nretired;
+	BlockList	chain = {0};
+	int			tries = 0;
+
+	if (free_end_start(index, nblocks, strategy) == nblocks)
+		return 0;
+	while (!ConditionalLockRelation(index, AccessExclusiveLock))
+	{
+		if (++tries >= TRUNCATE_LOCK_TRIES)
+			return 0;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(50 * 1000L);
+	}
+	nblocks = RelationGetNumberOfBlocks(index);
+	keep = free_end_start(index, nblocks, strategy);
+	meta = palloc(sizeof(GpxMetaPageData));
+	gpx_meta_read(index, meta);
+	retired = retired_all(index, meta, &nretired, &chain);
+	for (uint32 i = 0; i < nretired; i++)
+	{
+		if (retired[i].first != InvalidBlockNumber)
+			keep = Max(keep, retired[i].first + 1);
+		if (retired[i].stop != InvalidBlockNumber)
+			keep = Max(keep, retired[i].stop + 1);
+	}
+	if (keep < nblocks)
+	{
+		RelationTruncate(index, keep);
+		gpx_forget_index_size(index);
+	}
+	UnlockRelation(index, AccessExclusiveLock);
+	pfree(retired);
+	pfree(meta);
+	if (chain.v)
+		pfree(chain.v);
+	return keep < nblocks ? nblocks - keep : 0;
 }

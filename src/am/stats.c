@@ -179,8 +179,7 @@ gpuidx_merge_pending(PG_FUNCTION_ARGS)
 	if (!gpx_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
 	gpx_merge_lock(index);
-	merged = gpx_merge_pending(index, (Size) maintenance_work_mem * 1024);
-	gpx_merge_tiers(index, (Size) maintenance_work_mem * 1024, false);
+	merged = gpx_merge_step(index, (Size) maintenance_work_mem * 1024);
 	gpx_merge_unlock(index);
 	index_close(index, RowExclusiveLock);
 	PG_RETURN_INT64((int64) merged);

@@ -5,13 +5,16 @@
  *	  are gone are marked in its dead-doc bitmap; scans skip them.  Their
  *	  space comes back when the segment is merged (merge.c).  The cleanup
  *	  pass merges tiers, recycles retired pages once no scan can read them,
- *	  and rebuilds the free space map, reclaiming pages a crash left behind
- *	  (recycle.c).
+ *	  rebuilds the free space map, reclaiming pages a crash left behind,
+ *	  and cuts the free end of the file off (recycle.c).
  */
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/table.h"
 #include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "postmaster/autovacuum.h"
@@ -135,6 +138,7 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = MemoryContextAllocZero(old, sizeof(IndexBulkDeleteResult));
 	gpx_merge_lock(index);
 	/* every row's TID into a segment first, where dead docs are marked */
+	gpx_recycle(index);
 	gpx_merge_pending(index, (Size) maintenance_work_mem * 1024);
 	check_pending_survivors(index, callback, callback_state);
 	gpx_meta_read(index, &meta);
@@ -182,6 +186,31 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 /* ---------------------------------------------------------------------------
  * Cleanup
  */
+
+/*
+ * The table's vacuum_truncate option (false where a standby's queries must
+ * not be cancelled by the lock a truncation takes) holds for its indexes.
+ * A parallel VACUUM cannot take that lock (logging it for standbys needs a
+ * transaction id, which a parallel operation may not assign): it leaves the
+ * end of the file to the next VACUUM that is not parallel (autovacuum's).
+ */
+static bool
+table_allows_truncate(Relation index)
+{
+	Relation	heap;
+	StdRdOptions *opts;
+	bool		allowed;
+
+	if (IsInParallelMode())
+		return false;
+	heap = table_open(IndexGetRelation(RelationGetRelid(index), false), NoLock);
+	opts = (StdRdOptions *) heap->rd_options;
+	allowed = opts == NULL || opts->vacuum_truncate;
+
+	table_close(heap, NoLock);
+	return allowed;
+}
+
 IndexBulkDeleteResult *
 gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
@@ -190,6 +219,7 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	GpxMetaPageData meta;
 	BlockNumber nblocks;
 	BlockNumber nfree = 0;
+	BlockNumber truncated;
 	double		docs = 0;
 
 	if (info->analyze_only)
@@ -206,6 +236,7 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
 	gpx_merge_lock(index);
+	gpx_recycle(index);
 	gpx_merge_pending(index, budget);
 	gpx_merge_tiers(index, budget, true);
 	gpx_recycle(index);
@@ -213,6 +244,10 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	nfree = gpx_reclaim_pages(index, info->strategy, &nblocks);
 	gpx_merge_unlock(index);
 	IndexFreeSpaceMapVacuum(index);
+	/* the free end of the file given back, unless the table's VACUUM keeps its own */
+	truncated = table_allows_truncate(index) ? gpx_truncate_free_end(index, info->strategy) : 0;
+	nblocks -= Min(nblocks, truncated);
+	nfree -= Min(nfree, truncated);
 
 	gpx_meta_read(index, &meta);
 	for (uint32 s = 0; s < meta.nsegments; s++)
