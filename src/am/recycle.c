@@ -300,15 +300,16 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 }
 
 /*
- * Free a retired set's pages if no snapshot can read them any more; *freed
- * counts them.
+ * Free a retired set's pages if no snapshot can read them any more (all:
+ * whatever the snapshots, since no scan has the index open); *freed counts
+ * them.
  */
 static bool
-free_if_removable(Relation index, const GpxRetired *r, BlockNumber *freed)
+free_if_removable(Relation index, const GpxRetired *r, bool all, BlockNumber *freed)
 {
 	BlockList	pages = {0};
 
-	if (!GlobalVisCheckRemovableFullXid(NULL, r->xid))
+	if (!all && !GlobalVisCheckRemovableFullXid(NULL, r->xid))
 		return false;
 	retired_pages(index, r, &pages);
 	if (pages.n > 0)
@@ -327,7 +328,7 @@ same_set(const GpxRetired *a, const GpxRetired *b)
 
 /* the sets in the metapage: each out of the list only once freed */
 static void
-recycle_metapage_sets(Relation index, BlockNumber *freed)
+recycle_metapage_sets(Relation index, bool all, BlockNumber *freed)
 {
 	GpxMetaPageData meta;
 
@@ -339,7 +340,7 @@ recycle_metapage_sets(Relation index, BlockNumber *freed)
 		GenericXLogState *state;
 		GpxMetaPageData *m;
 
-		if (!free_if_removable(index, &r, freed))
+		if (!free_if_removable(index, &r, all, freed))
 			continue;
 		/* a crash before this record retries the set, harmlessly */
 		m = palloc(sizeof(GpxMetaPageData));
@@ -366,7 +367,7 @@ recycle_metapage_sets(Relation index, BlockNumber *freed)
  * the rest, or unlinked and freed when none is left (one record each).
  */
 static void
-recycle_chain(Relation index, BlockNumber *freed)
+recycle_chain(Relation index, bool all, BlockNumber *freed)
 {
 	GpxRetired *entries = palloc(GPX_RETIRED_PER_PAGE * sizeof(GpxRetired));
 	GpxRetired *kept = palloc(GPX_RETIRED_PER_PAGE * sizeof(GpxRetired));
@@ -390,7 +391,7 @@ recycle_chain(Relation index, BlockNumber *freed)
 
 		CHECK_FOR_INTERRUPTS();
 		for (uint32 i = 0; i < n; i++)
-			if (!free_if_removable(index, &entries[i], freed))
+			if (!free_if_removable(index, &entries[i], all, freed))
 				kept[nkept++] = entries[i];
 		if (nkept == n)
 		{
@@ -457,12 +458,12 @@ recycle_chain(Relation index, BlockNumber *freed)
  * pages at the front, where VACUUM can cut the free end off.
  */
 BlockNumber
-gpx_recycle(Relation index)
+gpx_recycle(Relation index, bool all)
 {
 	BlockNumber freed = 0;
 
-	recycle_metapage_sets(index, &freed);
-	recycle_chain(index, &freed);
+	recycle_metapage_sets(index, all, &freed);
+	recycle_chain(index, all, &freed);
 	if (freed > 0)
 		IndexFreeSpaceMapVacuum(index);
 	return freed;
@@ -675,12 +676,54 @@ free_end_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strateg
  * Under an AccessExclusiveLock on the index, taken without waiting (a few
  * tries, then left to a later VACUUM): no scan reads the index meanwhile
  * and no insert or merge takes a page from the free space map or extends
- * the file.  The lock is WAL-logged, so a hot standby's queries on the
- * index conflict with its replay as with a table's truncation; scans that
- * begin afterwards read only pages the metapage reaches, none of them
- * free.  Blocks every retired set names first stay, so the sets' checks
- * still hold.  Returns the blocks cut off.
+ * the file.  So every retired set is freed first, whatever the snapshots:
+ * what holds them back is scans that began before the merge, and none is
+ * left (a cursor keeps its lock).  The lock is WAL-logged, so a hot
+ * standby's queries on the index conflict with its replay, before the
+ * pages are freed there, as with a table's truncation.  Scans that begin
+ * afterwards read only pages the metapage reaches, none of them free.
+ * Blocks a retired set still names first stay, so the sets' checks hold.
+ * Returns the blocks cut off.
  */
+static bool
+lock_exclusive(Relation index)
+{
+	for (int tries = 0; !ConditionalLockRelation(index, AccessExclusiveLock); tries++)
+	{
+		if (tries + 1 >= TRUNCATE_LOCK_TRIES)
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(50 * 1000L);
+	}
+	return true;
+}
+
+static bool
+has_retired(Relation index)
+{
+	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
+	bool		any;
+
+	gpx_meta_read(index, meta);
+	any = meta->nretired + meta->nretired_more > 0;
+	pfree(meta);
+	return any;
+}
+
+BlockNumber
+gpx_recycle_exclusive(Relation index)
+{
+	BlockNumber freed;
+
+	if (!has_retired(index))
+		return 0;
+	if (!lock_exclusive(index))
+		return gpx_recycle(index, false);
+	freed = gpx_recycle(index, true);
+	UnlockRelation(index, AccessExclusiveLock);
+	return freed;
+}
+
 BlockNumber
 gpx_truncate_free_end(Relation index, BufferAccessStrategy strategy)
 {
@@ -690,20 +733,15 @@ gpx_truncate_free_end(Relation index, BufferAccessStrategy strategy)
 	GpxRetired *retired;
 	uint32		nretired;
 	BlockList	chain = {0};
-	int			tries = 0;
 
-	if (free_end_start(index, nblocks, strategy) == nblocks)
+	if (!has_retired(index) && free_end_start(index, nblocks, strategy) == nblocks)
 		return 0;
-	while (!ConditionalLockRelation(index, AccessExclusiveLock))
-	{
-		if (++tries >= TRUNCATE_LOCK_TRIES)
-			return 0;
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(50 * 1000L);
-	}
+	if (!lock_exclusive(index))
+		return 0;
+	gpx_recycle(index, true);
+	meta = palloc(sizeof(GpxMetaPageData));
 	nblocks = RelationGetNumberOfBlocks(index);
 	keep = free_end_start(index, nblocks, strategy);
-	meta = palloc(sizeof(GpxMetaPageData));
 	gpx_meta_read(index, meta);
 	retired = retired_all(index, meta, &nretired, &chain);
 	for (uint32 i = 0; i < nretired; i++)

@@ -14,6 +14,7 @@
 #include "access/table.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
@@ -138,7 +139,7 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = MemoryContextAllocZero(old, sizeof(IndexBulkDeleteResult));
 	gpx_merge_lock(index);
 	/* every row's TID into a segment first, where dead docs are marked */
-	gpx_recycle(index);
+	gpx_recycle(index, false);
 	gpx_merge_pending(index, (Size) maintenance_work_mem * 1024);
 	check_pending_survivors(index, callback, callback_state);
 	gpx_meta_read(index, &meta);
@@ -190,9 +191,10 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 /*
  * The table's vacuum_truncate option (false where a standby's queries must
  * not be cancelled by the lock a truncation takes) holds for its indexes.
- * A parallel VACUUM cannot take that lock (logging it for standbys needs a
- * transaction id, which a parallel operation may not assign): it leaves the
- * end of the file to the next VACUUM that is not parallel (autovacuum's).
+ * A parallel VACUUM (of a table with several large indexes) cannot take
+ * that lock where standbys are served: logging it needs a transaction id,
+ * which a parallel operation may not assign.  It leaves the end of the file
+ * to the next VACUUM that is not parallel (autovacuum's never is).
  */
 static bool
 table_allows_truncate(Relation index)
@@ -201,7 +203,7 @@ table_allows_truncate(Relation index)
 	StdRdOptions *opts;
 	bool		allowed;
 
-	if (IsInParallelMode())
+	if (IsInParallelMode() && XLogStandbyInfoActive())
 		return false;
 	heap = table_open(IndexGetRelation(RelationGetRelid(index), false), NoLock);
 	opts = (StdRdOptions *) heap->rd_options;
@@ -220,6 +222,7 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	BlockNumber nblocks;
 	BlockNumber nfree = 0;
 	BlockNumber truncated;
+	bool		truncate;
 	double		docs = 0;
 
 	if (info->analyze_only)
@@ -235,19 +238,28 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
+	truncate = table_allows_truncate(index);
 	gpx_merge_lock(index);
-	gpx_recycle(index);
+	gpx_recycle(index, false);
 	gpx_merge_pending(index, budget);
-	gpx_merge_tiers(index, budget, true);
-	gpx_recycle(index);
+	gpx_merge_tiers(index, budget, true, truncate);
+	/* what these merges retired too, if no scan has the index open */
+	if (truncate)
+		gpx_recycle_exclusive(index);
+	else
+		gpx_recycle(index, false);
 	/* every page: free ones into the free space map, orphans freed */
 	nfree = gpx_reclaim_pages(index, info->strategy, &nblocks);
-	gpx_merge_unlock(index);
 	IndexFreeSpaceMapVacuum(index);
 	/* the free end of the file given back, unless the table's VACUUM keeps its own */
-	truncated = table_allows_truncate(index) ? gpx_truncate_free_end(index, info->strategy) : 0;
-	nblocks -= Min(nblocks, truncated);
-	nfree -= Min(nfree, truncated);
+	if (truncate)
+	{
+		gpx_merge_relocate(index, budget, info->strategy);
+		truncated = gpx_truncate_free_end(index, info->strategy);
+		nblocks -= Min(nblocks, truncated);
+		nfree -= Min(nfree, truncated);
+	}
+	gpx_merge_unlock(index);
 
 	gpx_meta_read(index, &meta);
 	for (uint32 s = 0; s < meta.nsegments; s++)
