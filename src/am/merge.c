@@ -203,6 +203,8 @@ gpx_merge_pending(Relation index, Size budget)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "The pending area's doc lengths exceed the metapage's sum");
 	meta.pend_dl -= sum_dl;
 	meta.pend_pages -= pages;
+	meta.merge_bytes += (uint64) ref.npages * BLCKSZ;
+	meta.merge_docs += ref.ndocs;
 	state = GenericXLogStart(index);
 	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), &meta);
 	GenericXLogFinish(state);
@@ -503,6 +505,8 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget, bool past_en
 		m->segments[m->nsegments++] = ref;
 	else
 		gpx_meta_retire(m, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
+	m->merge_bytes += (uint64) ref.npages * BLCKSZ;
+	m->merge_docs += ref.ndocs;
 	state = GenericXLogStart(index);
 	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), m);
 	GenericXLogFinish(state);

@@ -48,8 +48,8 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 	Relation	index = open_for_stats(PG_GETARG_OID(0));
 	GpxMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[24];
-	bool		nulls[24] = {0};
+	Datum		values[26];
+	bool		nulls[26] = {0};
 	int64		docs = 0;
 	int64		dead = 0;
 	int64		terms = 0;
@@ -121,6 +121,8 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum(pages[GPX_STREAM_POSITIONS] * BLCKSZ);
 	else
 		nulls[i++] = true;
+	values[i++] = Int64GetDatum((int64) meta.merge_bytes);
+	values[i++] = Int64GetDatum((int64) meta.merge_docs);
 	Assert(i == lengthof(values) && i == tupdesc->natts);
 	index_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
