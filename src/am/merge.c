@@ -192,11 +192,29 @@ gpx_merge_pending(Relation index, Size budget)
 		meta.segments[meta.nsegments++] = ref;
 	else
 		gpx_meta_retire(&meta, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
-	if (meta.pend_head != stop_blk)
-		gpx_meta_retire(&meta, GPX_RETIRED_PENDING, meta.pend_head_seq, meta.pend_head, stop_blk);
-	meta.pend_head = stop_blk;
-	meta.pend_head_off = stop_off;
-	meta.pend_head_seq = stop_seq;
+	if (meta.pend_tail == stop_blk && meta.pend_entries == entries)
+	{
+		/*
+		 * Nothing came after: the tail page goes too, and the next insert
+		 * starts the area on a page of the free space map, so no pending
+		 * page stays where it was, perhaps at the end of the file.  An
+		 * insert writing pages of its own links them as the new area.
+		 */
+		gpx_meta_retire(&meta, GPX_RETIRED_PENDING, meta.pend_head_seq, meta.pend_head, InvalidBlockNumber);
+		meta.pend_head = InvalidBlockNumber;
+		meta.pend_tail = InvalidBlockNumber;
+		meta.pend_head_off = 0;
+		meta.pend_head_seq = 0;
+		pages++;
+	}
+	else
+	{
+		if (meta.pend_head != stop_blk)
+			gpx_meta_retire(&meta, GPX_RETIRED_PENDING, meta.pend_head_seq, meta.pend_head, stop_blk);
+		meta.pend_head = stop_blk;
+		meta.pend_head_off = stop_off;
+		meta.pend_head_seq = stop_seq;
+	}
 	meta.pend_entries -= entries;
 	meta.pend_bytes -= bytes;
 	if (sum_dl > meta.pend_dl)
