@@ -43,11 +43,12 @@
  * its own, and small ones cost up to three times their share of one
  * segment's pages (every term of theirs an entry, fewer runs of doc ids),
  * so the index stays near its rebuilt size only if most rows are in one
- * segment.  The largest grows by at least 1/TOP_SHARE each time, so a row is
- * rewritten by these merges at most TOP_SHARE + 1 times, and never for a
- * small pending area.
+ * segment.  What such a merge writes is at most TOP_SHARE + 1 times the
+ * pages of the segments written since the last one (only those are not the
+ * largest), so it adds a constant to the O(log n) writes of a row by tiers,
+ * and a small pending area never rewrites the largest segment.
  */
-#define TOP_SHARE		8
+#define TOP_SHARE		4
 
 void
 gpx_merge_lock(Relation index)
@@ -611,7 +612,7 @@ pick_group(const GpxMetaPageData *meta, bool vacuum, GpxSegRef *group, bool *all
 	}
 	if (n == 0 && vacuum && meta->nsegments > 1)
 	{
-		/* the others past an eighth of the largest: all into one (see TOP_SHARE) */
+		/* the others past 1/TOP_SHARE of the largest: all into one */
 		uint64		largest = 0;
 		uint64		pages = 0;
 
