@@ -14,7 +14,6 @@
 #include "access/table.h"
 #include "access/transam.h"
 #include "access/xact.h"
-#include "access/xlog.h"
 #include "catalog/index.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
@@ -203,7 +202,7 @@ table_allows_truncate(Relation index)
 	StdRdOptions *opts;
 	bool		allowed;
 
-	if (IsInParallelMode() && XLogStandbyInfoActive())
+	if (IsInParallelMode())
 		return false;
 	heap = table_open(IndexGetRelation(RelationGetRelid(index), false), NoLock);
 	opts = (StdRdOptions *) heap->rd_options;
