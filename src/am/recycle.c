@@ -657,15 +657,22 @@ block_is_free(Relation index, BlockNumber b, BufferAccessStrategy strategy)
 	return free;
 }
 
-/* the first block of the free pages that end the file (nblocks if none) */
+/*
+ * The first block of the free pages that end the file (nblocks if none).
+ * locked: under the AccessExclusiveLock, which no cost-based delay may
+ * stretch.
+ */
 static BlockNumber
-free_end_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy)
+free_end_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy, bool locked)
 {
 	BlockNumber b = nblocks;
 
 	while (b > GPX_META_BLKNO + 1 && block_is_free(index, b - 1, strategy))
 	{
-		gpx_vacuum_delay_point();
+		if (locked)
+			CHECK_FOR_INTERRUPTS();
+		else
+			gpx_vacuum_delay_point();
 		b--;
 	}
 	return b;
@@ -686,11 +693,11 @@ free_end_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strateg
  * Returns the blocks cut off.
  */
 static bool
-lock_exclusive(Relation index)
+lock_exclusive(Relation index, int tries)
 {
-	for (int tries = 0; !ConditionalLockRelation(index, AccessExclusiveLock); tries++)
+	for (int tried = 1; !ConditionalLockRelation(index, AccessExclusiveLock); tried++)
 	{
-		if (tries + 1 >= TRUNCATE_LOCK_TRIES)
+		if (tried >= tries)
 			return false;
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(50 * 1000L);
@@ -710,6 +717,19 @@ has_retired(Relation index)
 	return any;
 }
 
+/* every retired set freed under the lock, no cost-based delay stretching it */
+static BlockNumber
+recycle_locked(Relation index)
+{
+	bool		cost_active = VacuumCostActive;
+	BlockNumber freed;
+
+	VacuumCostActive = false;
+	freed = gpx_recycle(index, true);
+	VacuumCostActive = cost_active;
+	return freed;
+}
+
 BlockNumber
 gpx_recycle_exclusive(Relation index)
 {
@@ -717,9 +737,10 @@ gpx_recycle_exclusive(Relation index)
 
 	if (!has_retired(index))
 		return 0;
-	if (!lock_exclusive(index))
+	/* one try: gpx_truncate_free_end tries again, longer */
+	if (!lock_exclusive(index, 1))
 		return gpx_recycle(index, false);
-	freed = gpx_recycle(index, true);
+	freed = recycle_locked(index);
 	UnlockRelation(index, AccessExclusiveLock);
 	return freed;
 }
@@ -734,14 +755,14 @@ gpx_truncate_free_end(Relation index, BufferAccessStrategy strategy)
 	uint32		nretired;
 	BlockList	chain = {0};
 
-	if (!has_retired(index) && free_end_start(index, nblocks, strategy) == nblocks)
+	if (!has_retired(index) && free_end_start(index, nblocks, strategy, false) == nblocks)
 		return 0;
-	if (!lock_exclusive(index))
+	if (!lock_exclusive(index, TRUNCATE_LOCK_TRIES))
 		return 0;
-	gpx_recycle(index, true);
+	recycle_locked(index);
 	meta = palloc(sizeof(GpxMetaPageData));
 	nblocks = RelationGetNumberOfBlocks(index);
-	keep = free_end_start(index, nblocks, strategy);
+	keep = free_end_start(index, nblocks, strategy, true);
 	gpx_meta_read(index, meta);
 	retired = retired_all(index, meta, &nretired, &chain);
 	for (uint32 i = 0; i < nretired; i++)
