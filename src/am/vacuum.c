@@ -190,10 +190,10 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 /*
  * The table's vacuum_truncate option (false where a standby's queries must
  * not be cancelled by the lock a truncation takes) holds for its indexes.
- * A parallel VACUUM (of a table with several large indexes) cannot take
- * that lock where standbys are served: logging it needs a transaction id,
- * which a parallel operation may not assign.  It leaves the end of the file
- * to the next VACUUM that is not parallel (autovacuum's never is).
+ * A parallel VACUUM (of a table with two or more large indexes beside this
+ * one) cannot take that lock: logging it for standbys needs a transaction
+ * id, which a parallel operation may not assign.  It leaves the end of the
+ * file to the next VACUUM that is not parallel (autovacuum's never is).
  */
 static bool
 table_allows_truncate(Relation index)
