@@ -49,6 +49,8 @@
  * and a small pending area never rewrites the largest segment.
  */
 #define TOP_SHARE		4
+/* nor while the others take fewer pages than this, a tiny index's overhead */
+#define TOP_MIN_PAGES	32
 
 void
 gpx_merge_lock(Relation index)
@@ -621,7 +623,7 @@ pick_group(const GpxMetaPageData *meta, bool vacuum, GpxSegRef *group, bool *all
 			largest = Max(largest, meta->segments[i].npages);
 			pages += meta->segments[i].npages;
 		}
-		if ((pages - largest) * TOP_SHARE > largest)
+		if ((pages - largest) * TOP_SHARE > largest && pages - largest >= TOP_MIN_PAGES)
 		{
 			memcpy(group, meta->segments, meta->nsegments * sizeof(GpxSegRef));
 			n = (int) meta->nsegments;
