@@ -20,6 +20,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 use Time::HiRes qw(time);
+use FindBin;
+use lib $FindBin::RealBin;
+use GpxLoad;
 
 my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
 my $docs_file = "$data/debian-paths/docs.tsv";
@@ -57,13 +60,7 @@ if ($real)
 else
 {
 	# words of a skewed vocabulary, a row's words fixed by its id
-	$primary->safe_psql('postgres', qq{
-		CREATE TABLE src AS
-			SELECT g AS id, (SELECT string_agg('w' || ((hashint4(g * 16 + k) & 4095) *
-			                                          (hashint4(g * 16 + k + 7) & 4095) / 4096), ' ')
-			                 FROM generate_series(1, 12) k) AS body
-			FROM generate_series(1, $nsrc) g;
-	});
+	$primary->safe_psql('postgres', 'CREATE TABLE src AS ' . skewed_text_sql($nsrc, 12, 16));
 }
 $primary->safe_psql('postgres', qq{
 	ALTER TABLE src ADD PRIMARY KEY (id);

@@ -18,8 +18,7 @@ set -euo pipefail
 BIN=${BIN:-$(pg_config --bindir)}
 export PGHOST=${PGHOST:-/tmp} PGPORT=${PGPORT:-5432}
 DB=${DB:-postgres}
-CORPUS=${CORPUS:-debian-paths}
-DATA=${GPUIDX_DATA:-$HOME/.cache/gpuidx-data}/$CORPUS
+DOCS=${GPUIDX_DATA:-$HOME/.cache/gpuidx-data}/${CORPUS:-debian-paths}/docs.tsv
 EVERY=${EVERY:-24}
 CLIENTS=${CLIENTS:-8}
 SECS=${SECS:-20}
@@ -34,7 +33,7 @@ mkdir -p "$OUT" "$WORK"
 chmod 755 "$WORK"
 log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
 
-awk "NR % $EVERY == 0" "$DATA/docs.tsv" > "$WORK/docs.tsv"
+awk "NR % $EVERY == 0" "$DOCS" > "$WORK/docs.tsv"
 $P <<SQL
 CREATE EXTENSION IF NOT EXISTS gpuidx;
 DROP TABLE IF EXISTS sp_docs;
