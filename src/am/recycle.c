@@ -649,12 +649,12 @@ static bool
 block_is_free(Relation index, BlockNumber b, BufferAccessStrategy strategy)
 {
 	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, b, RBM_NORMAL, strategy);
-	bool		free;
+	bool		is_free;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	free = PageIsNew(BufferGetPage(buf)) || gpx_page_is_free(BufferGetPage(buf));
+	is_free = PageIsNew(BufferGetPage(buf)) || gpx_page_is_free(BufferGetPage(buf));
 	UnlockReleaseBuffer(buf);
-	return free;
+	return is_free;
 }
 
 /*
@@ -678,20 +678,7 @@ free_end_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strateg
 	return b;
 }
 
-/*
- * Cut the free pages at the end of the file off, as VACUUM does a table's.
- * Under an AccessExclusiveLock on the index, taken without waiting (a few
- * tries, then left to a later VACUUM): no scan reads the index meanwhile
- * and no insert or merge takes a page from the free space map or extends
- * the file.  So every retired set is freed first, whatever the snapshots:
- * what holds them back is scans that began before the merge, and none is
- * left (a cursor keeps its lock).  The lock is WAL-logged, so a hot
- * standby's queries on the index conflict with its replay, before the
- * pages are freed there, as with a table's truncation.  Scans that begin
- * afterwards read only pages the metapage reaches, none of them free.
- * Blocks a retired set still names first stay, so the sets' checks hold.
- * Returns the blocks cut off.
- */
+/* the AccessExclusiveLock on the index, taken without waiting, in tries 50 ms apart */
 static bool
 lock_exclusive(Relation index, int tries)
 {
@@ -745,6 +732,20 @@ gpx_recycle_exclusive(Relation index)
 	return freed;
 }
 
+/*
+ * Cut the free pages at the end of the file off, as VACUUM does a table's.
+ * Under an AccessExclusiveLock on the index, taken without waiting (a few
+ * tries, then left to a later VACUUM): no scan reads the index meanwhile
+ * and no insert or merge takes a page from the free space map or extends
+ * the file.  So every retired set is freed first, whatever the snapshots:
+ * what holds them back is scans that began before the merge, and none is
+ * left (a cursor keeps its lock).  The lock is WAL-logged, so a hot
+ * standby's queries on the index conflict with its replay, before the
+ * pages are freed there, as with a table's truncation.  Scans that begin
+ * afterwards read only pages the metapage reaches, none of them free.
+ * Blocks a retired set still names first stay, so the sets' checks hold.
+ * Returns the blocks cut off.
+ */
 BlockNumber
 gpx_truncate_free_end(Relation index, BufferAccessStrategy strategy)
 {
