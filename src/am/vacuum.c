@@ -206,7 +206,12 @@ table_allows_truncate(Relation index)
 		return false;
 	heap = table_open(IndexGetRelation(RelationGetRelid(index), false), NoLock);
 	opts = (StdRdOptions *) heap->rd_options;
+#if PG_VERSION_NUM >= 180000
+	/* the setting vacuum_truncate where the table does not set the option */
+	allowed = opts != NULL && opts->vacuum_truncate_set ? opts->vacuum_truncate : vacuum_truncate;
+#else
 	allowed = opts == NULL || opts->vacuum_truncate;
+#endif
 
 	table_close(heap, NoLock);
 	return allowed;
