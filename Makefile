@@ -6,6 +6,13 @@
 
 EXTENSION = gpuidx
 MODULE_big = gpuidx
+# The extension's scripts: each released version's install script, frozen
+# (sql/gpuidx--0.1.sql), the version being made (default_version in
+# gpuidx.control: sql/gpuidx--0.2.sql) and the updates between them
+# (sql/gpuidx--0.1--0.2.sql).  Every change of the SQL objects goes into the
+# install script and the update script to it; t/023_extension_update.pl
+# fails when ALTER EXTENSION gpuidx UPDATE does not make what CREATE
+# EXTENSION makes (docs/RELIABILITY.md, "Extension versions").
 DATA = $(wildcard sql/gpuidx--*.sql)
 
 CODEC_SRCS = $(wildcard src/codec/*.c)

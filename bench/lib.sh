@@ -32,12 +32,21 @@ pgbench_cell() {
 	fail=$(echo "$r" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
 	aborted=$(grep -c 'aborted in command' <<< "$r" || true)
 	fail=$(( ${fail:-0} + aborted ))
-	# column 3 of pgbench's log: the transaction's latency in microseconds
-	cat "$work"/log.* | awk '{ print $3 }' | sort -n | awk -v tps="${tps:-0}" -v fail="${fail:-0}" '
+	# column 3 of pgbench's log: the transaction's latency in microseconds.
+	# PGBENCH_FAILED_MS: each failed transaction (a statement that timed out)
+	# counts at that latency, a lower bound, as it would have taken at least
+	# that; PGBENCH_P99_MIN: fewer transactions than that give no p99 ("-":
+	# the 99th percentile of a few is their maximum)
+	{ cat "$work"/log.* | awk '{ print $3 }'
+	  [ -z "${PGBENCH_FAILED_MS:-}" ] || for ((i = 0; i < ${fail:-0}; i++)); do echo $(( PGBENCH_FAILED_MS * 1000 )); done
+	} | sort -n | awk -v tps="${tps:-0}" -v fail="${fail:-0}" -v failed_in="${PGBENCH_FAILED_MS:+1}" -v p99min="${PGBENCH_P99_MIN:-0}" '
 		{ v[NR] = $1 }
-		END { if (NR == 0) { print tps, "-", "-", 0, fail; exit }
+		END { n = NR - (failed_in ? fail : 0)
+		      if (NR == 0) { print tps, "-", "-", 0, fail; exit }
 		      printf (tps < 100 ? "%.1f" : "%.0f"), tps
-		      printf " %.3f %.3f %d %s\n", v[int(0.50 * (NR - 1)) + 1] / 1000, v[int(0.99 * (NR - 1)) + 1] / 1000, NR, fail }'
+		      printf " %.3f", v[int(0.50 * (NR - 1)) + 1] / 1000
+		      if (NR < p99min) printf " -"; else printf " %.3f", v[int(0.99 * (NR - 1)) + 1] / 1000
+		      printf " %d %s\n", n, fail }'
 }
 
 # The first ROWS lines of DATA/docs.tsv, or DATA scaled to ROWS documents by

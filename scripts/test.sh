@@ -6,7 +6,9 @@
 # PostgreSQL 15 cluster, pg_regress, the isolation specs (specs/) and
 # pgTAP, pg_regress again with gpuidx preloaded, then the TAP tests (their own clusters; the index's equivalence
 # proof needs the GCIDE corpus, fetched here by scripts/data/fetch when
-# missing); then the server tests again against PostgreSQL 17 and 18, each in
+# missing); indexes written by each released version's own build, read by
+# this one before and after ALTER EXTENSION gpuidx UPDATE (scripts/test-update.sh,
+# the releases built once into ~/.cache/gpuidx-releases); then the server tests again against PostgreSQL 17 and 18, each in
 # a chroot of the Debian release that carries it (scripts/test-pg.sh).
 # Exits non-zero on the first failure, a corpus that cannot be fetched
 # included.  Run as root on Debian 12.
@@ -28,6 +30,8 @@ bash scripts/deps.sh
 # installs packages
 versions=${GPUIDX_PG_VERSIONS-17 18}
 chroot_log=$(mktemp /tmp/gpuidx-chroots.XXXXXX)
+work=
+trap 'rm -rf "$chroot_log" $work' EXIT
 chroots_pid=
 if [ -n "$versions" ]; then
     ( for v in $versions; do bash scripts/test-pg.sh --chroot-only "$v" || exit 1; done ) > "$chroot_log" 2>&1 &
@@ -79,7 +83,6 @@ fi
 # PostgreSQL refuses to run as root, so the server-side tests run as the
 # postgres user, in a copy of the tree it owns.
 work=$(mktemp -d /tmp/gpuidx-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 cp -a "$top/." "$work/"
 # the corpus, where the postgres user can read it
 if [ "$skip_corpus" != 1 ]; then
@@ -106,19 +109,31 @@ step "TAP tests (PostgreSQL::Test::Cluster)"
 require=1
 [ "$skip_corpus" = 1 ] && require=0
 # two at a time (each test's clusters take ports of their own), the long
-# proofs first so that the short ones fill in beside them
+# proofs first so that the short ones fill in beside them; then, alone, the
+# tests that time the server against the clock (a cancel's delay, an engine
+# process's stall timeout)
 long="t/005_index_equivalence.pl t/020_tsquery_equivalence.pl t/012_rank_equivalence.pl t/021_shards.pl
-    t/010_worker.pl t/015_concurrent_vacuum.pl t/018_sqlsmith.pl t/008_cancel.pl"
-tap_order=$(for f in $long; do [ -f "$f" ] && echo "$f"; done; ls t/*.pl | grep -vxF -f <(echo "$long" | tr ' ' '\n' | grep .))
+    t/010_worker.pl t/015_concurrent_vacuum.pl t/018_sqlsmith.pl"
+timed="t/008_cancel.pl t/019_worker_processes.pl"
+tap_order=$(for f in $long; do [ -f "$f" ] && echo "$f"; done
+            ls t/*.pl | grep -vxF -f <(echo "$long $timed" | tr ' ' '\n' | grep .))
 as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap \
     PROVE_FLAGS='-j${GPUIDX_TAP_JOBS:-2} --timer' PROVE_TESTS='$(echo $tap_order)'"
+as_pg "GPUIDX_DATA='$work/data' GPUIDX_REQUIRE_CORPUS=$require make -s prove-tap \
+    PROVE_FLAGS='--timer' PROVE_TESTS='$timed'"
+
+step "indexes written by the released builds, read by this one (scripts/test-update.sh)"
+if git rev-parse --git-dir > /dev/null 2>&1; then
+    bash scripts/test-update.sh
+else
+    echo "NOTICE: no git history: the released builds cannot be made, scripts/test-update.sh NOT run" >&2
+fi
 
 if [ -n "$chroots_pid" ]; then
     step "chroots of PostgreSQL $versions"
     wait "$chroots_pid" || { cat "$chroot_log"; echo "test.sh: could not make the chroots" >&2; exit 1; }
     grep '===' "$chroot_log"
 fi
-rm -f "$chroot_log"
 for v in $versions; do
     step "PostgreSQL $v: the server tests in a chroot of its Debian release"
     GPUIDX_DATA=$data bash scripts/test-pg.sh "$v"

@@ -1,5 +1,14 @@
 /* gpuidx--0.1.sql: the postinglist type, its functions, operators and aggregates;
-   the @@& operator and the gpuidx index access method */
+   the @@& operator and the gpuidx index access method
+
+   Release 0.1, frozen: the install script as it stood when the index, the
+   GPU worker, the custom scans and ranking by text queries were in place
+   (commit 76c4481, on main from 0d28ca8 until 07400b5 merged the planner's
+   new costs and join estimator; the tsquery operator class and bm25query
+   came after).
+   Never edit it: CREATE EXTENSION gpuidx VERSION '0.1' must make what 0.1
+   made, which gpuidx--0.1--0.2.sql then updates (only these comments were
+   added). */
 
 \echo Use "CREATE EXTENSION gpuidx" to load this file. \quit
 
@@ -205,30 +214,23 @@ COMMENT ON AGGREGATE pl_intersect_agg(postinglist) IS 'intersection of the non-n
 CREATE FUNCTION gpuidx_matchsel(internal, oid, internal, integer) RETURNS double precision
 	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_matchsel(internal, oid, internal, integer) IS 'selectivity of @@& from the term counts of a gpuidx index';
-CREATE FUNCTION gpuidx_matchjoinsel(internal, oid, internal, smallint, internal) RETURNS double precision
-	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION gpuidx_matchjoinsel(internal, oid, internal, smallint, internal) IS 'join selectivity of @@&: the typical query of a gpuidx index';
 
--- STABLE: the result depends on the setting gpuidx.text_config.  COST: the
--- work of a row as the planner counts it (in cpu_operator_cost), measured:
--- a text document is tokenized, a tsvector's lexemes searched; as the BM25
--- functions, which do the same work.  A sequential scan that evaluates @@&
--- on every row is priced as such.
+-- STABLE: the result depends on the setting gpuidx.text_config
 CREATE FUNCTION gpuidx_match(text, text) RETURNS boolean
-	AS 'MODULE_PATHNAME', 'gpuidx_text_match' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 1000;
+	AS 'MODULE_PATHNAME', 'gpuidx_text_match' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 100;
 COMMENT ON FUNCTION gpuidx_match(text, text) IS 'does the text have every lexeme of the query (implements @@&)';
 CREATE FUNCTION gpuidx_match(tsvector, text) RETURNS boolean
-	AS 'MODULE_PATHNAME', 'gpuidx_tsvector_match' LANGUAGE C STABLE STRICT PARALLEL SAFE COST 100;
+	AS 'MODULE_PATHNAME', 'gpuidx_tsvector_match' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_match(tsvector, text) IS 'does the tsvector have every lexeme of the query (implements @@&)';
 
 CREATE OPERATOR @@& (
 	LEFTARG = text, RIGHTARG = text, FUNCTION = gpuidx_match,
-	RESTRICT = gpuidx_matchsel, JOIN = gpuidx_matchjoinsel
+	RESTRICT = gpuidx_matchsel, JOIN = contjoinsel
 );
 COMMENT ON OPERATOR @@& (text, text) IS 'document contains every term of the query';
 CREATE OPERATOR @@& (
 	LEFTARG = tsvector, RIGHTARG = text, FUNCTION = gpuidx_match,
-	RESTRICT = gpuidx_matchsel, JOIN = gpuidx_matchjoinsel
+	RESTRICT = gpuidx_matchsel, JOIN = contjoinsel
 );
 COMMENT ON OPERATOR @@& (tsvector, text) IS 'document contains every term of the query';
 
@@ -267,81 +269,6 @@ COMMENT ON OPERATOR <=> (text, text) IS 'minus the BM25 score: ORDER BY doc <=> 
 CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = text, FUNCTION = gpuidx_rank_distance);
 COMMENT ON OPERATOR <=> (tsvector, text) IS 'minus the BM25 score: ORDER BY doc <=> query ranks best first';
 
--- Ranking by a tsquery: BM25 over its positive lexemes (those not under a
--- NOT; prefixes left out), as the text query "[tsquery] <the tsquery>".
--- These SQL functions are inlined by the planner, so "doc <=> tsquery"
--- becomes "doc <=> text", which the index's ORDER BY matches.
-CREATE FUNCTION gpuidx_rank_text(query tsquery) RETURNS text
-	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-	RETURN '[tsquery] ' || query::text;
-COMMENT ON FUNCTION gpuidx_rank_text(tsquery) IS 'the ranked query that ranks by the positive lexemes of the tsquery';
-CREATE FUNCTION gpuidx_rank_distance(doc tsvector, query tsquery) RETURNS float8
-	LANGUAGE sql STABLE STRICT PARALLEL SAFE
-	RETURN doc <=> gpuidx_rank_text(query);
-CREATE FUNCTION gpuidx_bm25(doc tsvector, query tsquery) RETURNS float8
-	LANGUAGE sql STABLE STRICT PARALLEL SAFE
-	RETURN gpuidx_bm25(doc, gpuidx_rank_text(query));
-COMMENT ON FUNCTION gpuidx_bm25(tsvector, tsquery) IS 'BM25 score of the document for the positive lexemes of the tsquery, with the statistics of the gpuidx index on it';
-CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = tsquery, FUNCTION = gpuidx_rank_distance);
-COMMENT ON OPERATOR <=> (tsvector, tsquery) IS 'minus the BM25 score of the positive lexemes of the tsquery: ORDER BY doc <=> tsquery ranks best first';
-
--- ---------------------------------------------------------------------------
--- Ranking with the statistics of a whole collection: a table sharded over
--- servers ranks each shard's rows with the sum of the shards' statistics
--- (docs/SCALING.md).  A bm25query carries them, with k1, b and the text
--- search configuration, so its scores depend on the document alone.
-
-CREATE TYPE bm25query;
-CREATE FUNCTION bm25query_in(cstring) RETURNS bm25query
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION bm25query_out(bm25query) RETURNS cstring
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION bm25query_recv(internal) RETURNS bm25query
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION bm25query_send(bm25query) RETURNS bytea
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE TYPE bm25query (
-	INPUT = bm25query_in, OUTPUT = bm25query_out,
-	RECEIVE = bm25query_recv, SEND = bm25query_send,
-	INTERNALLENGTH = VARIABLE, STORAGE = extended, CATEGORY = 'U'
-);
-COMMENT ON TYPE bm25query IS 'a ranked query with the BM25 statistics it is scored with (those of every shard of a table)';
-
--- IMMUTABLE: the score depends on the document and the bm25query alone,
--- which is what postgres_fdw needs to send ORDER BY doc <=> q to a shard
-CREATE FUNCTION gpuidx_bm25(doc text, query bm25query) RETURNS float8
-	AS 'MODULE_PATHNAME', 'gpuidx_bm25q_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
-CREATE FUNCTION gpuidx_bm25(doc tsvector, query bm25query) RETURNS float8
-	AS 'MODULE_PATHNAME', 'gpuidx_bm25q_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
-COMMENT ON FUNCTION gpuidx_bm25(text, bm25query) IS 'BM25 score of the document with the statistics the query carries';
-COMMENT ON FUNCTION gpuidx_bm25(tsvector, bm25query) IS 'BM25 score of the document with the statistics the query carries';
-CREATE FUNCTION gpuidx_rank_distance(doc text, query bm25query) RETURNS float8
-	AS 'MODULE_PATHNAME', 'gpuidx_bm25q_distance_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 1000;
-CREATE FUNCTION gpuidx_rank_distance(doc tsvector, query bm25query) RETURNS float8
-	AS 'MODULE_PATHNAME', 'gpuidx_bm25q_distance_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
-CREATE OPERATOR <=> (LEFTARG = text, RIGHTARG = bm25query, FUNCTION = gpuidx_rank_distance);
-COMMENT ON OPERATOR <=> (text, bm25query) IS 'minus the BM25 score with the statistics the query carries';
-CREATE OPERATOR <=> (LEFTARG = tsvector, RIGHTARG = bm25query, FUNCTION = gpuidx_rank_distance);
-COMMENT ON OPERATOR <=> (tsvector, bm25query) IS 'minus the BM25 score with the statistics the query carries';
-
--- a shard's side: every lexeme of the index with its document frequency,
--- and one row (lexeme NULL) with the documents, the sum of their lengths,
--- the configuration (text indexes) and k1, b
-CREATE FUNCTION gpuidx_term_stats(index regclass,
-	OUT lexeme text, OUT documents bigint, OUT length bigint,
-	OUT config regconfig, OUT k1 float8, OUT b float8) RETURNS SETOF record
-	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION gpuidx_term_stats(regclass) IS 'the BM25 statistics of a gpuidx index: each lexeme''s document frequency, then the totals';
-
--- the coordinator's side: the query with the statistics that a relation of
--- gpuidx_term_stats rows (every shard's) sums to
-CREATE FUNCTION gpuidx_bm25query(query text, statistics regclass) RETURNS bm25query
-	AS 'MODULE_PATHNAME', 'gpuidx_bm25query_text' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-CREATE FUNCTION gpuidx_bm25query(query tsquery, statistics regclass) RETURNS bm25query
-	AS 'MODULE_PATHNAME', 'gpuidx_bm25query_tsquery' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION gpuidx_bm25query(text, regclass) IS 'a ranked query with the statistics summed over the rows of gpuidx_term_stats in the relation';
-COMMENT ON FUNCTION gpuidx_bm25query(tsquery, regclass) IS 'a ranked query (the tsquery''s positive lexemes) with the statistics summed over the rows of gpuidx_term_stats in the relation';
-
 -- ---------------------------------------------------------------------------
 -- The index access method
 
@@ -349,18 +276,14 @@ CREATE FUNCTION gpuidx_handler(internal) RETURNS index_am_handler
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
 
 CREATE ACCESS METHOD gpuidx TYPE INDEX HANDLER gpuidx_handler;
-COMMENT ON ACCESS METHOD gpuidx IS 'compressed inverted index for full-text search (@@& and, on tsvector, @@ tsquery) and BM25 ranking (<=>)';
+COMMENT ON ACCESS METHOD gpuidx IS 'compressed inverted index for full-text AND search (@@&) and BM25 ranking (<=>)';
 
 CREATE OPERATOR CLASS gpuidx_text_ops DEFAULT FOR TYPE text USING gpuidx AS
 	OPERATOR 1 @@& (text, text),
-	OPERATOR 2 <=> (text, text) FOR ORDER BY float_ops,
-	OPERATOR 5 <=> (text, bm25query) FOR ORDER BY float_ops;
+	OPERATOR 2 <=> (text, text) FOR ORDER BY float_ops;
 CREATE OPERATOR CLASS gpuidx_tsvector_ops DEFAULT FOR TYPE tsvector USING gpuidx AS
 	OPERATOR 1 @@& (tsvector, text),
-	OPERATOR 2 <=> (tsvector, text) FOR ORDER BY float_ops,
-	OPERATOR 3 @@ (tsvector, tsquery),
-	OPERATOR 4 @@@ (tsvector, tsquery),
-	OPERATOR 5 <=> (tsvector, bm25query) FOR ORDER BY float_ops;
+	OPERATOR 2 <=> (tsvector, text) FOR ORDER BY float_ops;
 
 CREATE FUNCTION gpuidx_merge_pending(index regclass) RETURNS bigint
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
@@ -378,8 +301,7 @@ CREATE FUNCTION gpuidx_index_stats(index regclass,
 		OUT docmap_bytes bigint, OUT deadmap_bytes bigint, OUT pending_bytes bigint,
 		OUT header_bytes bigint, OUT free_bytes bigint,
 		OUT build_runs integer, OUT build_peak_kb integer, OUT retired_sets bigint,
-		OUT freq_bytes bigint, OUT doclen_bytes bigint, OUT avg_doc_length float8,
-		OUT position_bytes bigint, OUT merge_bytes bigint, OUT merge_docs bigint)
+		OUT freq_bytes bigint, OUT doclen_bytes bigint, OUT avg_doc_length float8)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_index_stats(regclass) IS 'what a gpuidx index holds and where its bytes go';
 
@@ -430,21 +352,6 @@ REVOKE ALL ON FUNCTION gpuidx_worker_stats() FROM PUBLIC;
 REVOKE ALL ON gpuidx_worker_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gpuidx_worker_stats() TO pg_monitor;
 GRANT SELECT ON gpuidx_worker_stats TO pg_monitor;
-
-CREATE FUNCTION gpuidx_rank_placement(
-		OUT shape text, OUT min_postings bigint, OUT max_postings bigint,
-		OUT backend_ns_per_posting double precision, OUT worker_ns_per_posting double precision,
-		OUT queued_ns_per_posting double precision, OUT other_way_tried timestamptz)
-	RETURNS SETOF record
-	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION gpuidx_rank_placement() IS 'the costs that place ranked segments on the GPU worker or in the backend, by shape and size (docs/RANKING.md)';
-
-CREATE VIEW gpuidx_rank_placement AS SELECT * FROM gpuidx_rank_placement();
-COMMENT ON VIEW gpuidx_rank_placement IS 'what a ranked segment cost lately, a posting, in a backend and through the GPU worker, by shape and size';
-REVOKE ALL ON FUNCTION gpuidx_rank_placement() FROM PUBLIC;
-REVOKE ALL ON gpuidx_rank_placement FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION gpuidx_rank_placement() TO pg_monitor;
-GRANT SELECT ON gpuidx_rank_placement TO pg_monitor;
 
 CREATE FUNCTION gpuidx_worker_stats_reset() RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;

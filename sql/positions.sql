@@ -213,6 +213,30 @@ CREATE INDEX pq_nofreqs ON pq USING gpuidx (tsv) WITH (freqs = off);
 SELECT i, position_bytes IS NULL AS no_positions FROM unnest(ARRAY['pq_text', 'pq_nofreqs']) i,
        gpuidx_index_stats(i::regclass);
 
+-- a candidate that is the first posting of a block of a long list: the
+-- skip entries find it without the block, but its positions are decoded
+-- with the block's docs (their lengths), so that block is read too; the
+-- words' places follow the documents' lengths as a path's do
+CREATE TABLE pb (id int PRIMARY KEY, tsv tsvector) WITH (autovacuum_enabled = off);
+WITH c AS (SELECT g, hashint4(g) % 2 = 0 AS has_common FROM generate_series(1, 120000) g),
+     r AS (SELECT g, has_common,
+                  has_common AND (count(*) FILTER (WHERE has_common) OVER (ORDER BY g) - 1) % 128 = 0
+                  AND g > 1000 AND g % 5 = 0 AS has_rare
+           FROM c)
+INSERT INTO pb
+SELECT g, to_tsvector('english', repeat('filler ', 1 + abs(hashint4(-g)) % 40) ||
+                      CASE WHEN has_rare THEN 'rare common' WHEN has_common THEN 'common' ELSE 'other' END)
+FROM r;
+CREATE INDEX pb_tsv ON pb USING gpuidx (tsv) WITH (codec = ef);
+SET enable_seqscan = off;
+SELECT count(*) AS phrase, (SELECT count(*) FROM pb WHERE tsv @@ 'rare <-> comm:*') AS prefix_phrase
+FROM pb WHERE tsv @@ 'rare <-> common';
+RESET enable_seqscan;
+SELECT count(*) FILTER (WHERE tsv @@ 'rare <-> common') AS phrase_seq,
+       count(*) FILTER (WHERE tsv @@ 'rare <-> comm:*') AS prefix_phrase_seq
+FROM pb;
+DROP TABLE pb;
+
 DROP TABLE pq, pq_queries;
 DROP FUNCTION pq_ids(text, tsquery), pq_count(text, tsquery), pq_compare(text), pq_removed(tsquery),
   pq_ranked(text, tsquery, tsquery, int, bool), pq_ranked_all(text, tsquery, tsquery), pq_rank_removed(tsquery, tsquery);

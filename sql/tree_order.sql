@@ -60,6 +60,51 @@ SELECT array_agg(id ORDER BY id) FROM tro WHERE tsv @@ to_tsquery('english', '(r
 SELECT array_agg(id ORDER BY id) FROM tro WHERE tsv @@ to_tsquery('english', '(alpha <-> beta) & usr');
 SELECT array_agg(id ORDER BY id) FROM tro WHERE tsv @@ to_tsquery('english', 'zeta:* & !(bin | w99)');
 
+-- A prefix with thousands of terms ('lx1' .. 'lx30000', one a row) at a
+-- few candidates: searching each of its terms at them would read thousands
+-- of lists, so its rows are checked instead (the rows with 'moth' and no
+-- 'lx' term are removed by the check), in every bound and scan: counted,
+-- limited and through a bitmap.
+CREATE TABLE trp (id int PRIMARY KEY, tsv tsvector);
+INSERT INTO trp
+SELECT g, to_tsvector('simple',
+       CASE WHEN g <= 30000 THEN 'lx' || g ELSE 'other' END || ' usr' ||
+       CASE WHEN g IN (7, 15007, 29999, 30001, 30002) THEN ' moth' ELSE '' END ||
+       CASE WHEN g IN (15007, 30002) THEN ' zz' ELSE '' END)
+FROM generate_series(1, 30010) g;
+CREATE INDEX trp_idx ON trp USING gpuidx (tsv);
+VACUUM ANALYZE trp;
+CREATE FUNCTION trp_plan(q tsquery, OUT n bigint, OUT blocks bigint, OUT checked bigint) LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM trp WHERE tsv @@ $1'
+    INTO plan USING q;
+  blocks := (plan -> 0 -> 'Plan' ->> 'List Blocks Read')::bigint;
+  checked := (plan -> 0 -> 'Plan' ->> 'Heap Fetches')::bigint;
+  EXECUTE 'SELECT count(*) FROM trp WHERE tsv @@ $1' INTO n USING q;
+END $$;
+SELECT q, t.n, t.n = (SELECT count(*) FROM (SELECT tsv FROM trp OFFSET 0) x WHERE tsv @@ q::tsquery) AS same,
+       t.blocks < 100 AS few_blocks, t.checked > 0 AS rows_checked
+FROM (VALUES ('lx:* & moth'), ('moth & !lx:*'), ('moth & (lx:* | zz)'), ('moth & !(lx:* & zz)'),
+             ('lx:* & moth & !zz'), ('(lx:* | other) & moth'), ('(lx:* <-> usr) & moth'),
+             ('moth & !(lx:* <-> usr)')) v(q),
+     LATERAL trp_plan(q::tsquery) t
+ORDER BY q;
+-- the rows themselves, through each kind of scan
+SELECT array_agg(id ORDER BY id) FROM trp WHERE tsv @@ 'lx:* & moth'::tsquery;
+SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM trp WHERE tsv @@ 'moth & !lx:*'::tsquery LIMIT 5) l;
+SET gpuidx.enable_customscan = off;
+SET enable_seqscan = off;
+SET enable_indexscan = off;
+SELECT array_agg(id ORDER BY id) FROM trp WHERE tsv @@ 'lx:* & moth'::tsquery;
+SELECT array_agg(id ORDER BY id) FROM trp WHERE tsv @@ 'moth & !lx:*'::tsquery;
+SELECT array_agg(id ORDER BY id) FROM trp WHERE tsv @@ '(lx:* | other) & moth & !zz'::tsquery;
+RESET enable_indexscan;
+RESET enable_seqscan;
+RESET gpuidx.enable_customscan;
+
+DROP TABLE trp;
+DROP FUNCTION trp_plan(tsquery);
 DROP TABLE tro;
 DROP FUNCTION tro_blocks(tsquery);
 DROP FUNCTION tro_seq(tsquery);

@@ -248,7 +248,9 @@ SELECT '`pgbench -M prepared -T ' || :'secs' || '`, default planner settings, st
        || '; a transaction is the query''s lookup by its number and the statement.  Ratios: above 1 is gpuidx better '
        || '(tps gpuidx / GIN; latency GIN / gpuidx).  Transactions: gpuidx''s / GIN''s in the cell (few transactions: '
        || 'a few slow queries decide the cell).  Failed: transactions that failed, and clients aborted by a statement '
-       || 'that timed out or failed (each ends its client), gpuidx''s / GIN''s.';
+       || 'that timed out or failed (each ends its client), gpuidx''s / GIN''s; each counts in the p50 and p99 at '
+       || 'the timeout (a lower bound: it would have taken at least that).  A cell of fewer than 100 transactions '
+       || '(failed ones included) has no p99 (-): the 99th percentile of a few is their maximum.';
 \echo
 \echo '| layout | mix | statement | clients | gpuidx tps | p50 ms | p99 ms | GIN tps | p50 ms | p99 ms | tps ratio | p50 ratio | p99 ratio | transactions | failed |'
 \echo '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'

@@ -63,6 +63,9 @@ layouts=${LAYOUTS:-$(pick expr "expr column")}
 one=${ONE:-$(pick 0 1)}
 one_nq=${ONE_NQ:-$nq}
 timeout=${TIMEOUT:-10s}
+# the same in milliseconds (a number with ms, s or min, as statement_timeout takes it)
+timeout_ms=$(awk -v t="$timeout" 'BEGIN { n = t + 0; u = t; sub(/^[0-9.]+ */, "", u)
+	print int(n * (u == "min" ? 60000 : u == "s" ? 1000 : 1)) }')
 warm_timeout=${WARMUP_TIMEOUT:-1s}
 check_timeout=${CHECK_TIMEOUT:-0}
 check_jobs=${CHECK_JOBS:-$(( $(nproc) < 8 ? $(nproc) : 8 ))}
@@ -217,7 +220,8 @@ done
 # 3. pgbench: one cell (script clients [PGOPTIONS]) into tsq_cells as layout mix stmt ix
 cell() {
 	local r tps p50 p99 txns failed
-	r=$(PGOPTIONS="-c statement_timeout=$timeout ${3:-}" pgbench_cell "$work" "$1" "$2" "$secs" -h "$host" -p "$port" "$db")
+	r=$(PGOPTIONS="-c statement_timeout=$timeout ${3:-}" PGBENCH_FAILED_MS=$timeout_ms PGBENCH_P99_MIN=100 \
+		pgbench_cell "$work" "$1" "$2" "$secs" -h "$host" -p "$port" "$db")
 	read -r tps p50 p99 txns failed <<< "$r"
 	"${P[@]}" -c "INSERT INTO tsq_cells VALUES ('$4', '$5', '$6', $2, '$7', NULLIF('$tps', '-')::float8,
 		NULLIF('$p50', '-')::float8, NULLIF('$p99', '-')::float8, $txns, NULLIF('$failed', '-')::bigint)"

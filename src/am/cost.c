@@ -149,21 +149,12 @@ term_stats(TreeEstimate *te, const GqNode *term)
 	else
 	{
 		/* every term with the prefix: the leaves they are on, their lists */
-		GpxDictIter it;
-		uint32		leaf = PG_UINT32_MAX;
+		GpxPrefixStats ps;
 
-		gpx_dict_iter_init(&it, seg);
-		gpx_dict_iter_seek(&it, term->lex, term->len);
-		while (gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
-		{
-			ts->df += it.df;
-			if (it.external)
-				ts->pages += 1 + it.list_len / GPX_PAGE_CAPACITY;
-			if (it.leaf_no != leaf)
-				te->est->pages += 1;
-			leaf = it.leaf_no;
-		}
-		gpx_dict_iter_end(&it);
+		gpx_seg_prefix_stats(seg, term->lex, term->len, &ps);
+		ts->df = ps.df;
+		ts->pages = ps.list_pages;
+		te->est->pages += ps.leaves;
 	}
 	return ts;
 }

@@ -234,6 +234,8 @@ gpx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		GqIndex    *gq = gq_open(scan->indexRelation);
 
+		/* the bitmap marks the unsure candidates for the heap scan's recheck */
+		tree->rows_checked = true;
 		gq_tree_execute(gq, tree, add_to_bitmap_flagged, &sink);
 		gq_close(gq);
 		goto done;
@@ -313,6 +315,9 @@ collect_tids(void *arg, ItemPointerData *tids, int n)
 static void
 collect_tids_flagged(void *arg, ItemPointerData *tids, int n, bool recheck)
 {
+	GpxScanOpaque *so = arg;
+
+	so->recheck |= recheck;
 	collect_tids(arg, tids, n);
 }
 
@@ -362,6 +367,8 @@ start_tuple_scan(IndexScanDesc scan)
 		}
 		if (so->ranked)
 			gq_tree_required_terms(so->tree, &so->filter);
+		else
+			so->tree->rows_checked = true;	/* all collected before the first row: one recheck flag */
 	}
 	if (!gpx_index_answers(index, cfg))
 		ereport(ERROR,

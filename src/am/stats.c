@@ -62,6 +62,17 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	/*
+	 * Version 0.1's definition, in a database not yet updated, lacks the
+	 * last three columns (position_bytes, merge_bytes, merge_docs): the
+	 * others are the same and come first
+	 */
+	if (tupdesc->natts != (int) lengthof(values) - 3 && tupdesc->natts != (int) lengthof(values))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("function gpuidx_index_stats returns %d columns, this build of gpuidx makes %d",
+						tupdesc->natts, (int) lengthof(values)),
+				 errhint("Update the extension with ALTER EXTENSION gpuidx UPDATE.")));
 	gpx_meta_read(index, &meta);
 	for (uint32 s = 0; s < meta.nsegments; s++)
 	{
@@ -123,7 +134,7 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 		nulls[i++] = true;
 	values[i++] = Int64GetDatum((int64) meta.merge_bytes);
 	values[i++] = Int64GetDatum((int64) meta.merge_docs);
-	Assert(i == lengthof(values) && i == tupdesc->natts);
+	Assert(i == lengthof(values));
 	index_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -260,6 +260,8 @@ main(int argc, char **argv)
 
 	__atomic_store_n(&e.hdr->engine_pid, (uint32_t) getpid(), __ATOMIC_RELAXED);
 	gpx_store_relaxed_i64(&e.hdr->heartbeat_ns, engine_now_ns());
+	/* a process killed in a batch left its start here: not this one's */
+	gpx_store_relaxed_i64(&e.hdr->batch_started_ns, 0);
 	/* serving: backends may connect and submit */
 	gpx_store_release32(&e.hdr->serving, e.generation);
 

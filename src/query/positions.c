@@ -476,7 +476,7 @@ prefix_hits(GpxSegment *seg, const GqPosMatch *m, const uint32 *cand, uint32 n, 
 			else
 			{
 				/* a long one: searched for each candidate, only the blocks they fall in read */
-				gpx_dict_iter_list_probed(&it, cand, n, &list);
+				gpx_dict_iter_list_probed(&it, cand, n, true, &list);
 				pl_cursor_init(&cur, &list.view);
 				cap = pl_block_capacity(&list.view);
 				for (uint32 c = 0; c < n; c++)
@@ -539,8 +539,8 @@ gq_settle_by_positions(GpxSegment *seg, const GqTree *tree, uint32 **sure, uint3
 		if (!st[x].found)
 			continue;
 		st[x].pos = gpx_seg_positions(seg, &ref);
-		/* only the blocks that can hold a candidate are read */
-		gpx_seg_list_probed(seg, &ref, *unsure, *nunsure, &st[x].list);
+		/* only the blocks that can hold a candidate are read (whole: a hit's positions decode its block's docs) */
+		gpx_seg_list_probed(seg, &ref, *unsure, *nunsure, true, &st[x].list);
 		pl_cursor_init(&st[x].cur, &st[x].list.view);
 		st[x].cap = pl_block_capacity(&st[x].list.view);
 	}

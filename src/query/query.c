@@ -197,7 +197,7 @@ open_for_round(GpxSegment *seg, GqTerm *t, cpu_method method, const uint32 *docs
 			   uint32 lo, uint32 hi)
 {
 	if (method == CPU_METHOD_SKIP)
-		gpx_seg_list_probed(seg, &t->ref, docs, n, &t->list);
+		gpx_seg_list_probed(seg, &t->ref, docs, n, false, &t->list);
 	else
 		gpx_seg_list_window(seg, &t->ref, lo, hi, &t->list);
 	t->opened = true;
@@ -764,6 +764,7 @@ typedef struct SegSource
 	GpxSegment *seg;
 	uint32		lo;
 	uint32		hi;
+	bool		left_to_rows;	/* a prefix was left to the rows (seg_rows_cheaper) */
 } SegSource;
 
 static uint32
@@ -1000,7 +1001,7 @@ filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uin
 
 		CHECK_FOR_INTERRUPTS();
 		if (method == CPU_METHOD_SKIP)
-			gpx_dict_iter_list_probed(&it, docs, n, &t.list);
+			gpx_dict_iter_list_probed(&it, docs, n, false, &t.list);
 		else
 			gpx_dict_iter_list(&it, &t.list);
 		t.opened = true;
@@ -1030,6 +1031,27 @@ filter_by_prefix(SegSource *ss, const GqNode *term, bool keep, uint32 *docs, uin
 	return k;
 }
 
+/*
+ * Searching a prefix at n docs walks every term it has in the dictionary
+ * and looks each term's list up at the docs; a row check reads a heap row
+ * and matches it (an expression index also makes the row's document).
+ * Measured on Debian paths, a term's entry and short list cost about as
+ * much as GQ_ROW_TERMS-th of a row; the rows are taken only when they
+ * are cheaper by that margin again, as a row not in shared buffers costs
+ * a read.
+ */
+#define GQ_ROW_TERMS 64
+
+static bool
+seg_rows_cheaper(void *arg, const GqNode *prefix, uint32 n)
+{
+	SegSource  *ss = arg;
+	GpxPrefixStats ps;
+
+	gpx_seg_prefix_stats(ss->seg, prefix->lex, prefix->len, &ps);
+	return (double) n * GQ_ROW_TERMS * 2 < (double) ps.terms;
+}
+
 static uint32
 seg_filter(void *arg, const GqNode *term, bool keep, uint32 *docs, uint32 n)
 {
@@ -1053,8 +1075,7 @@ seg_frequency(void *arg, const GqNode *term, uint64 cap)
 {
 	SegSource  *ss = arg;
 	GpxTermRef	ref;
-	GpxDictIter it;
-	uint64		df = 0;
+	GpxPrefixStats ps;
 
 	if (!term->prefix)
 	{
@@ -1064,12 +1085,9 @@ seg_frequency(void *arg, const GqNode *term, uint64 cap)
 			pfree(ref.payload);
 		return ref.df;
 	}
-	gpx_dict_iter_init(&it, ss->seg);
-	gpx_dict_iter_seek(&it, term->lex, term->len);
-	while (df < cap && gpx_dict_iter_next_prefixed(&it, term->lex, term->len))
-		df += it.df;
-	gpx_dict_iter_end(&it);
-	return df;
+	/* the whole sum, remembered: asked again by each step of the query and by its plan */
+	gpx_seg_prefix_stats(ss->seg, term->lex, term->len, &ps);
+	return ps.df;
 }
 
 /*
@@ -1248,6 +1266,7 @@ segment_source(GqIndex *gq, int s, uint32 lo, uint32 hi, SegSource *ss, GqSource
 	ss->seg = gq_segment(gq, s);
 	ss->hi = Min(hi, ss->seg->hdr->ndocs);
 	ss->lo = Min(lo, ss->hi);
+	ss->left_to_rows = false;
 	memset(src, 0, sizeof(*src));
 	src->arg = ss;
 	src->lo = ss->lo;
@@ -1296,9 +1315,18 @@ segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi,
 	GqSource	src;
 
 	segment_source(gq, s, lo, hi, &ss, &src);
+	if (tree->rows_checked)
+	{
+		src.rows_cheaper = seg_rows_cheaper;
+		src.left_to_rows = &ss.left_to_rows;
+	}
 	gq_tree_eval_split(tree, &src, sure, nsure, unsure, nunsure);
-	/* phrases and weights, where the segment has the positions to settle them */
-	if (*nunsure > 0 && (ss.seg->hdr->flags & GPX_SEG_POSITIONS) && gq_tree_positions_settle(tree))
+	/*
+	 * phrases and weights, where the segment has the positions to settle
+	 * them (not when a prefix was left to the rows: they settle it all)
+	 */
+	if (*nunsure > 0 && !ss.left_to_rows && (ss.seg->hdr->flags & GPX_SEG_POSITIONS) &&
+		gq_tree_positions_settle(tree))
 		gq_settle_by_positions(ss.seg, tree, sure, nsure, unsure, nunsure);
 }
 

@@ -472,6 +472,25 @@ static uint32 restrict_and(const GqSource *src, const GqNode *node, bool upper, 
 						   const bool *done, uint32 *docs, uint32 n);
 
 /*
+ * Of docs[0..n), in place, those in the term's set in this bound (keep),
+ * or in its NOT's (!keep).  A weighted term's upper set is its lexeme's
+ * docs and its lower set empty; a prefix left to the rows has the docs in
+ * every upper set and in no lower one, whether negated or not.
+ */
+static uint32
+restrict_term(const GqSource *src, const GqNode *t, bool keep, bool upper, uint32 *docs, uint32 n)
+{
+	if (t->prefix && src->rows_cheaper != NULL && src->rows_cheaper(src->arg, t, n))
+	{
+		*src->left_to_rows = true;
+		return upper ? n : 0;
+	}
+	if (!t->exact && upper != keep)
+		return keep ? 0 : n;
+	return src->filter(src->arg, t, keep, docs, n);
+}
+
+/*
  * Of docs[0..n), in place, those in the node's set in this bound: its
  * lists searched at the docs, never listed whole.  Returns how many.
  */
@@ -491,15 +510,13 @@ restrict_set(const GqSource *src, const GqNode *node, bool upper, bool in_phrase
 	switch (node->kind)
 	{
 		case GQ_TERM:
-			if (!upper && !node->exact)
-				return 0;
-			return src->filter(src->arg, node, true, docs, n);
+			return restrict_term(src, node, true, upper, docs, n);
 		case GQ_NOT:
 			if (in_phrase)
 				return n;		/* any document */
 			x = node->args[0];
 			if (x->kind == GQ_TERM)
-				return upper && !x->exact ? n : src->filter(src->arg, x, false, docs, n);
+				return restrict_term(src, x, false, upper, docs, n);
 			/* the docs less those its operand keeps in the other bound */
 			hits = copy_docs(docs, n);
 			k = restrict_set(src, x, !upper, false, hits, n);
@@ -522,8 +539,8 @@ restrict_set(const GqSource *src, const GqNode *node, bool upper, bool in_phrase
 
 				if (c->kind == GQ_TERM)
 				{
-					if (upper || c->exact)
-						nrest = src->filter(src->arg, c, false, rest, nrest);
+					/* those outside c's set in this bound: NOT c's in the other */
+					nrest = restrict_term(src, c, false, !upper, rest, nrest);
 					continue;
 				}
 				hits = copy_docs(rest, nrest);
@@ -822,7 +839,7 @@ gq_tree_eval_split(const GqTree *tree, const GqSource *src, uint32 **sure, uint3
 	*unsure = NULL;
 	*nunsure = 0;
 	*nsure = eval_root(tree, src, sure);
-	if (!tree->recheck || *nsure == 0)
+	if ((!tree->recheck && !(src->left_to_rows && *src->left_to_rows)) || *nsure == 0)
 		return;
 	/*
 	 * The candidates the tree surely matches need no check: its lower set,

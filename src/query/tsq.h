@@ -54,6 +54,12 @@ typedef struct GqTree
 {
 	GqNode	   *root;			/* NULL: nothing matches (an empty tsquery, a NULL key) */
 	bool		recheck;		/* the rows found are candidates: recheck each */
+	/*
+	 * The caller checks each unsure candidate's row (set by the scans that
+	 * do): a prefix whose many terms cost more to search at an AND's few
+	 * candidates than their rows is then left to those rows.
+	 */
+	bool		rows_checked;
 	int			nterms;			/* term nodes */
 	int			nprefix;		/* of them prefix terms */
 	/* the tsqueries ANDed in (not copied), which positions can settle */
@@ -113,6 +119,14 @@ typedef struct GqSource
 	uint32		(*all_but) (void *arg, const GpxLexemes *pos, const GpxLexemes *neg, uint32 **docs);
 	/* optional: docs having any of the terms (plain lexemes, distinct) */
 	uint32		(*any_of) (void *arg, const GpxLexemes *terms, uint32 **docs);
+	/*
+	 * optional: would searching the prefix's terms at n docs cost more than
+	 * checking those docs' rows?  Yes: the prefix is unsure at each of them
+	 * (in no lower set, in every upper one) and *left_to_rows is set, so
+	 * that even an exact tree's candidates are split for the rows.
+	 */
+	bool		(*rows_cheaper) (void *arg, const GqNode *prefix, uint32 n);
+	bool	   *left_to_rows;
 } GqSource;
 
 /*

@@ -723,6 +723,8 @@ start(GpxScanState *s)
 		else
 			gq_tree_add_tsquery(s->tree, DatumGetTSQuery(s->check.query));
 		s->recheck = s->tree->recheck;
+		/* every unsure candidate's row is checked, batch by batch */
+		s->tree->rows_checked = true;
 	}
 	else if (!isnull)
 	{

@@ -121,6 +121,23 @@ extern bool gpx_seg_find(GpxSegment *seg, const char *term, int len, GpxTermRef 
 extern void gpx_seg_forget_cached(void);
 
 /*
+ * The terms that begin with a prefix, in sum: their document frequencies,
+ * the pages of their external lists, the dictionary leaves they lie on.
+ * Remembered by the backend with the entries above (a segment never
+ * changes): a query and its plan ask for them several times, and a prefix
+ * of three letters can cover tens of thousands of terms.
+ */
+typedef struct GpxPrefixStats
+{
+	uint64		terms;			/* how many terms have the prefix */
+	uint64		df;
+	double		list_pages;
+	uint32		leaves;
+} GpxPrefixStats;
+
+extern void gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStats *st);
+
+/*
  * A found term's postings among the segment's dead docs, remembered with
  * its entry for the count of dead docs (seg->ref.ndead) they were counted
  * against; and whether the metapage still counts seg->ref.ndead.
@@ -150,10 +167,13 @@ extern void gpx_seg_list(GpxSegment *seg, GpxTermRef *ref, GpxList *list);
  * The same for a search with probes (ascending): of a long EF list only the
  * header, the skip entries and the blocks probes can reach are read (each
  * page checked by its own checksum), so block skipping reads little.
- * Searches may touch nothing else of the list.
+ * Searches may touch nothing else of the list.  A probe that is a block's
+ * first posting is found in the skip entries without the block, unless
+ * whole_blocks: then every block a probe falls in is read, for a caller
+ * that decodes the blocks of the postings it finds (positions do).
  */
 extern void gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes,
-								uint32 nprobes, GpxList *list);
+								uint32 nprobes, bool whole_blocks, GpxList *list);
 /* the same for the docs of [lo, hi) alone: the blocks that hold them */
 extern void gpx_seg_list_window(GpxSegment *seg, GpxTermRef *ref, uint32 lo, uint32 hi, GpxList *list);
 extern void gpx_list_free(GpxList *list);
@@ -224,7 +244,8 @@ extern bool gpx_dict_iter_next(GpxDictIter *it);
 /* the current term's whole list, opened (verification: its checksum checked too) */
 extern void gpx_dict_iter_list(GpxDictIter *it, GpxList *list);
 /* the same for a search with probes, as gpx_seg_list_probed */
-extern void gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list);
+extern void gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes,
+									  bool whole_blocks, GpxList *list);
 extern void gpx_dict_iter_end(GpxDictIter *it);
 
 /*

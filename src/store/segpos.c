@@ -84,6 +84,33 @@ positions_corrupt(GpxPositions *p, const char *what)
 					what);
 }
 
+/*
+ * The varint that begins a record of the POSITIONS stream at (page,
+ * offset), into *v (false if it does not parse); p->lb is left on the
+ * record's first bytes, *start is its place in the stream, *stream the
+ * stream's length and *vlen the varint's bytes.  Both formats' records
+ * begin so.
+ */
+static bool
+stream_record_varint(GpxPositions *p, uint32 page, uint32 offset, uint64 *v, uint64 *start,
+					 uint64 *stream, uint32 *vlen)
+{
+	uint8		head[GPX_VARINT_MAX];
+	const uint8 *h = head;
+	bool		ok;
+
+	*start = (uint64) page * GPX_PAGE_CAPACITY + offset;
+	*stream = p->seg->hdr->streams[GPX_STREAM_POSITIONS].bytes;
+	if (*start >= *stream)
+		gpx_seg_corrupt(p->seg, GPX_STREAM_POSITIONS, page, "positions record is past the stream");
+	gpx_list_bytes_init(&p->lb, p->seg, GPX_STREAM_POSITIONS, page, offset,
+						(uint32) Min((uint64) GPX_VARINT_MAX, *stream - *start));
+	gpx_list_bytes_read(&p->lb, 0, p->lb.len, head);
+	ok = gpx_varint_get(&h, head + p->lb.len, v);
+	*vlen = (uint32) (h - head);
+	return ok;
+}
+
 /* ---------------------------------------------------------------------------
  * Format 1: varint records
  */
@@ -91,23 +118,18 @@ positions_corrupt(GpxPositions *p, const char *what)
 static void
 v1_open(GpxPositions *p, uint32 page, uint32 offset)
 {
-	uint64		start = (uint64) page * GPX_PAGE_CAPACITY + offset;
-	uint64		stream = p->seg->hdr->streams[GPX_STREAM_POSITIONS].bytes;
-	uint8		head[GPX_VARINT_MAX];
-	const uint8 *h = head;
+	uint64		start;
+	uint64		stream;
 	uint64		v;
+	uint32		vlen;
+	bool		ok = stream_record_varint(p, page, offset, &v, &start, &stream, &vlen);
 
-	if (start >= stream)
-		gpx_seg_corrupt(p->seg, GPX_STREAM_POSITIONS, page, "positions record is past the stream");
-	gpx_list_bytes_init(&p->lb, p->seg, GPX_STREAM_POSITIONS, page, offset,
-						(uint32) Min((uint64) GPX_VARINT_MAX, stream - start));
-	gpx_list_bytes_read(&p->lb, 0, p->lb.len, head);
 	p->nblocks = (p->df + GPX_POS_BLOCK - 1) / GPX_POS_BLOCK;
-	if (!gpx_varint_get(&h, head + p->lb.len, &v) || (v >> 1) < p->df || (v >> 1) > PG_INT32_MAX)
+	if (!ok || (v >> 1) < p->df || (v >> 1) > PG_INT32_MAX)
 		gpx_seg_corrupt(p->seg, GPX_STREAM_POSITIONS, page, "positions record's header is malformed");
 	p->weighted = (v & 1) != 0;
 	p->data_len = (uint32) (v >> 1);
-	p->data_start = (uint32) (h - head) + (p->nblocks - 1) * sizeof(uint32);
+	p->data_start = vlen + (p->nblocks - 1) * sizeof(uint32);
 	if (start + p->data_start + p->data_len > stream)
 		gpx_seg_corrupt(p->seg, GPX_STREAM_POSITIONS, page, "positions record runs past the stream");
 	p->lb.len = p->data_start + p->data_len;
@@ -212,22 +234,16 @@ v2_head(GpxPositions *p, bool has_flags)
 static void
 v2_open_stream(GpxPositions *p, uint32 page, uint32 offset)
 {
-	uint64		start = (uint64) page * GPX_PAGE_CAPACITY + offset;
-	uint64		stream = p->seg->hdr->streams[GPX_STREAM_POSITIONS].bytes;
-	uint8		head[GPX_VARINT_MAX];
-	const uint8 *h = head;
+	uint64		start;
+	uint64		stream;
 	uint64		v;
+	uint32		vlen;
 
-	if (start >= stream)
-		gpx_seg_corrupt(p->seg, GPX_STREAM_POSITIONS, page, "positions record is past the stream");
-	gpx_list_bytes_init(&p->lb, p->seg, GPX_STREAM_POSITIONS, page, offset,
-						(uint32) Min((uint64) GPX_VARINT_MAX, stream - start));
-	gpx_list_bytes_read(&p->lb, 0, p->lb.len, head);
-	if (!gpx_varint_get(&h, head + p->lb.len, &v) || (v >> 1) == 0 ||
-		start + (h - head) + (v >> 1) > stream)
+	if (!stream_record_varint(p, page, offset, &v, &start, &stream, &vlen) || (v >> 1) == 0 ||
+		start + vlen + (v >> 1) > stream)
 		gpx_seg_corrupt(p->seg, GPX_STREAM_POSITIONS, page, "positions record's length is malformed");
 	/* the record's own offsets from its first byte on */
-	p->lb.offset += (uint32) (h - head);
+	p->lb.offset += vlen;
 	p->lb.page += p->lb.offset / GPX_PAGE_CAPACITY;
 	p->lb.offset %= GPX_PAGE_CAPACITY;
 	p->len = (uint32) (v >> 1);

@@ -405,9 +405,16 @@ read_list_range(GpxSegment *seg, uint32 page, uint32 offset, uint32 from, uint32
 	}
 }
 
-/* the blocks of an EF list whose data probes can reach, ascending, and the final one */
+/*
+ * The blocks of an EF list whose data probes can reach, ascending, and the
+ * final one.  A probe that is a block's first posting is answered by the
+ * skip entries, so its block is left out, unless the caller decodes the
+ * blocks it finds probes in (whole: a positions record reads its block's
+ * docs for their lengths).
+ */
 static uint32
-probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprobes, uint32 *blocks)
+probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprobes, bool whole,
+			  uint32 *blocks)
 {
 	uint32		n = 0;
 	uint32		b = 0;
@@ -421,7 +428,7 @@ probed_blocks(const uint32 *first, uint32 nb, const uint32 *probes, uint32 nprob
 		/* the last block whose first posting is <= x, from b on (probes ascend) */
 		while (b + 1 < nb && first[b + 1] <= x)
 			b++;
-		if (first[b] != x && (n == 0 || blocks[n - 1] != b))
+		if ((whole || first[b] != x) && (n == 0 || blocks[n - 1] != b))
 			blocks[n++] = b;
 	}
 	if (n == 0 || blocks[n - 1] != nb - 1)
@@ -452,7 +459,7 @@ window_blocks(const uint32 *first, uint32 nb, uint32 lo, uint32 hi, uint32 *bloc
  * docs of [lo, hi).  False, having read nothing, for a list read whole.
  */
 static bool
-list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes,
+list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, bool whole,
 			 uint32 lo, uint32 hi, GpxList *list)
 {
 	gpuidx_list_header hdr;
@@ -490,7 +497,7 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 	if (probes != NULL)
 	{
 		blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
-		nblocks = probed_blocks(first, nb, probes, nprobes, blocks);
+		nblocks = probed_blocks(first, nb, probes, nprobes, whole, blocks);
 	}
 	else
 	{
@@ -542,16 +549,17 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 }
 
 void
-gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, GpxList *list)
+gpx_seg_list_probed(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes,
+					bool whole_blocks, GpxList *list)
 {
-	if (!list_in_part(seg, ref, probes, nprobes, 0, 0, list))
+	if (!list_in_part(seg, ref, probes, nprobes, whole_blocks, 0, 0, list))
 		gpx_seg_list(seg, ref, list);
 }
 
 void
 gpx_seg_list_window(GpxSegment *seg, GpxTermRef *ref, uint32 lo, uint32 hi, GpxList *list)
 {
-	if ((lo > 0 || hi < seg->hdr->ndocs) && list_in_part(seg, ref, NULL, 0, lo, hi, list))
+	if ((lo > 0 || hi < seg->hdr->ndocs) && list_in_part(seg, ref, NULL, 0, false, lo, hi, list))
 		return;
 	gpx_seg_list(seg, ref, list);
 }
@@ -590,13 +598,19 @@ gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 #define TERM_CACHE_SLOTS 4096
 #define TERM_CACHE_BYTES (4 * 1024 * 1024)
 
-typedef struct TermCacheEntry
+/* what names a remembered entry for good: the index's file, the segment, a string */
+typedef struct CacheKey
 {
 	RelFileLocator node;		/* its relation number InvalidOid: empty */
 	uint32		segment;
 	BlockNumber head;
 	int			len;
-	char	   *term;
+	char	   *term;			/* in term_cache_cxt */
+} CacheKey;
+
+typedef struct TermCacheEntry
+{
+	CacheKey	key;
 	bool		found;
 	GpxTermRef ref;				/* payload: its bytes (payload_len), kept here */
 	uint32		payload_len;
@@ -608,6 +622,17 @@ typedef struct TermCacheEntry
 static TermCacheEntry *term_cache;
 static MemoryContext term_cache_cxt;
 
+/* prefixes' sums (gpx_seg_prefix_stats), beside the entries and emptied with them */
+#define PREFIX_CACHE_SLOTS 256
+
+typedef struct PrefixCacheEntry
+{
+	CacheKey	key;			/* the prefix */
+	GpxPrefixStats st;
+} PrefixCacheEntry;
+
+static PrefixCacheEntry *prefix_cache;
+
 static void
 term_cache_reset(Datum arg, Oid relid)
 {
@@ -615,6 +640,7 @@ term_cache_reset(Datum arg, Oid relid)
 		return;
 	MemoryContextReset(term_cache_cxt);
 	memset(term_cache, 0, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+	memset(prefix_cache, 0, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
 }
 
 void
@@ -635,6 +661,7 @@ term_cache_slot(GpxSegment *seg, const char *term, int len)
 		term_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx term cache",
 											   ALLOCSET_DEFAULT_SIZES);
 		term_cache = MemoryContextAllocZero(TopMemoryContext, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+		prefix_cache = MemoryContextAllocZero(TopMemoryContext, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
 		CacheRegisterRelcacheCallback(term_cache_reset, (Datum) 0);
 	}
 	h = hash_bytes((const unsigned char *) term, len) ^
@@ -643,12 +670,30 @@ term_cache_slot(GpxSegment *seg, const char *term, int len)
 }
 
 static bool
+cache_key_holds(const CacheKey *k, GpxSegment *seg, const char *term, int len)
+{
+	return gpx_locator_number(k->node) != InvalidOid &&
+		RelFileLocatorEquals(k->node, gpx_rel_locator(seg->index)) &&
+		k->segment == seg->ref.id && k->head == seg->ref.head && k->len == len &&
+		memcmp(k->term, term, len) == 0;
+}
+
+/* the caller has made room (term_cache_put) */
+static void
+cache_key_set(CacheKey *k, GpxSegment *seg, const char *term, int len)
+{
+	k->node = gpx_rel_locator(seg->index);
+	k->segment = seg->ref.id;
+	k->head = seg->ref.head;
+	k->len = len;
+	k->term = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
+	memcpy(k->term, term, len);
+}
+
+static bool
 term_cache_holds(TermCacheEntry *c, GpxSegment *seg, const char *term, int len)
 {
-	return gpx_locator_number(c->node) != InvalidOid &&
-		RelFileLocatorEquals(c->node, gpx_rel_locator(seg->index)) &&
-		c->segment == seg->ref.id && c->head == seg->ref.head && c->len == len &&
-		memcmp(c->term, term, len) == 0;
+	return cache_key_holds(&c->key, seg, term, len);
 }
 
 static void
@@ -661,12 +706,7 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 		term_cache_reset((Datum) 0, InvalidOid);
 	if (found && ref->payload != NULL)
 		payload_len = gpx_term_payload_len(seg, ref);
-	c->node = gpx_rel_locator(seg->index);
-	c->segment = seg->ref.id;
-	c->head = seg->ref.head;
-	c->len = len;
-	c->term = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
-	memcpy(c->term, term, len);
+	cache_key_set(&c->key, seg, term, len);
 	c->found = found;
 	c->dead_known = false;
 	if (found)
@@ -678,6 +718,124 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 		c->ref.payload = MemoryContextAlloc(term_cache_cxt, payload_len);
 		memcpy(c->ref.payload, ref->payload, payload_len);
 	}
+}
+
+/*
+ * The iterator's terms with the prefix, from where it is to the end of the
+ * leaf it then reads (or of the prefix's range), added to *st.  Returns
+ * false once past the range.
+ */
+static bool
+prefix_leaf_sums(GpxDictIter *it, const char *prefix, int len, GpxPrefixStats *st)
+{
+	while (gpx_dict_iter_next_prefixed(it, prefix, len))
+	{
+		st->terms++;
+		st->df += it->df;
+		if (it->external)
+			st->list_pages += 1 + it->list_len / GPX_PAGE_CAPACITY;
+		if (it->left == 0)
+			return true;
+	}
+	return false;
+}
+
+/* the iterator to the start of leaf */
+static void
+dict_iter_at_leaf(GpxDictIter *it, uint32 leaf)
+{
+	it->leaf = leaf;
+	it->left = 0;
+	it->term_len = 0;
+	it->sought = true;
+}
+
+/* the first term past every term with the prefix, in *succ: false when none is */
+static bool
+prefix_successor(const char *prefix, int len, char *succ, int *succ_len)
+{
+	while (len > 0 && (uint8) prefix[len - 1] == 0xFF)
+		len--;
+	if (len == 0)
+		return false;
+	memcpy(succ, prefix, len);
+	succ[len - 1] = (char) ((uint8) succ[len - 1] + 1);
+	*succ_len = len;
+	return true;
+}
+
+/* a prefix over more leaves than this is sampled */
+#define PREFIX_EXACT_LEAVES 16
+#define PREFIX_SAMPLED_LEAVES 8
+
+void
+gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStats *st)
+{
+	/* the term cache's slot for the prefix, as its key, picks the prefix's slot too */
+	TermCacheEntry *t = term_cache_slot(seg, prefix, len);
+	PrefixCacheEntry *c = t ? &prefix_cache[(t - term_cache) % PREFIX_CACHE_SLOTS] : NULL;
+	GpxDictIter it;
+	char		succ[GPX_MAX_TERM_LEN];
+	int			succ_len = 0;
+	uint32		first = 0;
+	uint32		last;
+
+	if (c != NULL && cache_key_holds(&c->key, seg, prefix, len))
+	{
+		*st = c->st;
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	if (seg->hdr->nterms > 0)
+	{
+		/* the leaves the prefix's terms lie on: from its own to its successor's */
+		(void) descend(seg, prefix, len, &first);
+		last = seg->hdr->streams[GPX_STREAM_LEAF].npages - 1;
+		if (prefix_successor(prefix, Min(len, GPX_MAX_TERM_LEN), succ, &succ_len) &&
+			!descend(seg, succ, succ_len, &last))
+			last = 0;			/* before the first separator: on the first leaf */
+		last = Max(first, last);
+		st->leaves = last - first + 1;
+		gpx_dict_iter_init(&it, seg);
+		gpx_dict_iter_seek(&it, prefix, len);
+		if (st->leaves <= PREFIX_EXACT_LEAVES)
+		{
+			/* every term walked */
+			while (prefix_leaf_sums(&it, prefix, len, st))
+				;
+		}
+		else
+		{
+			/*
+			 * Many leaves (a short prefix of a large dictionary: "lib",
+			 * tens of thousands of terms): the first and last leaves
+			 * walked, the others sampled evenly and scaled up, so that a
+			 * plan or an operand's order costs a few leaves, not all.
+			 * Each inner leaf holds only terms with the prefix.
+			 */
+			uint32		inner = st->leaves - 2;
+			GpxPrefixStats s = {0};
+
+			(void) prefix_leaf_sums(&it, prefix, len, st);
+			for (int k = 0; k < PREFIX_SAMPLED_LEAVES; k++)
+			{
+				dict_iter_at_leaf(&it, first + 1 + (uint32) ((uint64) inner * (2 * k + 1) / (2 * PREFIX_SAMPLED_LEAVES)));
+				(void) prefix_leaf_sums(&it, prefix, len, &s);
+			}
+			st->terms += (uint64) ((double) s.terms * inner / PREFIX_SAMPLED_LEAVES);
+			st->df += Max((uint64) ((double) s.df * inner / PREFIX_SAMPLED_LEAVES), st->terms);
+			st->list_pages += s.list_pages * inner / PREFIX_SAMPLED_LEAVES;
+			dict_iter_at_leaf(&it, last);
+			(void) prefix_leaf_sums(&it, prefix, len, st);
+		}
+		gpx_dict_iter_end(&it);
+	}
+	if (c == NULL)
+		return;
+	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
+		term_cache_reset((Datum) 0, InvalidOid);
+	cache_key_set(&c->key, seg, prefix, len);
+	c->st = *st;
 }
 
 uint32
@@ -969,7 +1127,8 @@ gpx_dict_iter_list(GpxDictIter *it, GpxList *list)
 }
 
 void
-gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, GpxList *list)
+gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes, bool whole_blocks,
+						  GpxList *list)
 {
 	GpxTermRef	ref = {0};
 
@@ -983,7 +1142,7 @@ gpx_dict_iter_list_probed(GpxDictIter *it, const uint32 *probes, uint32 nprobes,
 	ref.len = it->list_len;
 	ref.page = it->list_page;
 	ref.offset = it->list_off;
-	if (!list_in_part(it->seg, &ref, probes, nprobes, 0, 0, list))
+	if (!list_in_part(it->seg, &ref, probes, nprobes, whole_blocks, 0, 0, list))
 		open_external(it->seg, it->df, it->list_len, it->list_page, it->list_off, list);
 }
 
