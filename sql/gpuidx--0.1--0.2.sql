@@ -113,7 +113,8 @@ ALTER OPERATOR FAMILY gpuidx_tsvector_ops USING gpuidx ADD
 	OPERATOR 4 @@@ (tsvector, tsquery),
 	OPERATOR 5 <=> (tsvector, bm25query) FOR ORDER BY float_ops;
 
--- gpuidx_index_stats gains a column, position_bytes: a function's result
+-- gpuidx_index_stats gains columns (position_bytes; merge_bytes and
+-- merge_docs, what merges wrote since the build): a function's result
 -- columns cannot be changed in place, so it is made again (a view of the
 -- user's over it must be dropped before the update and made again after;
 -- privileges granted on it must be granted again)
@@ -127,7 +128,7 @@ CREATE FUNCTION gpuidx_index_stats(index regclass,
 		OUT header_bytes bigint, OUT free_bytes bigint,
 		OUT build_runs integer, OUT build_peak_kb integer, OUT retired_sets bigint,
 		OUT freq_bytes bigint, OUT doclen_bytes bigint, OUT avg_doc_length float8,
-		OUT position_bytes bigint)
+		OUT position_bytes bigint, OUT merge_bytes bigint, OUT merge_docs bigint)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_index_stats(regclass) IS 'what a gpuidx index holds and where its bytes go';
 

@@ -387,7 +387,7 @@ CREATE FUNCTION gpuidx_index_stats(index regclass,
 		OUT header_bytes bigint, OUT free_bytes bigint,
 		OUT build_runs integer, OUT build_peak_kb integer, OUT retired_sets bigint,
 		OUT freq_bytes bigint, OUT doclen_bytes bigint, OUT avg_doc_length float8,
-		OUT position_bytes bigint)
+		OUT position_bytes bigint, OUT merge_bytes bigint, OUT merge_docs bigint)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION gpuidx_index_stats(regclass) IS 'what a gpuidx index holds and where its bytes go';
 

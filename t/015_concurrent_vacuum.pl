@@ -62,12 +62,7 @@ if ($real)
 else
 {
 	# words of a skewed vocabulary, a row's words fixed by its id
-	$primary->safe_psql('postgres', qq{
-		CREATE TABLE src AS
-			SELECT g AS id, (SELECT string_agg('w' || ((hashint4(g * 64 + k) & 4095) *
-			                                          (hashint4(g * 64 + k + 7) & 4095) / 4096), ' ')
-			                 FROM generate_series(1, 40) k) AS body
-			FROM generate_series(1, $ndocs) g;
+	$primary->safe_psql('postgres', 'CREATE TABLE src AS ' . skewed_text_sql($ndocs, 40, 64) . qq{;
 		CREATE TABLE queries AS
 			SELECT g AS n, 'w' || (g % 40) || ' w' || (g * 7 % 300) || CASE WHEN g % 3 = 0 THEN ' w' || g ELSE '' END AS terms
 			FROM generate_series(1, 400) g;

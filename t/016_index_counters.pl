@@ -131,8 +131,8 @@ sub u64 { return unpack('Q<', substr($clean, $_[0] * $BLCKSZ + $_[1], 8)); }
 # the metapage (store/layout.h: GpxMetaPageData, packed from the contents' start)
 my %meta = (pend_head => 152, pend_head_off => 156, pend_tail => 164, pend_pages => 168,
 	pend_entries => 176, pend_bytes => 184, nsegments => 200, retired_more => 208,
-	nretired_more => 212, pend_dl => 224);
-my $seg0 = 232;					# the first GpxSegRef
+	nretired_more => 212, pend_dl => 224, merge_bytes => 232, merge_docs => 240);
+my $seg0 = 248;					# the first GpxSegRef
 my %segref = (id => 0, head => 4, ndocs => 8, ndead => 12, nterms => 16, npages => 20,
 	npostings => 24, sum_dl => 32, dead_dl => 40);
 sub meta_at { return $CONTENTS + $meta{ $_[0] }; }

@@ -10,7 +10,7 @@ use Exporter 'import';
 use IPC::Run;
 use Test::More;
 
-our @EXPORT = qw(start_load finish_load corpus_files);
+our @EXPORT = qw(start_load finish_load corpus_files skewed_text_sql);
 
 # pgbench -n against $node running $script: $clients clients for $seconds s, @extra options
 sub start_load
@@ -52,6 +52,18 @@ sub corpus_files
 	  if ($ENV{GPUIDX_REQUIRE_CORPUS} // '') eq '1';
 	diag("NOTICE: corpus '$corpus' not found under $data: run scripts/data/fetch $corpus");
 	plan skip_all => "corpus $corpus not available under $data";
+}
+
+# SQL of a table (id, body) of $n rows of $words generated words each, of a
+# skewed vocabulary, a row's words fixed by its id ($stride: ids apart)
+sub skewed_text_sql
+{
+	my ($n, $words, $stride) = @_;
+	return qq{
+		SELECT g AS id, (SELECT string_agg('w' || ((hashint4(g * $stride + k) & 4095) *
+		                                          (hashint4(g * $stride + k + 7) & 4095) / 4096), ' ')
+		                 FROM generate_series(1, $words) k) AS body
+		FROM generate_series(1, $n) g};
 }
 
 1;

@@ -170,7 +170,16 @@ extern void gpx_merge_lock(Relation index);
 extern bool gpx_merge_trylock(Relation index);
 extern void gpx_merge_unlock(Relation index);
 extern uint64 gpx_merge_pending(Relation index, Size budget);
-extern int	gpx_merge_tiers(Relation index, Size budget, bool vacuum);
+/*
+ * vacuum: VACUUM's merges too (dead docs, all segments into one past
+ * TOP_SHARE); compact: VACUUM then moves segments to the front of the file
+ * (gpx_merge_relocate) and cuts its end off
+ */
+extern int	gpx_merge_tiers(Relation index, Size budget, bool vacuum, bool compact);
+/* the pages of earlier merges recycled, the pending area merged, then the tiers */
+extern uint64 gpx_merge_step(Relation index, Size budget);
+/* VACUUM: segments ending the file rewritten into free pages before; returns how many */
+extern int	gpx_merge_relocate(Relation index, Size budget, BufferAccessStrategy strategy);
 extern uint32 gpx_reserve_segment_id(Relation index);
 
 /* vacuum.c */
@@ -181,11 +190,22 @@ extern IndexBulkDeleteResult *gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulk
 /* recycle.c: callers hold the merge lock */
 /* room in the metapage for need more retired sets (moving its sets to the chain) */
 extern void gpx_retired_make_room(Relation index, int need);
-/* free the retired sets no snapshot can read any more */
-extern void gpx_recycle(Relation index);
+/*
+ * Free the retired sets no snapshot can read any more (all: every one, for
+ * a caller that holds the index exclusively); returns the pages freed
+ */
+extern BlockNumber gpx_recycle(Relation index, bool all);
 /* every page: free ones to the free space map, unreferenced ones freed; returns how many */
 extern BlockNumber gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy,
 									 BlockNumber *nblocks);
+/*
+ * VACUUM: every retired set freed under an AccessExclusiveLock on the index
+ * (no scan has it open), or those no snapshot reads when the lock does not
+ * come at once; returns the pages freed
+ */
+extern BlockNumber gpx_recycle_exclusive(Relation index);
+/* VACUUM: the free pages ending the file cut off, when the lock comes at once; returns how many */
+extern BlockNumber gpx_truncate_free_end(Relation index, BufferAccessStrategy strategy);
 
 /* cost.c */
 typedef struct GpxEstimate

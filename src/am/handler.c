@@ -344,7 +344,13 @@ gpuidx_handler(PG_FUNCTION_ARGS)
 #if PG_VERSION_NUM >= 160000
 	am->amsummarizing = false;
 #endif
-	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
+	/*
+	 * VACUUM's leader vacuums the index, beside workers that take the
+	 * table's other indexes: a parallel VACUUM cannot take the lock that
+	 * cuts the file's free end off (vacuum.c), and a table with one other
+	 * index (its primary key) is then vacuumed with no parallel mode at all.
+	 */
+	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	am->amkeytype = InvalidOid;
 
 	am->ambuild = gpx_build;

@@ -46,8 +46,7 @@ gpx_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	{
 		Size		budget = (Size) work_mem * 1024;
 
-		gpx_merge_pending(index, budget);
-		gpx_merge_tiers(index, budget, false);
+		gpx_merge_step(index, budget);
 		gpx_merge_unlock(index);
 	}
 	return false;

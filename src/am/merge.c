@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "commands/vacuum.h"
 #include "lib/binaryheap.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -35,6 +36,21 @@
 #define TIER_BASE		4096	/* docs of the smallest tier */
 /* a segment with this share of dead docs is rewritten by VACUUM */
 #define DEAD_REWRITE	0.2
+
+/*
+ * VACUUM merges all segments into one when the others take more than
+ * 1/TOP_SHARE of the pages of the largest.  Each segment has a dictionary of
+ * its own, and small ones cost up to three times their share of one
+ * segment's pages (every term of theirs an entry, fewer runs of doc ids),
+ * so the index stays near its rebuilt size only if most rows are in one
+ * segment.  What such a merge writes is at most TOP_SHARE + 1 times the
+ * pages of the segments written since the last one (only those are not the
+ * largest), so it adds a constant to the O(log n) writes of a row by tiers,
+ * and a small pending area never rewrites the largest segment.
+ */
+#define TOP_SHARE		4
+/* nor while the others take fewer pages than this, a tiny index's overhead */
+#define TOP_MIN_PAGES	32
 
 void
 gpx_merge_lock(Relation index)
@@ -126,7 +142,7 @@ gpx_merge_pending(Relation index, Size budget)
 
 	/* room in the metapage for the new segment: tiers merge down to below it */
 	if (meta.nsegments >= GPX_MAX_SEGMENTS)
-		gpx_merge_tiers(index, budget, false);
+		gpx_merge_tiers(index, budget, false, false);
 	gpx_meta_read(index, &meta);
 	if (meta.nsegments >= GPX_MAX_SEGMENTS)
 		elog(ERROR, "gpuidx index \"%s\": %u segments after merging tiers",
@@ -179,17 +195,37 @@ gpx_merge_pending(Relation index, Size budget)
 		meta.segments[meta.nsegments++] = ref;
 	else
 		gpx_meta_retire(&meta, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
-	if (meta.pend_head != stop_blk)
-		gpx_meta_retire(&meta, GPX_RETIRED_PENDING, meta.pend_head_seq, meta.pend_head, stop_blk);
-	meta.pend_head = stop_blk;
-	meta.pend_head_off = stop_off;
-	meta.pend_head_seq = stop_seq;
+	if (meta.pend_tail == stop_blk && meta.pend_entries == entries)
+	{
+		/*
+		 * Nothing came after: the tail page goes too, and the next insert
+		 * starts the area on a page of the free space map, so no pending
+		 * page stays where it was, perhaps at the end of the file.  An
+		 * insert writing pages of its own links them as the new area.
+		 */
+		gpx_meta_retire(&meta, GPX_RETIRED_PENDING, meta.pend_head_seq, meta.pend_head, InvalidBlockNumber);
+		meta.pend_head = InvalidBlockNumber;
+		meta.pend_tail = InvalidBlockNumber;
+		meta.pend_head_off = 0;
+		meta.pend_head_seq = 0;
+		pages++;
+	}
+	else
+	{
+		if (meta.pend_head != stop_blk)
+			gpx_meta_retire(&meta, GPX_RETIRED_PENDING, meta.pend_head_seq, meta.pend_head, stop_blk);
+		meta.pend_head = stop_blk;
+		meta.pend_head_off = stop_off;
+		meta.pend_head_seq = stop_seq;
+	}
 	meta.pend_entries -= entries;
 	meta.pend_bytes -= bytes;
 	if (sum_dl > meta.pend_dl)
 		gpx_report_corrupt(index, GPX_META_BLKNO, "The pending area's doc lengths exceed the metapage's sum");
 	meta.pend_dl -= sum_dl;
 	meta.pend_pages -= pages;
+	meta.merge_bytes += (uint64) ref.npages * BLCKSZ;
+	meta.merge_docs += ref.ndocs;
 	state = GenericXLogStart(index);
 	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), &meta);
 	GenericXLogFinish(state);
@@ -372,7 +408,7 @@ merge_term_lists(MergeInput **same, int n, GpxSegWriter *w, bool freqs, bool pos
 }
 
 static void
-merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
+merge_segments(Relation index, GpxSegRef *refs, int n, Size budget, bool past_end)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuidx segment merge",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -413,6 +449,8 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 	positions = npositions > 0;
 	initStringInfo(&posbuf);
 	w = gpx_segw_begin(index, gpx_reserve_segment_id(index), true, gpx_index_codec(index), freqs, positions);
+	if (past_end)
+		gpx_segw_past_end(w);
 
 	/* the doc map: each input's live docs, in order */
 	for (int i = 0; i < n; i++)
@@ -488,6 +526,8 @@ merge_segments(Relation index, GpxSegRef *refs, int n, Size budget)
 		m->segments[m->nsegments++] = ref;
 	else
 		gpx_meta_retire(m, GPX_RETIRED_SEGMENT, ref.id, ref.head, InvalidBlockNumber);
+	m->merge_bytes += (uint64) ref.npages * BLCKSZ;
+	m->merge_docs += ref.ndocs;
 	state = GenericXLogStart(index);
 	gpx_meta_pack(GenericXLogRegisterBuffer(state, metabuf, 0), m);
 	GenericXLogFinish(state);
@@ -537,12 +577,17 @@ ref_id_cmp(const void *x, const void *y)
 	return (a->id > b->id) - (a->id < b->id);
 }
 
-/* the next group of segments to merge, by the tiered policy; 0 if none */
+/*
+ * The next group of segments to merge, by the tiered policy; 0 if none.
+ * *all: the group is every segment (TOP_SHARE).
+ */
 static int
-pick_group(const GpxMetaPageData *meta, bool vacuum, GpxSegRef *group)
+pick_group(const GpxMetaPageData *meta, bool vacuum, GpxSegRef *group, bool *all)
 {
 	int			counts[64] = {0};
 	int			n = 0;
+
+	*all = false;
 
 	for (uint32 i = 0; i < meta->nsegments; i++)
 		counts[Min(tier_of(&meta->segments[i]), 63)]++;
@@ -567,6 +612,24 @@ pick_group(const GpxMetaPageData *meta, bool vacuum, GpxSegRef *group)
 			}
 		}
 	}
+	if (n == 0 && vacuum && meta->nsegments > 1)
+	{
+		/* the others past 1/TOP_SHARE of the largest: all into one */
+		uint64		largest = 0;
+		uint64		pages = 0;
+
+		for (uint32 i = 0; i < meta->nsegments; i++)
+		{
+			largest = Max(largest, meta->segments[i].npages);
+			pages += meta->segments[i].npages;
+		}
+		if ((pages - largest) * TOP_SHARE > largest && pages - largest >= TOP_MIN_PAGES)
+		{
+			memcpy(group, meta->segments, meta->nsegments * sizeof(GpxSegRef));
+			n = (int) meta->nsegments;
+			*all = true;
+		}
+	}
 	if (n == 0 && meta->nsegments >= GPX_MAX_SEGMENTS - 1)
 	{
 		/* out of room: the smallest ones together */
@@ -580,7 +643,7 @@ pick_group(const GpxMetaPageData *meta, bool vacuum, GpxSegRef *group)
 }
 
 int
-gpx_merge_tiers(Relation index, Size budget, bool vacuum)
+gpx_merge_tiers(Relation index, Size budget, bool vacuum, bool compact)
 {
 	int			merges = 0;
 
@@ -588,15 +651,114 @@ gpx_merge_tiers(Relation index, Size budget, bool vacuum)
 	{
 		GpxMetaPageData meta;
 		GpxSegRef	group[GPX_MAX_SEGMENTS];
+		bool		all;
 		int			n;
 
 		CHECK_FOR_INTERRUPTS();
 		gpx_meta_read(index, &meta);
-		n = pick_group(&meta, vacuum, group);
+		n = pick_group(&meta, vacuum, group, &all);
 		if (n == 0)
 			break;
-		merge_segments(index, group, n, budget);
+		/* a merge of them all goes past the end, to be moved to the front (below) */
+		merge_segments(index, group, n, budget, all && compact);
 		merges++;
 	}
 	return merges;
+}
+
+/* ---------------------------------------------------------------------------
+ * Segments moved off the end of the file
+ */
+
+/*
+ * A merge writes its segment into free pages wherever they are and past the
+ * end of the file once they run out, so a large merge leaves its segment at
+ * the end and the space of its inputs free before it: the file keeps the
+ * size it grew to.  VACUUM rewrites the segments that end the file into the
+ * lowest free pages (the free space map hands those out first, VACUUM
+ * having reset it), so that the end comes free and is cut off
+ * (gpx_truncate_free_end).  Only when the free pages are more than a fifth
+ * of the file, and a segment only if its copy would end at least a
+ * sixteenth of the file before it does.  Returns the segments moved.
+ */
+#define RELOCATE_FREE_SHARE	5
+#define RELOCATE_GAIN		16
+
+int
+gpx_merge_relocate(Relation index, Size budget, BufferAccessStrategy strategy)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
+	uint32	   *owner = palloc_extended((Size) nblocks * sizeof(uint32), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	BlockNumber *free_blocks = palloc_extended((Size) nblocks * sizeof(BlockNumber), MCXT_ALLOC_HUGE);
+	GpxSegRef  *move = palloc(GPX_MAX_SEGMENTS * sizeof(GpxSegRef));
+	int			nmove = 0;
+	BlockNumber nfree = 0;
+	BlockNumber taken = 0;
+
+	gpx_meta_read(index, meta);
+	for (BlockNumber b = GPX_META_BLKNO + 1; b < nblocks; b++)
+	{
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, b, RBM_NORMAL, strategy);
+		Page		page;
+		GpxPageOpaque opaque;
+
+		gpx_vacuum_delay_point();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = GpxPageGetOpaque(page);
+		if (PageIsNew(page) || gpx_page_is_free(page))
+			free_blocks[nfree++] = b;
+		else if (gpx_page_problem(page) == NULL &&
+				 (opaque->type == GPX_PAGE_SEGHEAD || opaque->type == GPX_PAGE_TABLE ||
+				  opaque->type == GPX_PAGE_DATA))
+			owner[b] = opaque->owner;
+		UnlockReleaseBuffer(buf);
+	}
+
+	/* the segments ending the file, the last page's first, while their copies end well before */
+	if ((uint64) nfree * RELOCATE_FREE_SHARE > nblocks)
+	{
+		for (BlockNumber b = nblocks; b-- > GPX_META_BLKNO + 1;)
+		{
+			int			k;
+			bool		seen = false;
+
+			if (owner[b] == 0)
+			{
+				if (bsearch(&b, free_blocks, nfree, sizeof(BlockNumber), gpx_block_cmp) != NULL)
+					continue;
+				break;			/* a page no merge moves: the pending area, the retired lists */
+			}
+			for (int i = 0; i < nmove && !seen; i++)
+				seen = move[i].id == owner[b];
+			if (seen)
+				continue;
+			k = gpx_meta_find_segment(meta, owner[b]);
+			if (k < 0 || taken + meta->segments[k].npages > nfree ||
+				free_blocks[taken + meta->segments[k].npages - 1] + nblocks / RELOCATE_GAIN >= b)
+				break;
+			taken += meta->segments[k].npages;
+			move[nmove++] = meta->segments[k];
+		}
+	}
+	for (int i = 0; i < nmove; i++)
+		merge_segments(index, &move[i], 1, budget, false);
+	pfree(meta);
+	pfree(owner);
+	pfree(free_blocks);
+	pfree(move);
+	return nmove;
+}
+
+uint64
+gpx_merge_step(Relation index, Size budget)
+{
+	uint64		merged;
+
+	/* what no snapshot reads any more is freed first: this merge writes into it */
+	gpx_recycle(index, false);
+	merged = gpx_merge_pending(index, budget);
+	gpx_merge_tiers(index, budget, false, false);
+	return merged;
 }

@@ -14,9 +14,11 @@
 
 #include "access/generic_xlog.h"
 #include "access/transam.h"
+#include "catalog/storage.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
+#include "storage/lmgr.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -175,9 +177,15 @@ page_is_retired(Relation index, BlockNumber nblocks, BlockNumber blkno, const Gp
 	GpxPageOpaque opaque = NULL;
 	bool		ok;
 
-	/* the index never shrinks: a reference past its end is damage */
-	if (blkno == GPX_META_BLKNO || blkno >= nblocks)
+	/*
+	 * VACUUM cuts off only free pages past every set's first page and stop
+	 * (gpx_truncate_free_end), so these are always inside the index; a page
+	 * a set's tables or chain reach past the end was freed and cut off.
+	 */
+	if (blkno == GPX_META_BLKNO || (blkno >= nblocks && (blkno == r->first || blkno == r->stop)))
 		gpx_report_corrupt(index, blkno, "A retired set references a page outside the index");
+	if (blkno >= nblocks)
+		return false;
 	gpx_vacuum_delay_point();
 	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -291,17 +299,22 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 	}
 }
 
-/* free a retired set's pages if no snapshot can read them any more */
+/*
+ * Free a retired set's pages if no snapshot can read them any more (all:
+ * whatever the snapshots, since no scan has the index open); *freed counts
+ * them.
+ */
 static bool
-free_if_removable(Relation index, const GpxRetired *r)
+free_if_removable(Relation index, const GpxRetired *r, bool all, BlockNumber *freed)
 {
 	BlockList	pages = {0};
 
-	if (!GlobalVisCheckRemovableFullXid(NULL, r->xid))
+	if (!all && !GlobalVisCheckRemovableFullXid(NULL, r->xid))
 		return false;
 	retired_pages(index, r, &pages);
 	if (pages.n > 0)
 		gpx_free_pages(index, pages.v, pages.n);
+	*freed += pages.n;
 	if (pages.v)
 		pfree(pages.v);
 	return true;
@@ -315,7 +328,7 @@ same_set(const GpxRetired *a, const GpxRetired *b)
 
 /* the sets in the metapage: each out of the list only once freed */
 static void
-recycle_metapage_sets(Relation index)
+recycle_metapage_sets(Relation index, bool all, BlockNumber *freed)
 {
 	GpxMetaPageData meta;
 
@@ -327,7 +340,7 @@ recycle_metapage_sets(Relation index)
 		GenericXLogState *state;
 		GpxMetaPageData *m;
 
-		if (!free_if_removable(index, &r))
+		if (!free_if_removable(index, &r, all, freed))
 			continue;
 		/* a crash before this record retries the set, harmlessly */
 		m = palloc(sizeof(GpxMetaPageData));
@@ -354,7 +367,7 @@ recycle_metapage_sets(Relation index)
  * the rest, or unlinked and freed when none is left (one record each).
  */
 static void
-recycle_chain(Relation index)
+recycle_chain(Relation index, bool all, BlockNumber *freed)
 {
 	GpxRetired *entries = palloc(GPX_RETIRED_PER_PAGE * sizeof(GpxRetired));
 	GpxRetired *kept = palloc(GPX_RETIRED_PER_PAGE * sizeof(GpxRetired));
@@ -378,7 +391,7 @@ recycle_chain(Relation index)
 
 		CHECK_FOR_INTERRUPTS();
 		for (uint32 i = 0; i < n; i++)
-			if (!free_if_removable(index, &entries[i]))
+			if (!free_if_removable(index, &entries[i], all, freed))
 				kept[nkept++] = entries[i];
 		if (nkept == n)
 		{
@@ -424,7 +437,10 @@ recycle_chain(Relation index)
 		UnlockReleaseBuffer(metabuf);
 		pfree(m);
 		if (nkept == 0)
+		{
 			RecordFreeIndexPage(index, blk);
+			(*freed)++;
+		}
 		else
 			prev = blk;
 		blk = next;
@@ -433,11 +449,24 @@ recycle_chain(Relation index)
 	pfree(kept);
 }
 
-void
-gpx_recycle(Relation index)
+/*
+ * Every merge starts here, so that its pages come from the merges before it
+ * rather than from the end of the file.  The free space map's upper levels
+ * are brought up to date as well: without that a search does not find the
+ * pages just recorded (RecordFreeIndexPage changes only the map's leaves),
+ * and its search restarts at the lowest free page, which keeps the live
+ * pages at the front, where VACUUM can cut the free end off.
+ */
+BlockNumber
+gpx_recycle(Relation index, bool all)
 {
-	recycle_metapage_sets(index);
-	recycle_chain(index);
+	BlockNumber freed = 0;
+
+	recycle_metapage_sets(index, all, &freed);
+	recycle_chain(index, all, &freed);
+	if (freed > 0)
+		IndexFreeSpaceMapVacuum(index);
+	return freed;
 }
 
 /* ---------------------------------------------------------------------------
@@ -607,4 +636,152 @@ gpx_reclaim_pages(Relation index, BufferAccessStrategy strategy, BlockNumber *nb
 		pfree(pending.v);
 	*nblocks_out = nblocks;
 	return nfree;
+}
+
+/* ---------------------------------------------------------------------------
+ * The free end of the file
+ */
+
+/* how many times, 50 ms apart, VACUUM tries for the lock to cut the end off */
+#define TRUNCATE_LOCK_TRIES	20
+
+static bool
+block_is_free(Relation index, BlockNumber b, BufferAccessStrategy strategy)
+{
+	Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, b, RBM_NORMAL, strategy);
+	bool		is_free;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	is_free = PageIsNew(BufferGetPage(buf)) || gpx_page_is_free(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	return is_free;
+}
+
+/*
+ * The first block of the free pages that end the file (nblocks if none).
+ * locked: under the AccessExclusiveLock, which no cost-based delay may
+ * stretch.
+ */
+static BlockNumber
+free_end_start(Relation index, BlockNumber nblocks, BufferAccessStrategy strategy, bool locked)
+{
+	BlockNumber b = nblocks;
+
+	while (b > GPX_META_BLKNO + 1 && block_is_free(index, b - 1, strategy))
+	{
+		if (locked)
+			CHECK_FOR_INTERRUPTS();
+		else
+			gpx_vacuum_delay_point();
+		b--;
+	}
+	return b;
+}
+
+/* the AccessExclusiveLock on the index, taken without waiting, in tries 50 ms apart */
+static bool
+lock_exclusive(Relation index, int tries)
+{
+	for (int tried = 1; !ConditionalLockRelation(index, AccessExclusiveLock); tried++)
+	{
+		if (tried >= tries)
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(50 * 1000L);
+	}
+	return true;
+}
+
+static bool
+has_retired(Relation index)
+{
+	GpxMetaPageData *meta = palloc(sizeof(GpxMetaPageData));
+	bool		any;
+
+	gpx_meta_read(index, meta);
+	any = meta->nretired + meta->nretired_more > 0;
+	pfree(meta);
+	return any;
+}
+
+/* every retired set freed under the lock, no cost-based delay stretching it */
+static BlockNumber
+recycle_locked(Relation index)
+{
+	bool		cost_active = VacuumCostActive;
+	BlockNumber freed;
+
+	VacuumCostActive = false;
+	freed = gpx_recycle(index, true);
+	VacuumCostActive = cost_active;
+	return freed;
+}
+
+BlockNumber
+gpx_recycle_exclusive(Relation index)
+{
+	BlockNumber freed;
+
+	if (!has_retired(index))
+		return 0;
+	/* one try: gpx_truncate_free_end tries again, longer */
+	if (!lock_exclusive(index, 1))
+		return gpx_recycle(index, false);
+	freed = recycle_locked(index);
+	UnlockRelation(index, AccessExclusiveLock);
+	return freed;
+}
+
+/*
+ * Cut the free pages at the end of the file off, as VACUUM does a table's.
+ * Under an AccessExclusiveLock on the index, taken without waiting (a few
+ * tries, then left to a later VACUUM): no scan reads the index meanwhile
+ * and no insert or merge takes a page from the free space map or extends
+ * the file.  So every retired set is freed first, whatever the snapshots:
+ * what holds them back is scans that began before the merge, and none is
+ * left (a cursor keeps its lock).  The lock is WAL-logged, so a hot
+ * standby's queries on the index conflict with its replay, before the
+ * pages are freed there, as with a table's truncation.  Scans that begin
+ * afterwards read only pages the metapage reaches, none of them free.
+ * Blocks a retired set still names first stay, so the sets' checks hold.
+ * Returns the blocks cut off.
+ */
+BlockNumber
+gpx_truncate_free_end(Relation index, BufferAccessStrategy strategy)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber keep;
+	GpxMetaPageData *meta;
+	GpxRetired *retired;
+	uint32		nretired;
+	BlockList	chain = {0};
+
+	if (!has_retired(index) && free_end_start(index, nblocks, strategy, false) == nblocks)
+		return 0;
+	if (!lock_exclusive(index, TRUNCATE_LOCK_TRIES))
+		return 0;
+	recycle_locked(index);
+	meta = palloc(sizeof(GpxMetaPageData));
+	nblocks = RelationGetNumberOfBlocks(index);
+	keep = free_end_start(index, nblocks, strategy, true);
+	gpx_meta_read(index, meta);
+	retired = retired_all(index, meta, &nretired, &chain);
+	for (uint32 i = 0; i < nretired; i++)
+	{
+		if (retired[i].first != InvalidBlockNumber)
+			keep = Max(keep, retired[i].first + 1);
+		if (retired[i].stop != InvalidBlockNumber)
+			keep = Max(keep, retired[i].stop + 1);
+	}
+	if (keep < nblocks)
+	{
+		RelationTruncate(index, keep);
+		gpx_forget_index_size(index);
+	}
+	UnlockRelation(index, AccessExclusiveLock);
+	pfree(retired);
+	pfree(meta);
+	if (chain.v)
+		pfree(chain.v);
+	return keep < nblocks ? nblocks - keep : 0;
 }

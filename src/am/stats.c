@@ -48,8 +48,8 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 	Relation	index = open_for_stats(PG_GETARG_OID(0));
 	GpxMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[24];
-	bool		nulls[24] = {0};
+	Datum		values[26];
+	bool		nulls[26] = {0};
 	int64		docs = 0;
 	int64		dead = 0;
 	int64		terms = 0;
@@ -64,9 +64,10 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	/*
 	 * Version 0.1's definition, in a database not yet updated, lacks the
-	 * last column (position_bytes): the others are the same and come first
+	 * last three columns (position_bytes, merge_bytes, merge_docs): the
+	 * others are the same and come first
 	 */
-	if (tupdesc->natts < (int) lengthof(values) - 1 || tupdesc->natts > (int) lengthof(values))
+	if (tupdesc->natts != (int) lengthof(values) - 3 && tupdesc->natts != (int) lengthof(values))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("function gpuidx_index_stats returns %d columns, this build of gpuidx makes %d",
@@ -131,6 +132,8 @@ gpuidx_index_stats(PG_FUNCTION_ARGS)
 		values[i++] = Int64GetDatum(pages[GPX_STREAM_POSITIONS] * BLCKSZ);
 	else
 		nulls[i++] = true;
+	values[i++] = Int64GetDatum((int64) meta.merge_bytes);
+	values[i++] = Int64GetDatum((int64) meta.merge_docs);
 	Assert(i == lengthof(values));
 	index_close(index, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -189,8 +192,7 @@ gpuidx_merge_pending(PG_FUNCTION_ARGS)
 	if (!gpx_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
 	gpx_merge_lock(index);
-	merged = gpx_merge_pending(index, (Size) maintenance_work_mem * 1024);
-	gpx_merge_tiers(index, (Size) maintenance_work_mem * 1024, false);
+	merged = gpx_merge_step(index, (Size) maintenance_work_mem * 1024);
 	gpx_merge_unlock(index);
 	index_close(index, RowExclusiveLock);
 	PG_RETURN_INT64((int64) merged);

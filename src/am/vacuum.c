@@ -5,13 +5,16 @@
  *	  are gone are marked in its dead-doc bitmap; scans skip them.  Their
  *	  space comes back when the segment is merged (merge.c).  The cleanup
  *	  pass merges tiers, recycles retired pages once no scan can read them,
- *	  and rebuilds the free space map, reclaiming pages a crash left behind
- *	  (recycle.c).
+ *	  rebuilds the free space map, reclaiming pages a crash left behind,
+ *	  and cuts the free end of the file off (recycle.c).
  */
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/table.h"
 #include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "postmaster/autovacuum.h"
@@ -135,6 +138,7 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = MemoryContextAllocZero(old, sizeof(IndexBulkDeleteResult));
 	gpx_merge_lock(index);
 	/* every row's TID into a segment first, where dead docs are marked */
+	gpx_recycle(index, false);
 	gpx_merge_pending(index, (Size) maintenance_work_mem * 1024);
 	check_pending_survivors(index, callback, callback_state);
 	gpx_meta_read(index, &meta);
@@ -182,6 +186,37 @@ gpx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 /* ---------------------------------------------------------------------------
  * Cleanup
  */
+
+/*
+ * The table's vacuum_truncate option (false where a standby's queries must
+ * not be cancelled by the lock a truncation takes) holds for its indexes.
+ * A parallel VACUUM (of a table with two or more large indexes beside this
+ * one) cannot take that lock: logging it for standbys needs a transaction
+ * id, which a parallel operation may not assign.  It leaves the end of the
+ * file to the next VACUUM that is not parallel (autovacuum's never is).
+ */
+static bool
+table_allows_truncate(Relation index)
+{
+	Relation	heap;
+	StdRdOptions *opts;
+	bool		allowed;
+
+	if (IsInParallelMode())
+		return false;
+	heap = table_open(IndexGetRelation(RelationGetRelid(index), false), NoLock);
+	opts = (StdRdOptions *) heap->rd_options;
+#if PG_VERSION_NUM >= 180000
+	/* the setting vacuum_truncate where the table does not set the option */
+	allowed = opts != NULL && opts->vacuum_truncate_set ? opts->vacuum_truncate : vacuum_truncate;
+#else
+	allowed = opts == NULL || opts->vacuum_truncate;
+#endif
+
+	table_close(heap, NoLock);
+	return allowed;
+}
+
 IndexBulkDeleteResult *
 gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
@@ -190,6 +225,8 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	GpxMetaPageData meta;
 	BlockNumber nblocks;
 	BlockNumber nfree = 0;
+	BlockNumber truncated;
+	bool		truncate;
 	double		docs = 0;
 
 	if (info->analyze_only)
@@ -205,14 +242,28 @@ gpx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
+	truncate = table_allows_truncate(index);
 	gpx_merge_lock(index);
+	gpx_recycle(index, false);
 	gpx_merge_pending(index, budget);
-	gpx_merge_tiers(index, budget, true);
-	gpx_recycle(index);
+	gpx_merge_tiers(index, budget, true, truncate);
+	/* what these merges retired too, if no scan has the index open */
+	if (truncate)
+		gpx_recycle_exclusive(index);
+	else
+		gpx_recycle(index, false);
 	/* every page: free ones into the free space map, orphans freed */
 	nfree = gpx_reclaim_pages(index, info->strategy, &nblocks);
-	gpx_merge_unlock(index);
 	IndexFreeSpaceMapVacuum(index);
+	/* the free end of the file given back, unless the table's VACUUM keeps its own */
+	if (truncate)
+	{
+		gpx_merge_relocate(index, budget, info->strategy);
+		truncated = gpx_truncate_free_end(index, info->strategy);
+		nblocks -= Min(nblocks, truncated);
+		nfree -= Min(nfree, truncated);
+	}
+	gpx_merge_unlock(index);
 
 	gpx_meta_read(index, &meta);
 	for (uint32 s = 0; s < meta.nsegments; s++)

@@ -25,7 +25,7 @@
 
 #define GPX_META_BLKNO		0
 #define GPX_MAGIC			0x58495047	/* "GPIX" */
-#define GPX_INDEX_VERSION	3		/* versions 1 and 2 are read too: see meta.c */
+#define GPX_INDEX_VERSION	4		/* versions 1 to 3 are read too: see meta.c */
 #define GPX_PAGE_ID			0xFF91		/* last bytes of every page, for tools */
 
 /* page types */
@@ -235,6 +235,10 @@ typedef struct GpxMetaPageData
 	uint32		pad3;
 	uint64		pend_dl;		/* the sum of the pending entries' doc lengths */
 
+	/* version 4 on: what merges wrote since the build (write amplification) */
+	uint64		merge_bytes;	/* the pages of the segments they wrote */
+	uint64		merge_docs;		/* the docs of those segments */
+
 	GpxSegRef	segments[GPX_MAX_SEGMENTS];
 	GpxRetired	retired[GPX_MAX_RETIRED];
 } GpxMetaPageData;
@@ -244,11 +248,13 @@ typedef struct GpxMetaPageData
  * nsegments segments, then nretired retired sets.  The metapage changes at
  * every insert, so its bytes (WAL deltas, CRC) stay few.  Version 1 had no
  * fields from retired_more on, version 2 none from flags on, and both
- * stored segments without sum_dl and dead_dl.
+ * stored segments without sum_dl and dead_dl; version 3 had no fields from
+ * merge_bytes on.
  */
 #define GPX_META_FIXED		offsetof(GpxMetaPageData, segments)
 #define GPX_META_FIXED_V1	offsetof(GpxMetaPageData, retired_more)
 #define GPX_META_FIXED_V2	offsetof(GpxMetaPageData, flags)
+#define GPX_META_FIXED_V3	offsetof(GpxMetaPageData, merge_bytes)
 
 /*
  * The index stores term frequencies and doc lengths (option freqs, from

@@ -77,10 +77,11 @@ gpx_meta_pack(Page page, const GpxMetaPageData *meta)
 
 /*
  * Version 1 metapages lack the fields from retired_more on, version 2
- * metapages those from flags on and their segments' sum_dl and dead_dl.
- * They read as version 3 with none of those in use (no freqs: such an
- * index answers @@& and cannot rank until REINDEX), and are written back
- * as version 3 (nothing else in the index differs).
+ * metapages those from flags on and their segments' sum_dl and dead_dl,
+ * version 3 metapages those from merge_bytes on.  They read as version 4
+ * with none of those in use (no freqs: such an index answers @@& and
+ * cannot rank until REINDEX; merges counted from then on), and are written
+ * back as version 4 (nothing else in the index differs).
  */
 void
 gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta)
@@ -96,12 +97,14 @@ gpx_meta_unpack(Relation index, Page page, GpxMetaPageData *meta)
 	memset(meta, 0, GPX_META_FIXED);
 	memcpy(meta, p, GPX_META_FIXED_V1);
 	version = meta->version;
-	if (version != 1 && version != 2)
+	if (version < 1 || version > 3)
 		gpx_meta_check_version(index, meta);
 	if (version == 1)
 		fixed = GPX_META_FIXED_V1;
 	else if (version == 2)
 		fixed = GPX_META_FIXED_V2;
+	else if (version == 3)
+		fixed = GPX_META_FIXED_V3;
 	if (version < 3)
 		segsize = GPX_SEGREF_SIZE_V2;
 	if (used < fixed)

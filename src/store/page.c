@@ -289,8 +289,12 @@ check_page(Relation index, Buffer buf, BlockNumber blkno, Page page, const GpxPa
 /*
  * The size of each index this backend read lately, as last seen: an index
  * grows under its readers but never shrinks while they read it (a rewrite
- * gives it a new file), so the size is asked again only for a block past
- * the one seen.  A few indexes at a time (a join of several).
+ * gives it a new file; VACUUM cuts off only free pages, under a lock no
+ * reader holds with it), so the size is asked again only for a block past
+ * the one seen.  A size seen before such a cut is larger than the file:
+ * it lets a damaged reference into the cut-off pages through to the
+ * buffer manager, which reports the read past the end instead.  A few
+ * indexes at a time (a join of several).
  */
 #define KNOWN_SIZES 8
 
@@ -321,6 +325,14 @@ gpx_index_has_blocks(Relation index, uint64 nblocks)
 	}
 	k->nblocks = RelationGetNumberOfBlocks(index);
 	return nblocks <= k->nblocks;
+}
+
+void
+gpx_forget_index_size(Relation index)
+{
+	for (int i = 0; i < KNOWN_SIZES; i++)
+		if (RelFileLocatorEquals(known_sizes[i].node, gpx_rel_locator(index)))
+			known_sizes[i].nblocks = 0;
 }
 
 Buffer

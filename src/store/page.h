@@ -64,6 +64,8 @@ extern void gpx_check_page(Relation index, BlockNumber blkno, Page page,
  * number and page count read from the index is held to before it is used.
  */
 extern bool gpx_index_has_blocks(Relation index, uint64 nblocks);
+/* the index's file was cut shorter: the size this backend saw is asked again */
+extern void gpx_forget_index_size(Relation index);
 
 /* a new page, exclusively locked: a free one or one past the end */
 extern Buffer gpx_new_buffer(Relation index, bool use_fsm);

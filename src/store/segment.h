@@ -30,6 +30,8 @@ typedef struct GpxSegWriter GpxSegWriter;
  */
 extern GpxSegWriter *gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs,
 									bool positions);
+/* the segment's pages past the end of the index, none from the free space map */
+extern void gpx_segw_past_end(GpxSegWriter *w);
 extern void gpx_segw_add_doc(GpxSegWriter *w, ItemPointer tid, uint32 dl);
 extern uint32 gpx_segw_ndocs(GpxSegWriter *w);
 extern void gpx_segw_term_begin(GpxSegWriter *w, const char *term, int len, uint64 df_hint);

@@ -150,6 +150,7 @@ struct GpxSegWriter
 	Relation	index;
 	uint32		segid;
 	bool		use_wal;
+	bool		use_fsm;		/* pages from the free space map, else past the end */
 	int			codec;
 	bool		freqs;			/* store tfs and doc lengths */
 	bool		positions;		/* and each posting's positions */
@@ -235,7 +236,7 @@ remember_block(GpxSegWriter *w, BlockNumber **blocks, uint32 *n, uint32 *cap, Bl
 static BlockNumber
 write_new_page(GpxSegWriter *w, Page image)
 {
-	Buffer		buf = gpx_new_buffer(w->index, w->use_wal);
+	Buffer		buf = gpx_new_buffer(w->index, w->use_fsm);
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 
 	gpx_page_seal(image);
@@ -294,6 +295,12 @@ stream_reserve(GpxSegWriter *w, int id, Size len)
 		stream_flush(w, id);
 }
 
+void
+gpx_segw_past_end(GpxSegWriter *w)
+{
+	w->use_fsm = false;
+}
+
 GpxSegWriter *
 gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs, bool positions)
 {
@@ -305,6 +312,7 @@ gpx_segw_begin(Relation index, uint32 segid, bool use_wal, int codec, bool freqs
 	w->index = index;
 	w->segid = segid;
 	w->use_wal = use_wal;
+	w->use_fsm = use_wal;
 	w->codec = codec;
 	w->freqs = freqs;
 	w->positions = positions;
