@@ -230,9 +230,9 @@ retired_pages(Relation index, const GpxRetired *r, BlockList *out)
 			return;				/* freed already */
 		hbuf = ReadBuffer(index, r->first);
 		LockBuffer(hbuf, BUFFER_LOCK_SHARE);
-		h = palloc(BLCKSZ);
 		used = gpx_page_used(BufferGetPage(hbuf));
-		memcpy(h, PageGetContents(BufferGetPage(hbuf)), used);
+		/* in the current layout: an older build's header has fewer streams */
+		h = gpx_seg_header_copy(PageGetContents(BufferGetPage(hbuf)), &used);
 		UnlockReleaseBuffer(hbuf);
 		if (used < offsetof(GpxSegHeaderData, table) ||
 			used != offsetof(GpxSegHeaderData, table) + (h->ntables ? h->ntables : h->npages) * sizeof(BlockNumber))

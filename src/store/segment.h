@@ -86,6 +86,11 @@ typedef struct GpxList
 	void	   *mem;			/* palloc'd bytes the view points into */
 } GpxList;
 
+/*
+ * A palloc'd copy of a segment header page's contents in the current
+ * layout, whatever format version wrote it; *used becomes its size there
+ */
+extern GpxSegHeaderData *gpx_seg_header_copy(const char *contents, uint32 *used);
 extern GpxSegment *gpx_seg_open(Relation index, const GpxSegRef *ref);
 extern void gpx_seg_close(GpxSegment *seg);
 extern BlockNumber gpx_seg_block(GpxSegment *seg, int stream, uint32 pageno);

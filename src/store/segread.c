@@ -56,8 +56,8 @@ gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what)
  * moves up and the new streams read as empty.  *used becomes the size the
  * copy would have in the current layout.
  */
-static GpxSegHeaderData *
-header_copy(const char *contents, uint32 *used)
+GpxSegHeaderData *
+gpx_seg_header_copy(const char *contents, uint32 *used)
 {
 	const Size	most = (GPX_NSTREAMS - GPX_NSTREAMS_V1) * sizeof(GpxStreamInfo);
 	GpxSegHeaderData *h = palloc0(Max(*used, sizeof(GpxSegHeaderData)) + most);
@@ -153,7 +153,7 @@ gpx_seg_open(Relation index, const GpxSegRef *ref)
 	buf = gpx_read_page(index, ref->head, BUFFER_LOCK_SHARE, &tag);
 	page = BufferGetPage(buf);
 	used = gpx_page_used(page);
-	seg->hdr = header_copy(PageGetContents(page), &used);
+	seg->hdr = gpx_seg_header_copy(PageGetContents(page), &used);
 	UnlockReleaseBuffer(buf);
 	check_header(seg, used);
 	if (seg->hdr->ntables > 0)
