@@ -86,6 +86,15 @@ cuda_zero_async(void *dst, size_t bytes, cudaStream_t stream)
 	return cudaMemsetAsync(dst, 0, bytes, stream);
 }
 
+static bool
+cuda_driver_absent(void)
+{
+	int			version = 0;
+
+	/* the runtime reports version 0 when no driver is installed */
+	return cudaDriverGetVersion(&version) == cudaSuccess && version == 0;
+}
+
 static cudaError_t
 cuda_mapped(void **device_p, void *host_p)
 {
@@ -107,6 +116,7 @@ const device_ops engine_device_ops = {
 	cuda_zero_async,
 	cudaStreamSynchronize,
 	cudaGetErrorString,
+	cuda_driver_absent,
 	cuda_mapped,
 	launch_intersect,
 	launch_pack,

@@ -43,6 +43,8 @@ struct device_ops
 	cudaError_t (*zero_async) (void *dst, size_t bytes, cudaStream_t stream);	/* device memory */
 	cudaError_t (*sync) (cudaStream_t stream);
 	const char *(*error_string) (cudaError_t err);
+	/* is there no driver at all (a machine without a GPU), as opposed to no usable device? */
+	bool		(*driver_absent) (void);
 
 	/* the device address of page-locked host memory (kernels write results there) */
 	cudaError_t (*mapped) (void **device_p, void *host_p);

@@ -223,6 +223,12 @@ cuda_create(const gpuidx_engine_config *config, gpuidx_engine **out, gpuidx_engi
 		return GPUIDX_ENGINE_ERR_INVALID;
 	}
 	err = OPS->open(config->device, &props);
+	if (err != cudaSuccess && OPS->driver_absent())
+	{
+		ERR(error, GPUIDX_ENGINE_ERR_NO_DRIVER, "no CUDA driver is installed on this machine (%s)",
+			OPS->error_string(err));
+		return GPUIDX_ENGINE_ERR_NO_DRIVER;
+	}
 	if (err != cudaSuccess)
 	{
 		st = cuda_status(NULL, err);

@@ -444,6 +444,13 @@ host_rank_collect(const rank_launch *l, unsigned max_ctas, cudaStream_t stream)
 	return cudaSuccess;
 }
 
+/* the emulation needs no driver */
+static bool
+host_driver_absent(void)
+{
+	return false;
+}
+
 const device_ops engine_device_ops = {
 	"cuda-emulated",
 	host_open,
@@ -459,6 +466,7 @@ const device_ops engine_device_ops = {
 	host_zero_async,
 	host_sync,
 	cudaGetErrorString,
+	host_driver_absent,
 	host_mapped,
 	host_intersect,
 	host_pack,

@@ -42,7 +42,8 @@ typedef enum gpuidx_engine_status
 	GPUIDX_ENGINE_ERR_OUT_OF_MEMORY,	/* device or pinned memory exhausted */
 	GPUIDX_ENGINE_ERR_LAUNCH,		/* a kernel failed to launch or to run */
 	GPUIDX_ENGINE_ERR_DEVICE_LOST,	/* the device failed; the engine must be destroyed */
-	GPUIDX_ENGINE_ERR_INTERNAL
+	GPUIDX_ENGINE_ERR_INTERNAL,
+	GPUIDX_ENGINE_ERR_NO_DRIVER		/* no GPU driver on the machine at all: trying again cannot help */
 } gpuidx_engine_status;
 
 /* an error travels back as data; the caller decides how to report it */

@@ -211,9 +211,26 @@ like(stat_of('engine || \': \' || engine_note'), qr/^cpu: (could not load engine
 usleep(2_500_000);
 is(stat_of('gpu_retries'), '0', 'a library that does not load is not tried again');
 
-# 7. an engine whose device does not start yet: tried again, backing off, until it does
 my $libdir = `pg_config --pkglibdir`;
 chomp $libdir;
+
+# 6b. the CUDA engine on a machine with no GPU driver at all: the CPU engine,
+# said so, and not tried again (a machine with a driver: nothing to check)
+SKIP:
+{
+	skip 'the CUDA engine is not installed', 2 unless -e "$libdir/gpuidx_cuda.so";
+	$node->append_conf('postgresql.conf', "gpuidx.engine_library = '\$libdir/gpuidx_cuda'\n");
+	$node->restart;
+	wait_serving('with the CUDA engine');
+	my $note = stat_of('engine || \': \' || engine_note');
+	skip "this machine has a CUDA driver ($note)", 2 unless $note =~ /no CUDA driver/;
+	like($note, qr/^cpu: .*no CUDA driver is installed on this machine.*not tried again until the server restarts$/,
+		'no driver: the CPU engine serves and the view says why');
+	usleep(2_500_000);
+	is(stat_of('gpu_retries'), '0', 'a machine without a driver is not tried again');
+}
+
+# 7. an engine whose device does not start yet: tried again, backing off, until it does
 SKIP:
 {
 	skip 'the test engine is not installed (make install-test-engine)', 15

@@ -78,6 +78,8 @@ engine_status_name(int status)
 			return "too large";
 		case GPUIDX_ENGINE_ERR_NO_DEVICE:
 			return "no device";
+		case GPUIDX_ENGINE_ERR_NO_DRIVER:
+			return "no driver";
 		case GPUIDX_ENGINE_ERR_OUT_OF_MEMORY:
 			return "out of memory";
 		case GPUIDX_ENGINE_ERR_LAUNCH:

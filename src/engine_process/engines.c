@@ -101,10 +101,20 @@ engine_open(EngineProcess *e, const char *library, uint64_t cache_bytes)
 			publish_engine(e, "");
 			return true;
 		}
-		snprintf(why, sizeof(why), "engine \"%s\" did not start: %s; trying again", library,
-				 err.message[0] ? err.message : engine_status_name(st));
 		e->engine = NULL;
-		e->gpu_next_try_ns = engine_now_ns() + e->gpu_backoff_ms * 1000000;
+		if (st == GPUIDX_ENGINE_ERR_NO_DRIVER)
+		{
+			/* a machine without a GPU: nothing to wait for */
+			snprintf(why, sizeof(why), "engine \"%s\" did not start: %s; not tried again until the server restarts",
+					 library, err.message[0] ? err.message : engine_status_name(st));
+			e->gpu_api = NULL;
+		}
+		else
+		{
+			snprintf(why, sizeof(why), "engine \"%s\" did not start: %s; trying again", library,
+					 err.message[0] ? err.message : engine_status_name(st));
+			e->gpu_next_try_ns = engine_now_ns() + e->gpu_backoff_ms * 1000000;
+		}
 	}
 	if (!cpu_engine_start(e, why, sizeof(why)))
 	{

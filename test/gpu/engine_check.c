@@ -1752,7 +1752,7 @@ main(int argc, char **argv)
 	st = engine_open(&s->test, engine, &cfg, err, sizeof(err));
 	if (st != GPUIDX_ENGINE_OK)
 	{
-		if (skip_no_device && st == GPUIDX_ENGINE_ERR_NO_DEVICE)
+		if (skip_no_device && (st == GPUIDX_ENGINE_ERR_NO_DEVICE || st == GPUIDX_ENGINE_ERR_NO_DRIVER))
 		{
 			printf("engine %s: not available here (%s); GPU check skipped\n", engine, err);
 			return 0;
