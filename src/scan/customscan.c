@@ -50,6 +50,7 @@
 #include "am/gpuidx_am.h"
 #include "query/query.h"
 #include "query/tsq.h"
+#include "scan/clauses.h"
 #include "scan/customscan.h"
 #include "scan/rowcheck.h"
 #include "worker/worker.h"
@@ -147,80 +148,6 @@ static void reset_cursor(GpxScanState *s);
 /* ---------------------------------------------------------------------------
  * Planning
  */
-
-/* the indexed side of "doc op query", under any RelabelType */
-static Node *
-clause_doc(OpExpr *op)
-{
-	Node	   *left = linitial(op->args);
-
-	while (IsA(left, RelabelType))
-		left = (Node *) ((RelabelType *) left)->arg;
-	return left;
-}
-
-/* the Var of "Var op query" (NULL when the document is not a column), and the query */
-static Var *
-clause_var(OpExpr *op, Node **query)
-{
-	Node	   *left = clause_doc(op);
-
-	*query = lsecond(op->args);
-	return IsA(left, Var) ? (Var *) left : NULL;
-}
-
-/*
- * Is the clause "column @@& query" or "column @@ tsquery" that the index
- * answers (*tsquery says which), or its commuted form ("tsquery @@
- * column")?  *qual: the clause with the document on the left, as the
- * index takes it (the commuted form commuted back, else rinfo itself).  The operator
- * is known as a search strategy of the index's operator family (or the
- * commutator of one), never by its name or its function's (any role can
- * create an operator or function of any name in its temporary schema); the
- * column is the index's, or the expression the index is on; the query is
- * free of the relation's Vars and of volatility.
- */
-bool
-gpx_match_clause(RestrictInfo *rinfo, Index relid, IndexOptInfo *ix, Node **query, bool *tsquery,
-				 RestrictInfo **qual)
-{
-	OpExpr	   *op;
-	Var		   *var;
-	int			strategy;
-
-	if (!IsA(rinfo->clause, OpExpr))
-		return false;
-	op = (OpExpr *) rinfo->clause;
-	if (list_length(op->args) != 2)
-		return false;
-	*qual = rinfo;
-	strategy = get_op_opfamily_strategy(op->opno, ix->opfamily[0]);
-	if (strategy == 0)
-	{
-		/* "query op doc": its commutator "doc op query" may be one */
-		Oid			comm = get_commutator(op->opno);
-
-		if (!OidIsValid(comm) || !GPX_IS_TSQUERY_STRATEGY(get_op_opfamily_strategy(comm, ix->opfamily[0])))
-			return false;
-		*qual = commute_restrictinfo(rinfo, comm);
-		op = (OpExpr *) (*qual)->clause;
-		set_opfuncid(op);
-		strategy = get_op_opfamily_strategy(comm, ix->opfamily[0]);
-	}
-	if (strategy != GPX_STRATEGY_MATCH && !GPX_IS_TSQUERY_STRATEGY(strategy))
-		return false;
-	*tsquery = strategy != GPX_STRATEGY_MATCH;
-	var = clause_var(op, query);
-	if (ix->indexkeys[0] == 0)
-	{
-		if (ix->indexprs == NIL || !equal(clause_doc(op), linitial(ix->indexprs)))
-			return false;
-	}
-	else if (var == NULL || var->varno != relid || var->varlevelsup != 0 || var->varattno != ix->indexkeys[0])
-		return false;
-	/* constants and parameters only: the same query for the whole scan (or rescan) */
-	return !contain_var_clause(*query) && !contain_volatile_functions(*query);
-}
 
 /* no Var at all: the rows' contents are not needed (count(*), EXISTS) */
 static bool
@@ -555,7 +482,7 @@ create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input
 	/* the scan path was made from this clause, which its index answers */
 	tsquery = boolVal(list_nth(scan->custom_private, 4));
 	clause = list_nth(scan->custom_private, 5);
-	var = clause_var(clause, &query);
+	var = gpx_clause_var(clause, &query);
 
 	/*
 	 * @@& on an expression index is counted by an Aggregate: under another

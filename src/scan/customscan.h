@@ -7,18 +7,8 @@
 
 extern bool gpx_enable_customscan;
 
-/*
- * Is the clause "doc @@& query", "doc @@ tsquery" or a commuted form that
- * the gpuidx index ix answers (customscan.c)?  *query: its query; *tsquery:
- * which kind; *qual: the clause as the index takes it (the document on the
- * left).
- */
 struct PlannerInfo;
 struct RelOptInfo;
-struct RestrictInfo;
-struct IndexOptInfo;
-extern bool gpx_match_clause(struct RestrictInfo *rinfo, Index relid, struct IndexOptInfo *ix, Node **query,
-							 bool *tsquery, struct RestrictInfo **qual);
 
 /*
  * estimates.c: the rows of "doc @@ tsquery" from the index, and sequential

@@ -23,6 +23,7 @@
 #include "utils/selfuncs.h"
 
 #include "am/gpuidx_am.h"
+#include "scan/clauses.h"
 #include "scan/customscan.h"
 #include "text/tokenize.h"
 
