@@ -20,3 +20,18 @@ SET gpuidx.engine_library = '$libdir/gpuidx_cuda';
 ALTER SYSTEM SET gpuidx.engine_library = '/nonexistent/gpuidx_cuda.so';
 ALTER SYSTEM SET gpuidx.engine_library = '$libdir/../../../tmp/evil';
 ALTER SYSTEM SET gpuidx.engine_library = '$libdir/';
+
+-- the engine's functions are not every role's: gpuidx_engine_info (the
+-- device, the library's path, the engine's errors) is pg_monitor's, as the
+-- worker's counters are; gpuidx_engine_intersect, which sends any lists to
+-- the shared worker, superusers' and whom they grant it
+CREATE ROLE gpx_engine_nobody;
+SET ROLE gpx_engine_nobody;
+SELECT engine FROM gpuidx_engine_info();
+SELECT gpuidx_engine_intersect('{1,2}', '{2}');
+RESET ROLE;
+GRANT pg_monitor TO gpx_engine_nobody;
+SET ROLE gpx_engine_nobody;
+SELECT engine IN ('cpu', 'cuda') AS known_engine FROM gpuidx_engine_info();
+RESET ROLE;
+DROP ROLE gpx_engine_nobody;

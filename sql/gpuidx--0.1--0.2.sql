@@ -149,3 +149,10 @@ REVOKE ALL ON FUNCTION gpuidx_rank_placement() FROM PUBLIC;
 REVOKE ALL ON gpuidx_rank_placement FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gpuidx_rank_placement() TO pg_monitor;
 GRANT SELECT ON gpuidx_rank_placement TO pg_monitor;
+
+-- the engine's functions: gpuidx_engine_info for pg_monitor (as
+-- gpuidx_worker_stats), gpuidx_engine_intersect for superusers (it sends any
+-- lists to the shared worker, past gpuidx.device and gpu_min_postings)
+REVOKE ALL ON FUNCTION gpuidx_engine_info() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gpuidx_engine_info() TO pg_monitor;
+REVOKE ALL ON FUNCTION gpuidx_engine_intersect(postinglist[]) FROM PUBLIC;

@@ -410,6 +410,13 @@ COMMENT ON FUNCTION gpuidx_engine_info() IS 'the engine this session uses (cuda 
 CREATE FUNCTION gpuidx_engine_intersect(VARIADIC postinglist[]) RETURNS postinglist
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION gpuidx_engine_intersect(postinglist[]) IS 'pl_intersect through the engine (the GPU when there is one); falls back to the CPU on any engine error';
+-- the device, the library's path and the engine's errors are for pg_monitor,
+-- as the worker's counters are; a test of the engine that sends any lists to
+-- the shared worker, past gpuidx.device and gpuidx.gpu_min_postings, is for
+-- superusers and whom they grant it
+REVOKE ALL ON FUNCTION gpuidx_engine_info() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gpuidx_engine_info() TO pg_monitor;
+REVOKE ALL ON FUNCTION gpuidx_engine_intersect(postinglist[]) FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
 -- The GPU worker (gpuidx in shared_preload_libraries; docs/WORKER.md)

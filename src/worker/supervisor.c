@@ -99,18 +99,29 @@ fail_generation(uint32 gen)
 	for (uint32 i = 0; i < gpx_layout.nslots; i++)
 	{
 		GpxQueueSlot *slot = gpx_slot((int) i);
-		uint32		w = gpx_load_acquire32(&slot->state);
-		uint32		st = GPX_SLOT_STATE(w);
 
-		if (GPX_SLOT_GEN(w) == 0 || (gen != 0 && GPX_SLOT_GEN(w) != gen))
-			continue;
-		if (st == GPX_SLOT_RUNNING)
+		/*
+		 * Until the slot is settled: a backend may abandon a running
+		 * request between the read and the swap, and then the slot is
+		 * this loop's to free (no engine of its generation will)
+		 */
+		for (;;)
 		{
-			if (gpx_cas32(&slot->state, w, GPX_SLOT_WORD(GPX_SLOT_FAILED, GPX_SLOT_GEN(w))))
+			uint32		w = gpx_load_acquire32(&slot->state);
+			uint32		st = GPX_SLOT_STATE(w);
+
+			if (GPX_SLOT_GEN(w) == 0 || (gen != 0 && GPX_SLOT_GEN(w) != gen))
+				break;
+			if (st == GPX_SLOT_RUNNING)
+			{
+				if (!gpx_cas32(&slot->state, w, GPX_SLOT_WORD(GPX_SLOT_FAILED, GPX_SLOT_GEN(w))))
+					continue;	/* it changed meanwhile: read it again */
 				wake_owner((int) i);
+			}
+			else if (st == GPX_SLOT_ABANDONED || st == GPX_SLOT_RECLAIM)
+				gpx_slot_release((int) i);
+			break;
 		}
-		else if (st == GPX_SLOT_ABANDONED || st == GPX_SLOT_RECLAIM)
-			gpx_slot_release((int) i);
 	}
 }
 
