@@ -99,6 +99,14 @@ all: cuda-engine
 install: install-cuda-engine
 EXTRA_CLEAN += cuda/build
 
+# what install put beside the module (the engine program, the engines): make
+# uninstall takes it away with the module and the SQL scripts
+.PHONY: uninstall-engines
+uninstall-engines:
+	rm -f '$(DESTDIR)$(pkglibdir)/gpuidx_engine' '$(DESTDIR)$(pkglibdir)/gpuidx_cuda.so' \
+		'$(DESTDIR)$(pkglibdir)/gpuidx_flaky_engine.so'
+uninstall: uninstall-engines
+
 # ---------------------------------------------------------------------------
 # C unit tests: codecs and CPU algorithms, built without PostgreSQL
 
