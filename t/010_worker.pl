@@ -105,6 +105,13 @@ if ($real)
 	like($plan, qr/Custom Scan \(gpuidx\).*Index: docs_idx.*Rounds on Worker: [1-9].*Worker Requests: [1-9]\n\s*Worker Engine: $engine\n/s,
 		"EXPLAIN ANALYZE of '$pair' shows its rounds on the worker, answered by its $engine");
 	unlike($plan, qr/Worker Wait/, 'and no timing with TIMING OFF');
+	unlike($plan, qr/not asked/, 'and no reason why the worker was not asked');
+	# lists too short for the worker: EXPLAIN ANALYZE says why it was not asked
+	my $nplan = $node->safe_psql('postgres', qq{SET gpuidx.gpu_min_postings = 1000000000; SET enable_seqscan = off;
+		SET max_parallel_workers_per_gather = 0;
+		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM docs WHERE body @@& '$pair'});
+	like($nplan, qr/Rounds on Worker: 0\n.*Worker Requests: 0\n.*Worker: not asked: lists read in the backend \(shortest under gpuidx.gpu_min_postings, 1000000000,/s,
+		"EXPLAIN ANALYZE of '$pair' with every list under gpu_min_postings says why the worker was not asked");
 
 	# what a query asks back: the count alone, the first rows; the GPU list cache
 	$node->safe_psql('postgres', 'VACUUM docs');

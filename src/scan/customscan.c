@@ -1343,6 +1343,7 @@ explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyUInteger("Rounds in Backend", NULL, s->worker.backend_rounds, es);
 			gpx_explain_worker_requests(&s->worker, es);
 		}
+		gpx_explain_worker_not_asked(&s->worker, es);
 	}
 }
 

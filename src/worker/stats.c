@@ -78,6 +78,22 @@ gpx_explain_worker_requests(const GpxLocalStats *w, ExplainState *es)
 }
 
 void
+gpx_explain_worker_not_asked(const GpxLocalStats *w, ExplainState *es)
+{
+	if (w->list_blocks == 0 || w->requests + w->worker_rounds + w->fallbacks > 0 ||
+		gpx_device == GPX_DEVICE_CPU || (gpx_device == GPX_DEVICE_AUTO && !gpx_worker_wanted()))
+		return;
+	if (!gpx_worker_present())
+		ExplainPropertyText("Worker", "not asked: no GPU worker is serving (gpuidx is not in shared_preload_libraries, "
+							"or its engine process is starting)", es);
+	else
+		ExplainPropertyText("Worker",
+							psprintf("not asked: lists read in the backend (shortest under gpuidx.gpu_min_postings, %u, "
+									 "or lengths %u times apart, gpuidx.cpu_ratio_threshold, or more)",
+									 gpx_placement.gpu_min_postings, gpx_placement.cpu_ratio_threshold), es);
+}
+
+void
 gpx_local_stats_collect(GpxLocalStats *sum, GpxLocalStats *since)
 {
 	const GpxLocalStats *now = &gpx_local_stats;

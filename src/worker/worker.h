@@ -207,6 +207,13 @@ extern GpxLocalStats gpx_local_stats;
 /* EXPLAIN ANALYZE: a scan's requests to the worker (both custom scans) */
 struct ExplainState;
 extern void gpx_explain_worker_requests(const GpxLocalStats *w, struct ExplainState *es);
+/*
+ * EXPLAIN ANALYZE of a scan that read lists and sent the worker none (its
+ * rounds all kept in the backend, or none placed), where the worker was
+ * wanted (gpuidx.device = worker, or auto with a GPU serving): a line that
+ * says why
+ */
+extern void gpx_explain_worker_not_asked(const GpxLocalStats *w, struct ExplainState *es);
 
 /* what this backend's counters gained since *since, added into *sum; *since then is now */
 extern void gpx_local_stats_collect(GpxLocalStats *sum, GpxLocalStats *since);
