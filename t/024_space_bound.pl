@@ -27,8 +27,8 @@ use GpxLoad;
 my $data = $ENV{GPUIDX_DATA} // "$ENV{HOME}/.cache/gpuidx-data";
 my $docs_file = "$data/debian-paths/docs.tsv";
 my $real = -r $docs_file;
-BAIL_OUT("corpus debian-paths not found under $data, and GPUIDX_REQUIRE_CORPUS is set")
-  if !$real && ($ENV{GPUIDX_REQUIRE_CORPUS} // '') eq '1';
+# the bound holds for any text: the corpus is never required (GPUIDX_REQUIRE_CORPUS
+# is the equivalence proofs', which need GCIDE)
 diag("NOTICE: corpus 'debian-paths' not found under $data: generated text") unless $real;
 my $rounds = 4;
 my $per_client = 2000;	# statements of each of 4 clients in a round
