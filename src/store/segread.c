@@ -797,7 +797,8 @@ gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStat
 		last = Max(first, last);
 		st->leaves = last - first + 1;
 		gpx_dict_iter_init(&it, seg);
-		gpx_dict_iter_seek(&it, prefix, len);
+		/* where gpx_dict_iter_seek would put it: first is the prefix's leaf */
+		dict_iter_at_leaf(&it, first);
 		if (st->leaves <= PREFIX_EXACT_LEAVES)
 		{
 			/* every term walked */
@@ -1026,10 +1027,7 @@ gpx_dict_iter_seek(GpxDictIter *it, const char *term, int len)
 	uint32		leaf;
 
 	/* a term before the first separator is on the first leaf */
-	it->leaf = descend(it->seg, term, len, &leaf) ? leaf : 0;
-	it->left = 0;
-	it->term_len = 0;
-	it->sought = true;
+	dict_iter_at_leaf(it, descend(it->seg, term, len, &leaf) ? leaf : 0);
 }
 
 bool
