@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "mb/pg_wchar.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "access/xact.h"
@@ -527,6 +528,6 @@ gpx_note_query_syntax(const char *query, int len)
 	noted_query = h;
 	ereport(NOTICE,
 			(errmsg("@@& requires every word of its query: quotes, \"-\" and \"or\" mean nothing to it"),
-			 errdetail("The query was \"%.*s\".", Min(len, 200), query),
+			 errdetail("The query was \"%.*s\".", pg_mbcliplen(query, len, 200), query),
 			 errhint("For phrases, excluded words and alternatives, use to_tsvector(...) @@ websearch_to_tsquery(...), which a gpuidx index on to_tsvector(...) answers.")));
 }
