@@ -356,18 +356,15 @@ CREATE TABLE tw_queries (q tsquery);
 INSERT INTO tw_queries VALUES ('alpha | beta'), ('alpha & !beta'), ('!alpha'), ('!alpha | gamma'),
 	('alpha & (beta | gamma) & !alphabet'), ('alph:*'), ('alph:* & !gamma'), ('beta <-> gamma'),
 	('alpha:A | beta'), ('!(alpha & beta) & gamma'), ('nothere | alphabet');
-CREATE FUNCTION tw_rows(q tsquery, lim int, seq bool) RETURNS TABLE (n bigint, h bigint, wrong bigint) LANGUAGE plpgsql AS $$
+CREATE FUNCTION tw_rows(q tsquery, lim int, seq bool) RETURNS TABLE (n bigint, h bigint, wrong bigint, once bool)
+LANGUAGE plpgsql AS $$
 BEGIN
-	IF seq THEN
-		SET LOCAL enable_indexscan = off;
-		SET LOCAL enable_bitmapscan = off;
-		SET LOCAL gpuidx.enable_customscan = off;
-	ELSE
-		SET LOCAL enable_seqscan = off;
-		SET LOCAL enable_bitmapscan = off;
-	END IF;
-	RETURN QUERY SELECT count(*), sum(hashint4(x.id)), count(*) FILTER (WHERE NOT x.v @@ q)
-		FROM (SELECT * FROM tw WHERE v @@ q LIMIT lim) x;
+	-- every setting each call (SET LOCAL lasts to the end of the transaction,
+	-- past this call) and planned each call (a cached plan would not follow them)
+	PERFORM set_config('enable_seqscan', seq::text, true), set_config('enable_indexscan', (NOT seq)::text, true),
+		set_config('enable_bitmapscan', 'off', true), set_config('gpuidx.enable_customscan', (NOT seq)::text, true);
+	RETURN QUERY EXECUTE 'SELECT count(*), sum(hashint4(x.id)), count(*) FILTER (WHERE NOT x.v @@ $1),
+		count(*) = count(DISTINCT x.id) FROM (SELECT * FROM tw WHERE v @@ $1 LIMIT $2) x' USING q, lim;
 END $$;
 SELECT w, count(*) AS queries,
 	count(*) FILTER (WHERE (a.n, a.h) = (r.n, r.h)) AS every_row_same,
@@ -384,6 +381,19 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM tw WHERE v @@ '!alpha | gamma' LIMIT 100000000;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM tw WHERE v @@ '!alpha | gamma' LIMIT 10;
+-- under a LIMIT the candidates that a phrase's positions settle are settled
+-- a part at a time as rows are wanted (4 times the limit first, then 4
+-- times the last part): LIMITs over several parts and windows get each row
+-- once, each a match, as many as a sequential scan finds
+SELECT w, lim, q, p.n = least(r.n, lim) AS rows_wanted, p.once, p.wrong
+FROM (VALUES ('doc <3> gamma'::tsquery), ('doc <3> alphabet'), ('alpha <-> !beta'), ('beta <-> gamma')) v(q),
+	unnest(ARRAY[0, 1000]) w, unnest(ARRAY[50, 3000]) lim,
+	LATERAL (SELECT set_config('gpuidx.tree_window', w::text, false)) s,
+	LATERAL tw_rows(q, 100000000, true) r, LATERAL tw_rows(q, lim, false) p
+ORDER BY w, lim, q::text;
+SET gpuidx.tree_window = 1000;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 -- under a LIMIT the planner prices the custom scan's start as the first

@@ -541,7 +541,7 @@ gq_cursor_begin(GqIndex *gq, const GpxLexemes *terms, uint32 limit)
 }
 
 static void pending_tree_matches(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg);
-static void segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi,
+static bool segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, bool settle,
 							   uint32 **sure, uint32 *nsure, uint32 **unsure, uint32 *nunsure);
 
 int			gq_tree_window = 16384;
@@ -611,8 +611,15 @@ cursor_segment(GqCursor *c, int s, bool again)
 		else
 			c->win_size = again ? (uint32) Min((uint64) c->win_size * 4, PG_UINT32_MAX) : (uint32) gq_tree_window;
 		c->win_hi = (uint32) Min((uint64) lo + c->win_size, ndocs);
-		/* the sure candidates first, then those to check */
-		segment_tree_split(c->gq, s, c->tree, lo, c->win_hi, &c->docs, &c->ndocs, &c->unsure, &c->nunsure);
+		/*
+		 * the sure candidates first, then those to check; with a limit, those
+		 * the positions settle are settled a part at a time as rows are
+		 * wanted (a LIMIT 10 of a phrase stops after its first matches)
+		 */
+		c->settle_later = segment_tree_split(c->gq, s, c->tree, lo, c->win_hi, c->limit == 0,
+											 &c->docs, &c->ndocs, &c->unsure, &c->nunsure);
+		c->unsure_pos = 0;
+		c->settle_part = (uint32) Min(Max((uint64) c->limit * 4, 64), PG_UINT32_MAX);
 		c->seg_more = c->win_hi < ndocs;
 		if (lo > 0 || c->seg_more)
 			c->windows++;
@@ -645,6 +652,32 @@ gq_cursor_next_batch(GqCursor *c, ItemPointerData **tids, int *ntids)
 			c->dpos += n;
 			if (*ntids > 0)
 				return true;
+			continue;
+		}
+		if (c->unsure != NULL && c->settle_later)
+		{
+			/* the next part of the candidates, settled by their positions */
+			uint32		n = Min(c->settle_part, c->nunsure - c->unsure_pos);
+			uint32	   *part = palloc(n * sizeof(uint32));
+
+			memcpy(part, c->unsure + c->unsure_pos, n * sizeof(uint32));
+			c->unsure_pos += n;
+			c->settle_part = (uint32) Min((uint64) c->settle_part * 4, PG_UINT32_MAX);
+			if (c->docs)
+				pfree(c->docs);
+			c->docs = NULL;
+			c->ndocs = 0;
+			gq_settle_by_positions(gq_segment(c->gq, c->seg - 1), c->tree, &c->docs, &c->ndocs, &part, &n);
+			c->seg_total = c->ndocs;
+			c->docs_recheck = false;
+			c->dpos = 0;
+			if (c->unsure_pos == c->nunsure)
+			{
+				pfree(c->unsure);
+				c->unsure = NULL;
+				c->nunsure = 0;
+				c->settle_later = false;
+			}
 			continue;
 		}
 		if (c->unsure != NULL)
@@ -1303,12 +1336,16 @@ void
 gq_segment_tree_window(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, uint32 **sure,
 					   uint32 *nsure, uint32 **unsure, uint32 *nunsure)
 {
-	segment_tree_split(gq, s, tree, lo, hi, sure, nsure, unsure, nunsure);
+	segment_tree_split(gq, s, tree, lo, hi, true, sure, nsure, unsure, nunsure);
 }
 
-/* the tree's candidates among segment s's docs of [lo, hi) */
-static void
-segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, uint32 **sure,
+/*
+ * The tree's candidates among segment s's docs of [lo, hi).  Those its
+ * positions can settle are settled (settle), or left unsure for the caller
+ * to settle with gq_settle_by_positions: true then.
+ */
+static bool
+segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi, bool settle, uint32 **sure,
 				   uint32 *nsure, uint32 **unsure, uint32 *nunsure)
 {
 	SegSource	ss;
@@ -1327,7 +1364,12 @@ segment_tree_split(GqIndex *gq, int s, const GqTree *tree, uint32 lo, uint32 hi,
 	 */
 	if (*nunsure > 0 && !ss.left_to_rows && (ss.seg->hdr->flags & GPX_SEG_POSITIONS) &&
 		gq_tree_positions_settle(tree))
+	{
+		if (!settle)
+			return true;
 		gq_settle_by_positions(ss.seg, tree, sure, nsure, unsure, nunsure);
+	}
+	return false;
 }
 
 /* does the pending entry being read have the lexeme (or one with the prefix)? */
@@ -1433,7 +1475,7 @@ gq_tree_execute(GqIndex *gq, const GqTree *tree, gq_tree_tids_fn fn, void *arg)
 			GqFlaggedSink f = {fn, arg, false};
 
 			CHECK_FOR_INTERRUPTS();
-			segment_tree_split(gq, s, tree, (uint32) lo, (uint32) Min(lo + win, ndocs), &sure, &nsure,
+			segment_tree_split(gq, s, tree, (uint32) lo, (uint32) Min(lo + win, ndocs), true, &sure, &nsure,
 							   &unsure, &nunsure);
 			if (nsure > 0)
 				map_and_emit(gq_segment(gq, s), sure, nsure, gq_flagged_tids, &f);
@@ -1549,7 +1591,7 @@ first_match_blocks(GqIndex *gq, const GqTree *tree, uint32 k, BlockNumber max_bl
 			/* a window whose first live doc lies past max_block holds none before it */
 			if (gpx_seg_map(seg, &lo, 1, tids) == 1 && ItemPointerGetBlockNumber(&tids[0]) > max_block)
 				break;
-			segment_tree_split(gq, s, tree, lo, hi, &sure, &nsure, &unsure, &nunsure);
+			segment_tree_split(gq, s, tree, lo, hi, true, &sure, &nsure, &unsure, &nunsure);
 			/* the unsure ones may match too: both, in doc order */
 			both = palloc(Max(nsure + nunsure, 1) * sizeof(uint32));
 			nboth = cpu_merge_union(nsure ? sure : both, nsure, nunsure ? unsure : both, nunsure, both);

@@ -59,6 +59,9 @@ typedef struct GqCursor
 	bool		batch_recheck;	/* the batch returned needs the operator's check */
 	uint32	   *unsure;			/* a tree: the segment's candidates to check, after docs */
 	uint32		nunsure;
+	bool		settle_later;	/* unsure are the positions' to settle, a part at a time */
+	uint32		unsure_pos;		/* those settled so far */
+	uint32		settle_part;	/* how many the next part settles */
 	bool		docs_recheck;	/* docs are such candidates */
 	ItemPointerData *pending_unsure;	/* and the pending area's */
 	int			npending_unsure;

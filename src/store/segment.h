@@ -76,6 +76,11 @@ typedef struct GpxSegment
 	uint32		dl_width;		/* its width and base (parse.h) */
 	uint32		dl_base;
 	uint8		dl_bits[GPX_DOCMAP_CHUNK * 4];	/* its lengths' bits */
+	MemoryContext mcxt;			/* where it was opened: what it keeps lives there */
+	struct GpxPartList *parts;	/* long lists read in part, kept (segread.c) */
+	uint32		nparts;
+	uint32		maxparts;
+	Size		parts_bytes;
 } GpxSegment;
 
 /* one term's postings in one segment, opened for the CPU set operations */
@@ -296,10 +301,16 @@ extern void gpx_seg_freq_header(GpxSegment *seg, const GpxTermRef *ref, struct G
  */
 extern uint8 *gpx_seg_doclens_blob(GpxSegment *seg, uint64 *len);
 
-/* the current term's tfs, read in order alongside gpx_list_reader (merges) */
+/*
+ * A term's tfs a block at a time: in order alongside gpx_list_reader
+ * (merges), or by block number (positions)
+ */
 typedef struct GpxFreqReader GpxFreqReader;
 extern GpxFreqReader *gpx_freq_reader_begin(GpxDictIter *it);
+extern GpxFreqReader *gpx_seg_freq_reader(GpxSegment *seg, GpxTermRef *ref);
 extern void gpx_freq_reader_next(GpxFreqReader *r, uint8 *tfs, uint32 n);
+/* block b's tfs (128, fewer in the last block), by number */
+extern void gpx_freq_reader_block(GpxFreqReader *r, uint32 b, uint8 *tfs);
 extern void gpx_freq_reader_end(GpxFreqReader *r);
 
 /*

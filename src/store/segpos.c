@@ -48,7 +48,7 @@ struct GpxPositions
 	GpxPosRecHead head;
 	uint32		len;			/* the record's bytes */
 	uint8	   *rec;			/* an entry's record, copied; NULL: in the stream */
-	GpxFreqs	freqs;			/* the term's tfs (random access) */
+	GpxFreqReader *tfs_at;		/* the term's tfs by block (random access), */
 	GpxFreqReader *fr;			/* or read along (in list order only), */
 	GpxListReader *lr;			/* with its postings */
 	uint32		docs[GPUIDX_LRC_SEGMENT + GPX_POSREC_BLOCK];	/* read along, not yet used */
@@ -356,7 +356,7 @@ v2_load_block(GpxPositions *p, uint32 b)
 		block_docs(&bd);
 	}
 	else
-		gpx_freqs_tfs(&p->freqs, b, tfs);
+		gpx_freq_reader_block(p->tfs_at, b, tfs);
 	if (p->blk == NULL)
 	{
 		p->blk = palloc(sizeof(GpxPosBlock));
@@ -418,7 +418,7 @@ gpx_seg_positions(GpxSegment *seg, GpxTermRef *ref)
 		return p;
 	}
 	/* the tfs first: an inline ref's are in its payload, which opening its list frees */
-	gpx_seg_freqs(seg, ref, &p->freqs);
+	p->tfs_at = gpx_seg_freq_reader(seg, ref);
 	if (ref->pos_len > 0)
 		v2_open_inline(p, ref->payload + gpx_term_payload_len(seg, ref) - ref->pos_len, ref->pos_len,
 					   ref->pos_flags);
@@ -444,7 +444,7 @@ iter_positions(GpxDictIter *it, bool along)
 		p->lr = gpx_list_reader_begin(it);
 	}
 	else
-		gpx_dict_iter_freqs(it, &p->freqs);
+		p->tfs_at = gpx_freq_reader_begin(it);
 	if (it->pos_record)
 		v2_open_inline(p, it->pos_record, it->pos_len, it->pos_flags);
 	else
@@ -512,6 +512,7 @@ gpx_positions_free(GpxPositions *p)
 		gpx_freq_reader_end(p->fr);
 	if (p->lr)
 		gpx_list_reader_end(p->lr);
-	gpx_freqs_free(&p->freqs);
+	if (p->tfs_at)
+		gpx_freq_reader_end(p->tfs_at);
 	pfree(p);
 }

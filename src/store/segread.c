@@ -139,6 +139,21 @@ check_header(GpxSegment *seg, uint32 used)
 		gpx_seg_corrupt(seg, -1, 0, "dictionary root is inconsistent");
 }
 
+/*
+ * A long EF list read in part, kept while its segment is open: a query
+ * under a LIMIT probes the same lists window after window, and each window
+ * then reads only the blocks no earlier one read (the skip entries are
+ * read and the structure checked once).
+ */
+struct GpxPartList
+{
+	uint32		page;			/* where the list is: the key */
+	uint32		offset;
+	char	   *bytes;			/* its length, of which the blocks in loaded are read */
+	uint8	   *loaded;			/* a flag a block */
+	pl_view		view;			/* opened on bytes */
+};
+
 GpxSegment *
 gpx_seg_open(Relation index, const GpxSegRef *ref)
 {
@@ -150,6 +165,7 @@ gpx_seg_open(Relation index, const GpxSegRef *ref)
 
 	seg->index = index;
 	seg->ref = *ref;
+	seg->mcxt = CurrentMemoryContext;
 	buf = gpx_read_page(index, ref->head, BUFFER_LOCK_SHARE, &tag);
 	page = BufferGetPage(buf);
 	used = gpx_page_used(page);
@@ -180,6 +196,13 @@ gpx_seg_close(GpxSegment *seg)
 	}
 	if (seg->dead_bits)
 		pfree(seg->dead_bits);
+	for (uint32 i = 0; i < seg->nparts; i++)
+	{
+		pfree(seg->parts[i].bytes);
+		pfree(seg->parts[i].loaded);
+	}
+	if (seg->parts)
+		pfree(seg->parts);
 	if (seg->docdir.data)
 		pfree(seg->docdir.data);
 	if (seg->docmap.data)
@@ -453,71 +476,39 @@ window_blocks(const uint32 *first, uint32 nb, uint32 lo, uint32 hi, uint32 *bloc
 	return n;
 }
 
-/*
- * A long EF list read in part: the header, the skip entries, then the data
- * of the blocks the probes can reach (probes != NULL) or of those holding
- * docs of [lo, hi).  False, having read nothing, for a list read whole.
- */
+/* the segment's kept part lists take at most work_mem; past it a list is read for its caller alone */
 static bool
-list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, bool whole,
-			 uint32 lo, uint32 hi, GpxList *list)
+keep_part_list(GpxSegment *seg, uint32 len, uint32 nb)
 {
-	gpuidx_list_header hdr;
-	char	   *bytes;
-	uint32		nb;
-	uint32		data;
-	uint32	   *blocks;
-	uint32		nblocks;
-	const uint32 *first;
-	const uint32 *bitoff;
-	uint64		run_from;
-	uint64		run_to;
-	pl_status	st;
+	return seg->parts_bytes + len + nb <= (Size) work_mem * 1024;
+}
 
-	/* worth it for EF lists of several pages only: the rest is read whole */
-	if (!ref->external || ref->len < 2 * GPX_PAGE_CAPACITY)
-		return false;
-	bytes = palloc_extended(ref->len, MCXT_ALLOC_HUGE);
-	read_list_range(seg, ref->page, ref->offset, 0, GPUIDX_HEADER_SIZE, bytes);
-	memcpy(&hdr, bytes, sizeof(hdr));
-	if (hdr.codec != GPUIDX_CODEC_EF || hdr.count != ref->df || hdr.count > GPUIDX_MAX_POSTINGS)
-	{
-		pfree(bytes);
-		return false;
-	}
+/* the data words of list blocks blocks[0..n) not read yet into pl's bytes */
+static void
+read_list_blocks(GpxSegment *seg, GpxTermRef *ref, struct GpxPartList *pl, uint32 nb, uint32 data,
+				 const uint32 *blocks, uint32 n)
+{
+	const uint32 *bitoff = (const uint32 *) (pl->bytes + GPUIDX_HEADER_SIZE) + nb;
+	uint64		run_from = 0;
+	uint64		run_to = 0;
 
-	/* the skip entries, then the data words of the blocks wanted */
-	nb = gpuidx_ef_block_count(hdr.count);
-	data = GPUIDX_HEADER_SIZE + nb * 8;
-	if (nb == 0 || data + 8 > ref->len)
-		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list is shorter than its skip entries");
-	read_list_range(seg, ref->page, ref->offset, GPUIDX_HEADER_SIZE, data, bytes);
-	first = (const uint32 *) (bytes + GPUIDX_HEADER_SIZE);
-	bitoff = first + nb;
-	if (probes != NULL)
-	{
-		blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
-		nblocks = probed_blocks(first, nb, probes, nprobes, whole, blocks);
-	}
-	else
-	{
-		blocks = palloc((Size) nb * sizeof(uint32));
-		nblocks = window_blocks(first, nb, lo, hi, blocks);
-	}
 	/*
 	 * Blocks are read in runs: a block starting on the page where the run
 	 * ends, or the next one, joins it, so each page is read and its checksum
 	 * computed once however many blocks it holds.
 	 */
-	run_from = run_to = 0;
-	for (uint32 i = 0; i < nblocks; i++)
+	for (uint32 i = 0; i < n; i++)
 	{
 		uint32		b = blocks[i];
+		uint64		from;
+		uint64		to;
 
+		if (pl->loaded[b])
+			continue;
+		pl->loaded[b] = true;
 		/* whole words from the block's first bit to past its last (bit windows read one more) */
-		uint64		from = data + (uint64) (bitoff[b] / 64) * 8;
-		uint64		to = b + 1 < nb ? data + ((uint64) bitoff[b + 1] + 63) / 64 * 8 + 8 : ref->len;
-
+		from = data + (uint64) (bitoff[b] / 64) * 8;
+		to = b + 1 < nb ? data + ((uint64) bitoff[b + 1] + 63) / 64 * 8 + 8 : ref->len;
 		/* the offsets are checked once the list opens: stay inside its bytes */
 		from = Min(from, ref->len);
 		to = Min(Max(to, from), ref->len);
@@ -529,22 +520,114 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 			continue;
 		}
 		if (run_to > run_from)
-			read_list_range(seg, ref->page, ref->offset, (uint32) run_from, (uint32) run_to, bytes);
+			read_list_range(seg, ref->page, ref->offset, (uint32) run_from, (uint32) run_to, pl->bytes);
 		run_from = from;
 		run_to = to;
 	}
 	if (run_to > run_from)
-		read_list_range(seg, ref->page, ref->offset, (uint32) run_from, (uint32) run_to, bytes);
+		read_list_range(seg, ref->page, ref->offset, (uint32) run_from, (uint32) run_to, pl->bytes);
+}
+
+static struct GpxPartList *
+find_part_list(GpxSegment *seg, const GpxTermRef *ref)
+{
+	for (uint32 i = 0; i < seg->nparts; i++)
+		if (seg->parts[i].page == ref->page && seg->parts[i].offset == ref->offset)
+			return &seg->parts[i];
+	return NULL;
+}
+
+/*
+ * A long EF list read in part: the header, the skip entries, then the data
+ * of the blocks the probes can reach (probes != NULL) or of those holding
+ * docs of [lo, hi).  False, having read nothing, for a list read whole.
+ */
+static bool
+list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 nprobes, bool whole,
+			 uint32 lo, uint32 hi, GpxList *list)
+{
+	struct GpxPartList *kept;
+	struct GpxPartList pl;
+	gpuidx_list_header hdr;
+	uint32		nb;
+	uint32		data;
+	uint32	   *blocks;
+	uint32		nblocks;
+	const uint32 *first;
+	pl_status	st;
+	MemoryContext old;
+
+	/* worth it for EF lists of several pages only: the rest is read whole */
+	if (!ref->external || ref->len < 2 * GPX_PAGE_CAPACITY)
+		return false;
+	kept = find_part_list(seg, ref);
+	if (kept != NULL)
+	{
+		nb = kept->view.nblocks;
+		data = GPUIDX_HEADER_SIZE + nb * 8;
+		pl = *kept;
+	}
+	else
+	{
+		read_list_range(seg, ref->page, ref->offset, 0, GPUIDX_HEADER_SIZE, (char *) &hdr);
+		if (hdr.codec != GPUIDX_CODEC_EF || hdr.count != ref->df || hdr.count > GPUIDX_MAX_POSTINGS)
+			return false;
+		nb = gpuidx_ef_block_count(hdr.count);
+		data = GPUIDX_HEADER_SIZE + nb * 8;
+		if (nb == 0 || data + 8 > ref->len)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list is shorter than its skip entries");
+		/* the segment's memory when it keeps the list, else the caller's */
+		old = MemoryContextSwitchTo(keep_part_list(seg, ref->len, nb) ? seg->mcxt : CurrentMemoryContext);
+		pl.page = ref->page;
+		pl.offset = ref->offset;
+		pl.bytes = palloc_extended(ref->len, MCXT_ALLOC_HUGE);
+		pl.loaded = palloc0(nb);
+		MemoryContextSwitchTo(old);
+		/* the header and the skip entries */
+		read_list_range(seg, ref->page, ref->offset, 0, data, pl.bytes);
+	}
+	first = (const uint32 *) (pl.bytes + GPUIDX_HEADER_SIZE);
+	if (probes != NULL)
+	{
+		blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
+		nblocks = probed_blocks(first, nb, probes, nprobes, whole, blocks);
+	}
+	else
+	{
+		blocks = palloc((Size) nb * sizeof(uint32));
+		nblocks = window_blocks(first, nb, lo, hi, blocks);
+	}
+	read_list_blocks(seg, ref, &pl, nb, data, blocks, nblocks);
 	pfree(blocks);
 
-	/* the structure as for a whole list, but for the checksum the pages stood for */
-	st = pl_open(&list->view, bytes, ref->len, 0);
-	if (st != PL_OK)
-		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, pl_status_message(st));
-	if (list->view.count != ref->df || list->view.last >= seg->hdr->ndocs)
-		gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not match its dictionary entry");
+	if (kept == NULL)
+	{
+		/* the structure as for a whole list, but for the checksum the pages stood for */
+		st = pl_open(&pl.view, pl.bytes, ref->len, 0);
+		if (st != PL_OK)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, pl_status_message(st));
+		if (pl.view.count != ref->df || pl.view.last >= seg->hdr->ndocs)
+			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not match its dictionary entry");
+		if (keep_part_list(seg, ref->len, nb))
+		{
+			if (seg->nparts == seg->maxparts)
+			{
+				seg->maxparts = Max(seg->maxparts * 2, 4);
+				seg->parts = seg->parts == NULL ?
+					MemoryContextAlloc(seg->mcxt, seg->maxparts * sizeof(pl)) :
+					repalloc(seg->parts, seg->maxparts * sizeof(pl));
+			}
+			seg->parts[seg->nparts++] = pl;
+			seg->parts_bytes += ref->len + nb;
+			kept = &seg->parts[seg->nparts - 1];
+		}
+	}
+	list->view = pl.view;
 	list->df = ref->df;
-	list->mem = bytes;
+	/* a kept list is the segment's; the caller frees the rest */
+	list->mem = kept != NULL ? NULL : pl.bytes;
+	if (kept == NULL)
+		pfree(pl.loaded);
 	return true;
 }
 
@@ -1784,6 +1867,8 @@ gpx_freqs_free(GpxFreqs *f)
  * two one-page byte streams (block entries, data), as they read its
  * postings: memory stays the same whatever its length.  Page checksums and
  * each block's bounds are checked; the record's CRC is not (see above).
+ * Positions read the blocks they need by number the same way (a phrase's
+ * candidates touch a few blocks of a list of millions).
  */
 struct GpxFreqReader
 {
@@ -1799,32 +1884,96 @@ struct GpxFreqReader
 	uint32		have;
 	uint32		pos;
 	uint32		done;
+	uint32		loaded;			/* the block in buf when read by number, or UINT32_MAX */
 };
 
-GpxFreqReader *
-gpx_freq_reader_begin(GpxDictIter *it)
+/* a reader of the record at page/offset of a list of df postings */
+static GpxFreqReader *
+freq_reader_external(GpxSegment *seg, uint32 df, uint32 page, uint32 offset)
 {
 	GpxFreqReader *r = palloc0(sizeof(GpxFreqReader));
 	GpxFreqHeader h;
 
-	require_freqs(it->seg);
-	r->seg = it->seg;
-	r->df = it->df;
-	if (!it->external)
-	{
-		r->inl = palloc(it->df);
-		gpx_leaf_entry_tfs(it->inline_tfs, it->inline_tf_width, it->df, r->inl);
-		return r;
-	}
-	r->nb = gpx_freq_nblocks(it->df);
-	gpx_list_bytes_init(&r->entries, it->seg, GPX_STREAM_FREQS, it->freq_page, it->freq_off, sizeof(h));
+	require_freqs(seg);
+	r->seg = seg;
+	r->df = df;
+	r->nb = gpx_freq_nblocks(df);
+	r->loaded = PG_UINT32_MAX;
+	gpx_list_bytes_init(&r->entries, seg, GPX_STREAM_FREQS, page, offset, sizeof(h));
 	gpx_list_bytes_read(&r->entries, 0, sizeof(h), &h);
 	r->data_start = sizeof(h) + r->nb * sizeof(GpxFreqBlock);
-	if (h.df != it->df || h.flags != 0 || h.nbytes < r->data_start)
-		gpx_seg_corrupt(it->seg, GPX_STREAM_FREQS, it->freq_page, "frequency record does not match its list");
+	if (h.df != df || h.flags != 0 || h.nbytes < r->data_start)
+		gpx_seg_corrupt(seg, GPX_STREAM_FREQS, page, "frequency record does not match its list");
 	r->entries.len = h.nbytes;
-	gpx_list_bytes_init(&r->data, it->seg, GPX_STREAM_FREQS, it->freq_page, it->freq_off, h.nbytes);
+	gpx_list_bytes_init(&r->data, seg, GPX_STREAM_FREQS, page, offset, h.nbytes);
 	return r;
+}
+
+/* a reader of an inline list's tfs, a byte each */
+static GpxFreqReader *
+freq_reader_inline(GpxSegment *seg, uint32 df, uint8 *tfs)
+{
+	GpxFreqReader *r = palloc0(sizeof(GpxFreqReader));
+
+	r->seg = seg;
+	r->df = df;
+	r->nb = gpx_freq_nblocks(df);
+	r->inl = tfs;
+	return r;
+}
+
+GpxFreqReader *
+gpx_freq_reader_begin(GpxDictIter *it)
+{
+	uint8	   *inl;
+
+	require_freqs(it->seg);
+	if (it->external)
+		return freq_reader_external(it->seg, it->df, it->freq_page, it->freq_off);
+	inl = palloc(it->df);
+	gpx_leaf_entry_tfs(it->inline_tfs, it->inline_tf_width, it->df, inl);
+	return freq_reader_inline(it->seg, it->df, inl);
+}
+
+GpxFreqReader *
+gpx_seg_freq_reader(GpxSegment *seg, GpxTermRef *ref)
+{
+	uint8	   *inl;
+
+	require_freqs(seg);
+	if (ref->external)
+		return freq_reader_external(seg, ref->df, ref->freq_page, ref->freq_offset);
+	if (ref->payload == NULL)
+		elog(ERROR, "gpuidx: inline list already opened");
+	inl = palloc(ref->df);
+	memcpy(inl, ref->payload + ref->len, ref->df);
+	return freq_reader_inline(seg, ref->df, inl);
+}
+
+/* block b's tfs into r->buf (r->have of them), its entry's bounds and each tf checked */
+static void
+freq_reader_load(GpxFreqReader *r, uint32 b)
+{
+	GpxFreqBlock fb;
+	uint32		len = b + 1 < r->nb ? GPX_RANK_BLOCK : r->df - GPX_RANK_BLOCK * b;
+	uint32		bytes;
+	uint32		vals[GPX_RANK_BLOCK];
+	uint8		packed[GPX_RANK_BLOCK];
+
+	gpx_list_bytes_read(&r->entries, sizeof(GpxFreqHeader) + b * sizeof(fb), sizeof(fb), &fb);
+	if (fb.width > 8 || fb.max_tf == 0)
+		gpx_seg_corrupt(r->seg, GPX_STREAM_FREQS, r->entries.page, "frequency record block is inconsistent");
+	bytes = (len * fb.width + 7) / 8;
+	gpx_list_bytes_read(&r->data, r->data_start + fb.offset, bytes, packed);
+	gpx_unpack_bits(packed, vals, len, fb.width);
+	for (uint32 i = 0; i < len; i++)
+	{
+		if (vals[i] + 1 > fb.max_tf)
+			gpx_seg_corrupt(r->seg, GPX_STREAM_FREQS, r->entries.page, "a tf exceeds its block's maximum");
+		r->buf[i] = (uint8) (vals[i] + 1);
+	}
+	r->have = len;
+	r->loaded = b;
 }
 
 void
@@ -1844,27 +1993,8 @@ gpx_freq_reader_next(GpxFreqReader *r, uint8 *tfs, uint32 n)
 
 		if (r->pos == r->have)
 		{
-			GpxFreqBlock fb;
-			uint32		len = r->next_block + 1 < r->nb ? GPX_RANK_BLOCK : r->df - GPX_RANK_BLOCK * r->next_block;
-			uint32		bytes;
-			uint32		vals[GPX_RANK_BLOCK];
-			uint8		packed[GPX_RANK_BLOCK];
-
-			gpx_list_bytes_read(&r->entries, sizeof(GpxFreqHeader) + r->next_block * sizeof(fb), sizeof(fb), &fb);
-			if (fb.width > 8 || fb.max_tf == 0)
-				gpx_seg_corrupt(r->seg, GPX_STREAM_FREQS, r->entries.page, "frequency record block is inconsistent");
-			bytes = (len * fb.width + 7) / 8;
-			gpx_list_bytes_read(&r->data, r->data_start + fb.offset, bytes, packed);
-			gpx_unpack_bits(packed, vals, len, fb.width);
-			for (uint32 i = 0; i < len; i++)
-			{
-				if (vals[i] + 1 > fb.max_tf)
-					gpx_seg_corrupt(r->seg, GPX_STREAM_FREQS, r->entries.page, "a tf exceeds its block's maximum");
-				r->buf[i] = (uint8) (vals[i] + 1);
-			}
-			r->have = len;
+			freq_reader_load(r, r->next_block++);
 			r->pos = 0;
-			r->next_block++;
 		}
 		take = Min(n, r->have - r->pos);
 		memcpy(tfs, r->buf + r->pos, take);
@@ -1873,6 +2003,24 @@ gpx_freq_reader_next(GpxFreqReader *r, uint8 *tfs, uint32 n)
 		tfs += take;
 		n -= take;
 	}
+}
+
+void
+gpx_freq_reader_block(GpxFreqReader *r, uint32 b, uint8 *tfs)
+{
+	uint32		len;
+
+	if (b >= r->nb)
+		elog(ERROR, "gpuidx: tfs asked past a list's end");
+	len = b + 1 < r->nb ? GPX_RANK_BLOCK : r->df - GPX_RANK_BLOCK * b;
+	if (r->inl)
+	{
+		memcpy(tfs, r->inl + (Size) b * GPX_RANK_BLOCK, len);
+		return;
+	}
+	if (r->loaded != b)
+		freq_reader_load(r, b);
+	memcpy(tfs, r->buf, len);
 }
 
 void
