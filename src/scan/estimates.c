@@ -19,6 +19,10 @@
 #include "nodes/pathnodes.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "catalog/pg_type.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
 
@@ -33,7 +37,8 @@
  * planner knows it (else NULL), *tsquery its kind.
  */
 static Relation
-clause_index(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo, Const **value, bool *tsquery)
+clause_index(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo, Const **value, bool *tsquery,
+			 RestrictInfo **as_indexed)
 {
 	ListCell   *lc;
 
@@ -57,6 +62,8 @@ clause_index(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo, Const **va
 		}
 		known = estimate_expression_value(root, query);
 		*value = IsA(known, Const) ? (Const *) known : NULL;
+		if (as_indexed)
+			*as_indexed = qual;
 		return index;
 	}
 	return NULL;
@@ -94,7 +101,7 @@ gpx_estimate_rel_rows(PlannerInfo *root, RelOptInfo *rel)
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Const	   *value;
 		bool		tsquery;
-		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery);
+		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery, NULL);
 
 		if (index == NULL)
 			continue;
@@ -148,15 +155,16 @@ is_seqscan(const Path *p)
 
 /*
  * The sequential scan's startup cost made such that a LIMIT of k rows over
- * it costs what reading fraction of its pages and rows does: PostgreSQL
+ * it costs what reading fraction of its pages and rows does, and parsing
+ * each row read for extra a row more than PostgreSQL's price: PostgreSQL
  * adds (total - startup) * k / rows to the startup, so that is solved for
  * the startup.  Never lowered.
  */
 static void
-reprice_seqscan(Path *p, double k, double fraction)
+reprice_seqscan(Path *p, double k, double fraction, double tuples, Cost extra)
 {
 	double		share = Min(k / Max(p->rows, 1.0), 1.0);
-	Cost		target = p->startup_cost + fraction * (p->total_cost - p->startup_cost);
+	Cost		target = p->startup_cost + fraction * (p->total_cost - p->startup_cost) + fraction * tuples * extra;
 	Cost		startup;
 
 	if (share >= 1.0)
@@ -164,6 +172,48 @@ reprice_seqscan(Path *p, double k, double fraction)
 	startup = (target - p->total_cost * share) / (1.0 - share);
 	if (startup > p->startup_cost)
 		p->startup_cost = Min(startup, p->total_cost);
+}
+
+/*
+ * Parsing a byte of text into lexemes, in cost units.  PostgreSQL prices a
+ * function call the same whatever its argument (to_tsvector at 100 calls of
+ * cpu_operator_cost, 0.25 a row), but parsing takes time by the text's
+ * length: about 0.23 us a byte on the 2-core development machine, where a
+ * sequential page read is some 3 us (GCIDE's 597-byte entries take 139 us
+ * a row, 51 units, where PostgreSQL says 0.25).  Set below what was
+ * measured: a sequential scan that parses as it reads is still taken where
+ * it reads only a few rows.
+ */
+#define PARSE_COST_PER_BYTE 0.02
+
+/*
+ * What evaluating the clause costs a row beyond PostgreSQL's price when
+ * its document is text parsed for each row (to_tsvector over a column, or
+ * a text column that @@& tokenizes): the columns' average widths from
+ * their statistics; 0 for a stored tsvector or without statistics.
+ */
+static Cost
+parse_cost_per_row(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *qual)
+{
+	Node	   *doc = gpx_clause_doc((OpExpr *) qual->clause);
+	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
+	List	   *vars;
+	ListCell   *lc;
+	int32		width = 0;
+
+	if (doc == NULL || (exprType(doc) == TSVECTOROID && IsA(doc, Var)))
+		return 0;
+	vars = pull_var_clause(doc, PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS | PVC_RECURSE_PLACEHOLDERS);
+	foreach(lc, vars)
+	{
+		Var		   *v = lfirst(lc);
+
+		if (v->varno == rel->relid && v->varattno > 0 &&
+			(v->vartype == TEXTOID || v->vartype == VARCHAROID || v->vartype == BPCHAROID))
+			width += Max(get_attavgwidth(rte->relid, v->varattno), 0);
+	}
+	list_free(vars);
+	return PARSE_COST_PER_BYTE * width;
 }
 
 /*
@@ -183,6 +233,7 @@ gpx_price_seqscans(PlannerInfo *root, RelOptInfo *rel)
 	Cost		other = -1;
 	double		fraction = 0;
 	double		max_fraction = 0;
+	Cost		parse = 0;
 	ListCell   *lc;
 
 	if (k <= 0 || k >= rel->rows)
@@ -203,20 +254,35 @@ gpx_price_seqscans(PlannerInfo *root, RelOptInfo *rel)
 	/* no scan to price, or it loses already */
 	if (seq < 0 || other < 0 || seq > other)
 		return;
+	/* what parsing each row read costs beyond PostgreSQL's price: every clause's document */
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		RestrictInfo *qual;
+		Const	   *value;
+		bool		tsquery;
+		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery, &qual);
+
+		if (index == NULL)
+			continue;
+		parse += parse_cost_per_row(root, rel, qual);
+		index_close(index, NoLock);
+	}
 	/* past this share of the table the scan loses: no need to know farther */
 	foreach(lc, rel->pathlist)
 	{
 		Path	   *p = lfirst(lc);
 
 		if (is_seqscan(p) && p->total_cost > p->startup_cost)
-			max_fraction = Max(max_fraction, (other - p->startup_cost) / (p->total_cost - p->startup_cost));
+			max_fraction = Max(max_fraction, (other - p->startup_cost) /
+							   (p->total_cost - p->startup_cost + rel->tuples * parse));
 	}
 	foreach(lc, rel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Const	   *value;
 		bool		tsquery;
-		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery);
+		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery, NULL);
 
 		if (index == NULL)
 			continue;
@@ -229,13 +295,14 @@ gpx_price_seqscans(PlannerInfo *root, RelOptInfo *rel)
 		return;
 	foreach(lc, rel->pathlist)
 		if (is_seqscan(lfirst(lc)))
-			reprice_seqscan(lfirst(lc), k, fraction);
+			reprice_seqscan(lfirst(lc), k, fraction, rel->tuples, parse);
 	/* a parallel scan's workers read the same part of the table together */
 	foreach(lc, rel->partial_pathlist)
 	{
 		Path	   *p = lfirst(lc);
 
 		if (is_seqscan(p))
-			reprice_seqscan(p, k * p->rows / Max(rel->rows, 1.0), fraction);
+			reprice_seqscan(p, k * p->rows / Max(rel->rows, 1.0), fraction,
+							rel->tuples / Max(p->parallel_workers + 1, 1), parse);
 	}
 }
