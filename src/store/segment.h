@@ -80,7 +80,7 @@ typedef struct GpxSegment
 	struct GpxPartList *parts;	/* long lists read in part, kept (segread.c) */
 	uint32		nparts;
 	uint32		maxparts;
-	Size		parts_bytes;
+	struct GpxPartsKept *kept;	/* their bytes, in the backend's sum (segread.c) */
 } GpxSegment;
 
 /* one term's postings in one segment, opened for the CPU set operations */

@@ -154,6 +154,50 @@ struct GpxPartList
 	pl_view		view;			/* opened on bytes */
 };
 
+/*
+ * The part lists that every open segment of this backend keeps take at most
+ * work_mem together (a scan opens each segment of the index, and keeps them
+ * open to its end); past it a list is read for its caller alone.  A
+ * segment's share leaves the sum when it is closed, or when the memory it
+ * was opened in goes (an error ends the scan without closing it).
+ */
+static Size parts_kept;
+
+struct GpxPartsKept
+{
+	Size		bytes;			/* this segment's share of parts_kept */
+	MemoryContextCallback gone;
+};
+
+static void
+parts_gone(void *arg)
+{
+	struct GpxPartsKept *k = arg;
+
+	parts_kept -= k->bytes;
+	k->bytes = 0;
+}
+
+static bool
+keep_part_list(uint32 len, uint32 nb)
+{
+	return parts_kept + len + nb <= (Size) work_mem * 1024;
+}
+
+static void
+count_part_list(GpxSegment *seg, uint32 len, uint32 nb)
+{
+	if (seg->kept == NULL)
+	{
+		seg->kept = MemoryContextAllocZero(seg->mcxt, sizeof(struct GpxPartsKept));
+		seg->kept->gone.func = parts_gone;
+		seg->kept->gone.arg = seg->kept;
+		MemoryContextRegisterResetCallback(seg->mcxt, &seg->kept->gone);
+	}
+	seg->kept->bytes += len + nb;
+	parts_kept += len + nb;
+}
+
 GpxSegment *
 gpx_seg_open(Relation index, const GpxSegRef *ref)
 {
@@ -203,6 +247,9 @@ gpx_seg_close(GpxSegment *seg)
 	}
 	if (seg->parts)
 		pfree(seg->parts);
+	/* the share leaves the sum now; the callback, run when the memory goes, finds none */
+	if (seg->kept)
+		parts_gone(seg->kept);
 	if (seg->docdir.data)
 		pfree(seg->docdir.data);
 	if (seg->docmap.data)
@@ -476,13 +523,6 @@ window_blocks(const uint32 *first, uint32 nb, uint32 lo, uint32 hi, uint32 *bloc
 	return n;
 }
 
-/* the segment's kept part lists take at most work_mem; past it a list is read for its caller alone */
-static bool
-keep_part_list(GpxSegment *seg, uint32 len, uint32 nb)
-{
-	return seg->parts_bytes + len + nb <= (Size) work_mem * 1024;
-}
-
 /* the data words of list blocks blocks[0..n) not read yet into pl's bytes */
 static void
 read_list_blocks(GpxSegment *seg, GpxTermRef *ref, struct GpxPartList *pl, uint32 nb, uint32 data,
@@ -555,6 +595,7 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 	uint32		nblocks;
 	const uint32 *first;
 	pl_status	st;
+	bool		keep = false;
 	MemoryContext old;
 
 	/* worth it for EF lists of several pages only: the rest is read whole */
@@ -577,7 +618,8 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 		if (nb == 0 || data + 8 > ref->len)
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list is shorter than its skip entries");
 		/* the segment's memory when it keeps the list, else the caller's */
-		old = MemoryContextSwitchTo(keep_part_list(seg, ref->len, nb) ? seg->mcxt : CurrentMemoryContext);
+		keep = keep_part_list(ref->len, nb);
+		old = MemoryContextSwitchTo(keep ? seg->mcxt : CurrentMemoryContext);
 		pl.page = ref->page;
 		pl.offset = ref->offset;
 		pl.bytes = palloc_extended(ref->len, MCXT_ALLOC_HUGE);
@@ -608,7 +650,7 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, pl_status_message(st));
 		if (pl.view.count != ref->df || pl.view.last >= seg->hdr->ndocs)
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not match its dictionary entry");
-		if (keep_part_list(seg, ref->len, nb))
+		if (keep)
 		{
 			if (seg->nparts == seg->maxparts)
 			{
@@ -618,7 +660,7 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 					repalloc(seg->parts, seg->maxparts * sizeof(pl));
 			}
 			seg->parts[seg->nparts++] = pl;
-			seg->parts_bytes += ref->len + nb;
+			count_part_list(seg, ref->len, nb);
 			kept = &seg->parts[seg->nparts - 1];
 		}
 	}
