@@ -155,8 +155,9 @@ is_seqscan(const Path *p)
 
 /*
  * The sequential scan's startup cost made such that a LIMIT of k rows over
- * it costs what reading fraction of its pages and rows does, and parsing
- * each row read for extra a row more than PostgreSQL's price: PostgreSQL
+ * it costs what reading fraction of its pages and rows does, plus extra
+ * for each of the tuples it reads there (what PostgreSQL does not price,
+ * see parse_cost_per_row): PostgreSQL
  * adds (total - startup) * k / rows to the startup, so that is solved for
  * the startup.  Never lowered.
  */
@@ -303,6 +304,6 @@ gpx_price_seqscans(PlannerInfo *root, RelOptInfo *rel)
 
 		if (is_seqscan(p))
 			reprice_seqscan(p, k * p->rows / Max(rel->rows, 1.0), fraction,
-							rel->tuples / Max(p->parallel_workers + 1, 1), parse);
+							rel->tuples * p->rows / Max(rel->rows, 1.0), parse);
 	}
 }
