@@ -168,6 +168,12 @@ extern size_t raw_encoded_size(uint32_t n);
 extern size_t raw_encode(const uint32_t *values, uint32_t n, uint8_t *payload);
 
 extern pl_status ef_check(pl_view *view, const uint8_t *payload, size_t len);
+/*
+ * ef_check's checks of the data area's end (padding, guard word, the final
+ * block ending on the last posting) alone, for a view whose skip entries
+ * were checked when it was opened on other bytes of the same list.
+ */
+extern pl_status ef_check_tail(const pl_view *view);
 extern size_t ef_encoded_size(const uint32_t *values, uint32_t n);
 extern size_t ef_encode(const uint32_t *values, uint32_t n, uint8_t *payload);
 extern int	ef_decode_block(const pl_view *view, uint32_t block, uint32_t *out);

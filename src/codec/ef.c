@@ -148,17 +148,26 @@ ef_check(pl_view *view, const uint8_t *payload, size_t len)
 	area_bytes = len - (size_t) nb * 8;
 	if (area_bytes != gpuidx_data_area_bytes(bits))
 		return PL_ERR_LENGTH;
+	view->data_bits = bits;
+	return ef_check_tail(view);
+}
+
+pl_status
+ef_check_tail(const pl_view *view)
+{
+	uint64_t	bits = view->data_bits;
+	size_t		area_bytes = gpuidx_data_area_bytes(bits);
+
 	/* the padding after the last block and the guard word must be zero */
 	if (bits % 64 != 0 && (bits_window(view->data, bits) & ((UINT64_C(1) << (64 - bits % 64)) - 1)) != 0)
 		return PL_ERR_STRUCTURE;
 	if (bits_load64(view->data + area_bytes - 8) != 0)
 		return PL_ERR_STRUCTURE;
-	view->data_bits = bits;
 	/* the final block must end on the header's last posting */
-	if (nb > 0)
+	if (view->nblocks > 0)
 	{
 		uint32_t	buf[GPUIDX_EF_BLOCK];
-		int			n = ef_decode_block(view, nb - 1, buf);
+		int			n = ef_decode_block(view, view->nblocks - 1, buf);
 
 		if (n < 0 || buf[n - 1] != view->last)
 			return PL_ERR_STRUCTURE;

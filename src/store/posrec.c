@@ -89,29 +89,61 @@ typedef struct BitReader
 	bool		bad;			/* read past the end */
 } BitReader;
 
-static uint32_t
+/*
+ * The next bits from r->bit, least significant first, in a word: at least
+ * 57 of them, or all that are left (zeros past the end).  One unaligned
+ * load where the bit-at-a-time loop took a step a byte.
+ */
+static inline uint64_t
+br_peek(const BitReader *r)
+{
+	size_t		byte = (size_t) (r->bit / 8);
+	uint64_t	w = 0;
+
+	if (byte + 8 <= r->len)
+		memcpy(&w, r->p + byte, 8);
+	else if (byte < r->len)
+		memcpy(&w, r->p + byte, r->len - byte);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w >> (r->bit % 8);
+}
+
+/* the bits left to read */
+static inline uint64_t
+br_left(const BitReader *r)
+{
+	return (uint64_t) r->len * 8 - r->bit;
+}
+
+static inline uint32_t
 br_get(BitReader *r, uint32_t bits)
 {
-	uint32_t	v = 0;
+	uint32_t	v;
 
 	if (bits == 0)
 		return 0;
-	if (r->bit + bits > (uint64_t) r->len * 8)
+	if (bits > br_left(r))
 	{
 		r->bad = true;
 		r->bit = (uint64_t) r->len * 8;
 		return 0;
 	}
-	for (uint32_t got = 0; got < bits;)
-	{
-		uint32_t	at = (uint32_t) (r->bit % 8);
-		uint32_t	take = 8 - at < bits - got ? 8 - at : bits - got;
-
-		v |= (uint32_t) ((r->p[r->bit / 8] >> at) & ((1u << take) - 1)) << got;
-		got += take;
-		r->bit += take;
-	}
+	v = (uint32_t) (br_peek(r) & ((UINT64_C(1) << bits) - 1));
+	r->bit += bits;
 	return v;
+}
+
+/* the low n bits of x (n <= 32) in reverse order */
+static inline uint32_t
+reverse_bits(uint32_t x, uint32_t n)
+{
+	x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+	x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+	x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
+	x = __builtin_bswap32(x);
+	return n == 0 ? 0 : x >> (32 - n);
 }
 
 /* gamma of a value up to max (a longer code is damage) */
@@ -120,7 +152,30 @@ br_gamma(BitReader *r, uint32_t max)
 {
 	uint32_t	zeros = 0;
 	uint32_t	v = 1;
+	uint64_t	w = br_peek(r);
 
+	/*
+	 * The code whole in the word: its zeros counted at once, and its value,
+	 * written from the highest bit, read back by reversing the bits.
+	 */
+	if (w != 0)
+	{
+		zeros = (uint32_t) __builtin_ctzll(w);
+		if (zeros > bitlen(max))
+		{
+			r->bad = true;
+			return 1;
+		}
+		if (2 * zeros + 1 <= 57 && 2 * zeros + 1 <= br_left(r))
+		{
+			v = reverse_bits((uint32_t) (w >> zeros) & ((UINT32_C(1) << (zeros + 1)) - 1), zeros + 1);
+			r->bit += 2 * zeros + 1;
+			if (v > max)
+				r->bad = true;
+			return v;
+		}
+		zeros = 0;
+	}
 	while (!r->bad && br_get(r, 1) == 0)
 	{
 		if (++zeros > bitlen(max))
@@ -375,8 +430,19 @@ get_values(Decoding *dc, uint32_t *v, uint32_t m, uint32_t max, int stream, uint
 		for (uint32_t i = 0; i < m && !r->bad; i++)
 		{
 			uint32_t	k = ricel_k(est[i], d);
-			uint32_t	q = 0;
+			uint64_t	w = br_peek(r);
+			uint32_t	q = w != 0 ? (uint32_t) __builtin_ctzll(w) : 64;
 
+			/* the code whole in the word: the quotient's zeros counted at once */
+			if (q + 1 + k <= 57 && q + 1 + k <= br_left(r))
+			{
+				if (q > (max >> k))
+					return false;
+				v[i] = (q << k) | ((uint32_t) (w >> (q + 1)) & ((UINT32_C(1) << k) - 1));
+				r->bit += q + 1 + k;
+				continue;
+			}
+			q = 0;
 			while (br_get(r, 1) == 0 && !r->bad)
 				if (++q > (max >> k))
 					return false;

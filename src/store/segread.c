@@ -578,6 +578,103 @@ find_part_list(GpxSegment *seg, const GpxTermRef *ref)
 }
 
 /*
+ * The header and skip entries of the long lists this backend read in part
+ * lately, as checked when first read.  A segment never changes once
+ * written, so they hold for good under the dictionary cache's key (index
+ * file, segment id and header page) and the list's place; a query reads
+ * them from here instead of every page they fill, and checks only the end
+ * of the data it reads (ef_check_tail), not every block's skip entry again
+ * (a list of every doc of 7.3M has 57k).  Emptied with the dictionary
+ * cache, and when its memory passes SKIP_CACHE_BYTES.
+ */
+#define SKIP_CACHE_SLOTS 256
+#define SKIP_CACHE_BYTES (8 * 1024 * 1024)
+
+typedef struct SkipCacheEntry
+{
+	RelFileLocator node;		/* its relation number InvalidOid: empty */
+	uint32		segment;
+	BlockNumber head;
+	uint32		page;			/* the list's place and length */
+	uint32		offset;
+	uint32		len;
+	char	   *skips;			/* header and skip entries, in skip_cache_cxt */
+	pl_view		view;			/* pl_open's, its pointers into the bytes it was opened on */
+} SkipCacheEntry;
+
+static SkipCacheEntry *skip_cache;
+static MemoryContext skip_cache_cxt;
+
+static void caches_watch(void);
+
+static void
+skip_cache_reset(void)
+{
+	if (skip_cache == NULL)
+		return;
+	MemoryContextReset(skip_cache_cxt);
+	memset(skip_cache, 0, SKIP_CACHE_SLOTS * sizeof(SkipCacheEntry));
+}
+
+static SkipCacheEntry *
+skip_cache_slot(GpxSegment *seg, const GpxTermRef *ref)
+{
+	if (RelationUsesLocalBuffers(seg->index))
+		return NULL;
+	if (skip_cache == NULL)
+	{
+		skip_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx skip entries cache",
+											   ALLOCSET_DEFAULT_SIZES);
+		skip_cache = MemoryContextAllocZero(TopMemoryContext, SKIP_CACHE_SLOTS * sizeof(SkipCacheEntry));
+		caches_watch();
+	}
+	return &skip_cache[(hash_bytes_uint32(ref->page ^ (ref->offset << 17)) ^
+						hash_bytes_uint32(seg->ref.id ^ gpx_locator_number(gpx_rel_locator(seg->index)))) %
+					   SKIP_CACHE_SLOTS];
+}
+
+static bool
+skip_cache_holds(const SkipCacheEntry *c, GpxSegment *seg, const GpxTermRef *ref)
+{
+	return c != NULL && gpx_locator_number(c->node) != InvalidOid &&
+		RelFileLocatorEquals(c->node, gpx_rel_locator(seg->index)) &&
+		c->segment == seg->ref.id && c->head == seg->ref.head &&
+		c->page == ref->page && c->offset == ref->offset && c->len == ref->len;
+}
+
+/* a list's view, checked on bytes whose first skip_bytes are its header and skip entries */
+static void
+skip_cache_put(SkipCacheEntry *c, GpxSegment *seg, const GpxTermRef *ref, const char *bytes,
+			   uint32 skip_bytes, const pl_view *view)
+{
+	if (c == NULL || skip_bytes > SKIP_CACHE_BYTES / 8)
+		return;
+	if (MemoryContextMemAllocated(skip_cache_cxt, true) + skip_bytes > SKIP_CACHE_BYTES)
+		skip_cache_reset();
+	else if (c->skips != NULL)
+		pfree(c->skips);
+	c->skips = MemoryContextAlloc(skip_cache_cxt, skip_bytes);
+	memcpy(c->skips, bytes, skip_bytes);
+	c->node = gpx_rel_locator(seg->index);
+	c->segment = seg->ref.id;
+	c->head = seg->ref.head;
+	c->page = ref->page;
+	c->offset = ref->offset;
+	c->len = ref->len;
+	c->view = *view;
+}
+
+/* the cached view, its pointers moved onto bytes (the list's length, its skip entries copied in) */
+static void
+skip_cache_view(const SkipCacheEntry *c, const char *bytes, pl_view *view)
+{
+	*view = c->view;
+	view->block_first = (const uint32 *) (bytes + GPUIDX_HEADER_SIZE);
+	view->block_bitoff = view->block_first + view->nblocks;
+	view->data = (const uint8 *) (view->block_bitoff + view->nblocks);
+}
+
+/*
  * A long EF list read in part: the header, the skip entries, then the data
  * of the blocks the probes can reach (probes != NULL) or of those holding
  * docs of [lo, hi).  False, having read nothing, for a list read whole.
@@ -596,6 +693,8 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 	const uint32 *first;
 	pl_status	st;
 	bool		keep = false;
+	SkipCacheEntry *cached = NULL;
+	bool		cached_holds = false;
 	MemoryContext old;
 
 	/* worth it for EF lists of several pages only: the rest is read whole */
@@ -610,10 +709,17 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 	}
 	else
 	{
-		read_list_range(seg, ref->page, ref->offset, 0, GPUIDX_HEADER_SIZE, (char *) &hdr);
-		if (hdr.codec != GPUIDX_CODEC_EF || hdr.count != ref->df || hdr.count > GPUIDX_MAX_POSTINGS)
-			return false;
-		nb = gpuidx_ef_block_count(hdr.count);
+		cached = skip_cache_slot(seg, ref);
+		cached_holds = skip_cache_holds(cached, seg, ref);
+		if (cached_holds)
+			nb = cached->view.nblocks;
+		else
+		{
+			read_list_range(seg, ref->page, ref->offset, 0, GPUIDX_HEADER_SIZE, (char *) &hdr);
+			if (hdr.codec != GPUIDX_CODEC_EF || hdr.count != ref->df || hdr.count > GPUIDX_MAX_POSTINGS)
+				return false;
+			nb = gpuidx_ef_block_count(hdr.count);
+		}
 		data = GPUIDX_HEADER_SIZE + nb * 8;
 		if (nb == 0 || data + 8 > ref->len)
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list is shorter than its skip entries");
@@ -626,7 +732,10 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 		pl.loaded = palloc0(nb);
 		MemoryContextSwitchTo(old);
 		/* the header and the skip entries */
-		read_list_range(seg, ref->page, ref->offset, 0, data, pl.bytes);
+		if (cached_holds)
+			memcpy(pl.bytes, cached->skips, data);
+		else
+			read_list_range(seg, ref->page, ref->offset, 0, data, pl.bytes);
 	}
 	first = (const uint32 *) (pl.bytes + GPUIDX_HEADER_SIZE);
 	if (probes != NULL)
@@ -644,12 +753,23 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 
 	if (kept == NULL)
 	{
-		/* the structure as for a whole list, but for the checksum the pages stood for */
-		st = pl_open(&pl.view, pl.bytes, ref->len, 0);
+		/*
+		 * The structure as for a whole list, but for the checksum the pages
+		 * stood for; the skip entries' part of it once a backend.
+		 */
+		if (cached_holds)
+		{
+			skip_cache_view(cached, pl.bytes, &pl.view);
+			st = ef_check_tail(&pl.view);
+		}
+		else
+			st = pl_open(&pl.view, pl.bytes, ref->len, 0);
 		if (st != PL_OK)
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, pl_status_message(st));
 		if (pl.view.count != ref->df || pl.view.last >= seg->hdr->ndocs)
 			gpx_seg_corrupt(seg, GPX_STREAM_LISTS, ref->page, "list does not match its dictionary entry");
+		if (!cached_holds)
+			skip_cache_put(cached, seg, ref, pl.bytes, data, &pl.view);
 		if (keep)
 		{
 			if (seg->nparts == seg->maxparts)
@@ -761,11 +881,23 @@ static PrefixCacheEntry *prefix_cache;
 static void
 term_cache_reset(Datum arg, Oid relid)
 {
+	skip_cache_reset();
 	if (term_cache == NULL)
 		return;
 	MemoryContextReset(term_cache_cxt);
 	memset(term_cache, 0, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
 	memset(prefix_cache, 0, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
+}
+
+/* both caches emptied on any relation cache invalidation, registered once */
+static void
+caches_watch(void)
+{
+	static bool watching = false;
+
+	if (!watching)
+		CacheRegisterRelcacheCallback(term_cache_reset, (Datum) 0);
+	watching = true;
 }
 
 void
@@ -787,7 +919,7 @@ term_cache_slot(GpxSegment *seg, const char *term, int len)
 											   ALLOCSET_DEFAULT_SIZES);
 		term_cache = MemoryContextAllocZero(TopMemoryContext, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
 		prefix_cache = MemoryContextAllocZero(TopMemoryContext, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
-		CacheRegisterRelcacheCallback(term_cache_reset, (Datum) 0);
+		caches_watch();
 	}
 	h = hash_bytes((const unsigned char *) term, len) ^
 		hash_bytes_uint32(seg->ref.id ^ gpx_locator_number(gpx_rel_locator(seg->index)));
