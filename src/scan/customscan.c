@@ -1373,4 +1373,5 @@ gpx_customscan_init(void)
 	set_rel_pathlist_hook = set_rel_pathlist;
 	prev_create_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = create_upper_paths;
+	gpx_estimates_init();
 }

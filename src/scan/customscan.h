@@ -17,6 +17,8 @@ struct RelOptInfo;
  */
 extern void gpx_estimate_rel_rows(struct PlannerInfo *root, struct RelOptInfo *rel);
 extern void gpx_price_seqscans(struct PlannerInfo *root, struct RelOptInfo *rel);
+/* and the planner reads no statistics of a gpuidx index's expression */
+extern void gpx_estimates_init(void);
 
 /* from _PG_init: the setting, the plan methods, the planner hook */
 extern void gpx_customscan_init(void);

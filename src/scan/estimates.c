@@ -69,6 +69,44 @@ clause_index(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo, Const **va
 	return NULL;
 }
 
+static get_index_stats_hook_type prev_get_index_stats_hook = NULL;
+
+/*
+ * The statistics ANALYZE keeps of a gpuidx index's expression are left
+ * unread: "doc @@ q" on it has the rows the index counts (the clause's
+ * selectivity is replaced, gpx_estimate_rel_rows), and reading them cost
+ * each custom plan more than the rest of its planning: tsmatchsel detoasts
+ * the 1,000 most common lexemes and sorts them every time (a quarter of a
+ * short GCIDE query's instructions, planning and running it).  Without
+ * them an expression's other uses (inside an OR, under NOT) take
+ * PostgreSQL's default estimates.  Another index of the same expression
+ * (GIN) still gives its own; an index made under another configuration,
+ * which the planner does not use for the clause, is left alone.
+ */
+static bool
+skip_index_stats(PlannerInfo *root, Oid indexOid, AttrNumber indexattnum, VariableStatData *vardata)
+{
+	Relation	index = index_open(indexOid, NoLock);
+	bool		ours = index->rd_indam->amcostestimate == gpx_costestimate &&
+		gpx_index_answers(index, gpx_current_config());
+
+	index_close(index, NoLock);
+	if (ours)
+	{
+		vardata->statsTuple = NULL;
+		return true;
+	}
+	return prev_get_index_stats_hook != NULL &&
+		prev_get_index_stats_hook(root, indexOid, indexattnum, vardata);
+}
+
+void
+gpx_estimates_init(void)
+{
+	prev_get_index_stats_hook = get_index_stats_hook;
+	get_index_stats_hook = skip_index_stats;
+}
+
 /* every path's rows times factor (they all include the relation's restrictions) */
 static void
 scale_path_rows(List *paths, double factor)
