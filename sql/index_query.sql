@@ -286,6 +286,29 @@ SELECT count(*) AS edge_scattered, sum(id) FROM skew WHERE body @@& 'edge scatte
 SELECT count(*) AS rare_edge_scattered FROM skew WHERE body @@& 'rare edge scattered';
 RESET enable_bitmapscan;
 DROP TABLE skew;
+-- a backend keeps a long list's checked skip entries for its later
+-- queries; a table truncated in the transaction that made it rebuilds its
+-- index in the same file, where new segments and lists take the old ones'
+-- places: the queries after it see the new rows
+BEGIN;
+CREATE TABLE skew2 (id int, body text);
+INSERT INTO skew2 SELECT g, 'row' || g
+	|| CASE WHEN (g::bigint * 7919) % 1000 < 300 THEN ' scattered' ELSE '' END
+	|| CASE WHEN g % 10007 = 0 THEN ' rare' ELSE '' END FROM generate_series(1, 400000) g;
+CREATE INDEX skew2_idx ON skew2 USING gpuidx (body) WITH (codec = ef);
+SET LOCAL enable_seqscan = off;
+SELECT count(*) AS rare_scattered, sum(id) FROM skew2 WHERE body @@& 'rare scattered';
+TRUNCATE skew2;
+INSERT INTO skew2 SELECT g, 'row' || g
+	|| CASE WHEN (g::bigint * 7919 + 500) % 1000 < 300 THEN ' scattered' ELSE '' END
+	|| CASE WHEN g % 10007 = 3 THEN ' rare' ELSE '' END FROM generate_series(1, 400000) g;
+SELECT gpuidx_merge_pending('skew2_idx') > 0 AS merged;
+SELECT count(*) AS rare_scattered, sum(id) FROM skew2 WHERE body @@& 'rare scattered';
+SET LOCAL enable_seqscan = on;
+SET LOCAL enable_bitmapscan = off;
+SET LOCAL gpuidx.enable_customscan = off;
+SELECT count(*) AS rare_scattered, sum(id) FROM skew2 WHERE body @@& 'rare scattered';
+ROLLBACK;
 
 -- Web search syntax means nothing to @@& (every word is required): a
 -- notice, once a statement, whether rows or the index answer; none for
