@@ -35,7 +35,11 @@ INSERT INTO pq_queries (q) VALUES
   ('postgr:A'), ('postgr:B'), ('postgr:D'), ('gpu:AB & databas'), ('search:A <-> databas'),
   ('cook:C | index:A'), ('filler <-> filler <-> filler'), ('filler <3> databas'),
   ('(!postgr <-> databas) | w5'), ('databas:* <-> gpu'), ('w1 & !(gpu <-> databas)'),
-  ('nothing_here <-> gpu'), ('postgres & database');
+  ('nothing_here <-> gpu'), ('postgres & database'),
+  -- phrases of phrases, nested either way, a lexeme twice, ORs of phrases
+  ('databas <-> (gpu <-> databas)'), ('(databas <-> gpu) <2> databas'), ('gpu <-> gpu'),
+  ('databas <-> databas <-> databas'), ('(gpu <-> databas) | (postgr <-> answer)'),
+  ('filler <-> (filler <2> databas)'), ('databas <3> databas & w4');
 
 CREATE FUNCTION pq_ids(col text, q tsquery) RETURNS int[] LANGUAGE plpgsql AS $$
 DECLARE r int[];

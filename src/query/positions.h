@@ -35,6 +35,27 @@ typedef struct GqPosLexeme
 	const uint16 *wep;
 } GqPosLexeme;
 
+/*
+ * The queries compiled for gq_pos_match_doc's direct answer (positions.c):
+ * a plain operand, an AND or OR of two nodes, or a phrase of plain operands
+ * as its leaves, each at its offset from the phrase's last position.
+ */
+typedef struct GqPosNode
+{
+	int			kind;
+	int			left;			/* AND, OR: the operands' nodes */
+	int			right;
+	int			term;			/* an operand: its index in terms */
+	int			first;			/* a phrase: its leaves [first, first + nleaves) */
+	int			nleaves;
+} GqPosNode;
+
+typedef struct GqPosLeaf
+{
+	int			term;
+	int			offset;
+} GqPosLeaf;
+
 typedef struct GqPosMatch
 {
 	const GqTree *tree;
@@ -47,6 +68,11 @@ typedef struct GqPosMatch
 	int			nlexemes;
 	int			lexemes_cap;
 	MemoryContext doc_cxt;		/* their copies, emptied for each document */
+	GqPosNode  *nodes;			/* the queries compiled, or NULL: each answered by ts_match_vq */
+	int			nnodes;
+	GqPosLeaf  *leaves;
+	int			nleaves;
+	int		   *roots;			/* each query's root node */
 } GqPosMatch;
 
 extern void gq_pos_match_begin(GqPosMatch *m, const GqTree *tree);
