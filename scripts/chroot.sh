@@ -39,11 +39,13 @@ chroot_make() {
     mv "$root.new" "$root"
 }
 
-# chroot_mount ROOT: /proc, /dev and the shared memory PostgreSQL needs; in
-# the caller's own mount namespace (unshare --mount), so they go with it
+# chroot_mount ROOT: /proc, /dev (with ptys, for apt's log) and the shared
+# memory PostgreSQL needs; in the caller's own mount namespace (unshare
+# --mount), so they go with it
 chroot_mount() {
     mount -t proc proc "$1/proc"
     mount --bind /dev "$1/dev"
+    mount --bind /dev/pts "$1/dev/pts"
     mount -t tmpfs -o mode=1777 shm "$1/dev/shm"
 }
 
