@@ -4,7 +4,8 @@
 # 17: trixie, 18: sid), made with mmdebstrap and kept for the next run
 # (scripts/chroot.sh).  In the chroot: dpkg-buildpackage -us -uc -b (with the
 # CUDA engine when this machine has the toolkit: /usr/local/cuda or CUDA_HOME,
-# mounted read-only), the package's files checked, lintian (errors fail),
+# mounted read-only; with an older g++ when the release's is too new for it),
+# the package's files checked, lintian (errors fail),
 # the package installed with apt; then on a throwaway cluster with gpuidx
 # preloaded: CREATE EXTENSION, gpuidx indexes on a small table, queries
 # through them with their rows checked, gpuidx_verify, the GPU worker's
@@ -53,26 +54,49 @@ chroot_mount "$root"
 # the server's socket directory (/run is empty in the chroot)
 chroot "$root" install -d -o postgres -g postgres /run/postgresql
 
-cuda=$(readlink -f "${CUDA_HOME:-/usr/local/cuda}" 2>/dev/null || true)
-with_cuda=0 profiles=
-if [ -n "$cuda" ] && [ -x "$cuda/bin/nvcc" ]; then
-    mkdir -p "$root/usr/local/cuda"
-    mount --bind "$cuda" "$root/usr/local/cuda"
-    mount -o remount,bind,ro "$root/usr/local/cuda"
-    if [ "${GPUIDX_DEB_CUDA:-1}" = 0 ]; then profiles=pkg.gpuidx.nocuda; else with_cuda=1; fi
-fi
-
 work=/var/tmp/gpuidx-deb
-in_root() {
+in_chroot() {	# as root, in DIR: in_chroot DIR COMMAND
     chroot "$root" env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 HOME=/root \
-        DEBIAN_FRONTEND=noninteractive bash -c "cd $work/gpuidx && $*"
+        DEBIAN_FRONTEND=noninteractive ${ccbin:+NVCC_CCBIN=$ccbin} bash -c "cd $1 && $2"
 }
+in_root() { in_chroot "$work/gpuidx" "$*"; }
 as_pg() {
     chroot --userspec=postgres:postgres "$root" env -i PATH=/usr/lib/postgresql/$version/bin:/usr/bin:/bin \
         LANG=C.UTF-8 HOME=/var/lib/postgresql bash -c "cd $work && $*"
 }
 
-step "build: dpkg-buildpackage -us -uc -b (CUDA engine: $([ $with_cuda = 1 ] && echo "yes, $cuda" || echo no))"
+# The CUDA toolkit, read-only.  One older than the release's compiler refuses
+# it (crt/host_config.h): nvcc then compiles with the newest g++ it takes
+# (NVCC_CCBIN), from the archive.  One that still cannot compile for this
+# release (its headers against a newer glibc) leaves the GPU engine out and
+# says why.
+cuda=$(readlink -f "${CUDA_HOME:-/usr/local/cuda}" 2>/dev/null || true)
+with_cuda=0 profiles= ccbin= cuda_said="no (no CUDA toolkit on this machine)"
+if [ -n "$cuda" ] && [ -x "$cuda/bin/nvcc" ]; then
+    step "CUDA toolkit: $cuda"
+    mkdir -p "$root/usr/local/cuda"
+    mount --bind "$cuda" "$root/usr/local/cuda"
+    mount -o remount,bind,ro "$root/usr/local/cuda"
+    with_cuda=1 cuda_said="yes, CUDA $("$cuda/bin/nvcc" --version | grep -Eo "release [0-9.]+" | cut -d" " -f2)"
+    cuda_gcc=$(grep -Eoh -m1 '__GNUC__ > [0-9]+' "$cuda"/targets/*/include/crt/host_config.h | grep -Eo '[0-9]+$' || true)
+    if [ "${GPUIDX_DEB_CUDA:-1}" = 0 ]; then
+        with_cuda=0 profiles=pkg.gpuidx.nocuda cuda_said="no (GPUIDX_DEB_CUDA=0)"
+    elif [ -n "$cuda_gcc" ] && [ "$(chroot "$root" gcc -dumpversion | cut -d. -f1)" -gt "$cuda_gcc" ]; then
+        in_chroot /tmp "dpkg -s g++-$cuda_gcc >/dev/null 2>&1 ||
+            { apt-get update -qq && apt-get install -y -qq g++-$cuda_gcc >/dev/null; }"
+        ccbin=g++-$cuda_gcc
+        echo "nvcc takes gcc $cuda_gcc at most: NVCC_CCBIN=$ccbin"
+    fi
+    printf '#include <cmath>\n__global__ void probe(float *x) { *x = sqrtf(*x); }\n' > "$root/tmp/gpuidx-probe.cu"
+    if [ "$with_cuda" = 1 ] && ! why=$(in_chroot /tmp "/usr/local/cuda/bin/nvcc -std=c++17 -c -o gpuidx-probe.o gpuidx-probe.cu 2>&1"); then
+        grep -m1 error <<< "$why" || echo "$why"
+        with_cuda=0 profiles=pkg.gpuidx.nocuda cuda_said="no: nvcc cannot compile for Debian $release (above)"
+        echo "NOTICE: CUDA engine: $cuda_said" >&2
+    fi
+    rm -f "$root"/tmp/gpuidx-probe.*
+fi
+
+step "build: dpkg-buildpackage -us -uc -b (CUDA engine: $cuda_said)"
 rm -rf "${root:?}$work"
 copy_tree "$root$work/gpuidx"
 # a package from an earlier run leaves, so what is tested is this build's
@@ -189,5 +213,5 @@ in_root "apt-get purge -y -qq $package >/dev/null"
 [ ! -e "$root$lib/gpuidx.so" ] && [ ! -e "$root$share/gpuidx.control" ] || die "purging $package left its files"
 
 server=$(chroot "$root" "/usr/lib/postgresql/$version/bin/postgres" --version)
-step "all passed: $deb (CUDA engine: $([ $with_cuda = 1 ] && echo yes || echo no)) on ${server#postgres } \
-(Debian $release): build, files, lintian, install, queries, gpuidx_verify, worker, update, purge"
+step "all passed: $deb (CUDA engine: ${cuda_said%% (*}) on PostgreSQL ${server#postgres (PostgreSQL) }, \
+Debian $release: build, files, lintian, install, queries, gpuidx_verify, worker, update, purge"
