@@ -3,6 +3,24 @@
 # archive this machine's apt uses, kept for the next run, entered with chroot.
 # Sourced, not run; the caller defines die().
 
+# the Debian release that carries PostgreSQL VERSION: debian_release_of VERSION
+debian_release_of() {
+    case "$1" in
+        15) echo bookworm ;;
+        17) echo trixie ;;
+        18) echo sid ;;
+        *) return 1 ;;
+    esac
+}
+
+# own_mount_namespace SCRIPT ARG...: the script again, in a mount namespace of
+# its own (unless it runs in one), so the chroot's mounts vanish with it
+# whatever way it exits
+own_mount_namespace() {
+    [ -z "${GPUIDX_MOUNT_NS:-}" ] || return 0
+    GPUIDX_MOUNT_NS=1 exec unshare --mount --propagation private bash "$@"
+}
+
 # the Debian archive apt uses here (not its security archive)
 debian_mirror() {
     local m
@@ -40,8 +58,7 @@ chroot_make() {
 }
 
 # chroot_mount ROOT: /proc, /dev (with ptys, for apt's log) and the shared
-# memory PostgreSQL needs; in the caller's own mount namespace (unshare
-# --mount), so they go with it
+# memory PostgreSQL needs; in the caller's own mount namespace
 chroot_mount() {
     mount -t proc proc "$1/proc"
     mount --bind /dev "$1/dev"

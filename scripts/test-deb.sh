@@ -20,26 +20,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-args=("$@")
+. scripts/chroot.sh
 version=${1:-}
-case "$version" in
-    15) release=bookworm ;;
-    17) release=trixie ;;
-    18) release=sid ;;
-    *) echo "usage: $0 15|17|18" >&2; exit 2 ;;
-esac
+release=$(debian_release_of "$version") || { echo "usage: $0 15|17|18" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "test-deb.sh: run as root (mmdebstrap, chroot)" >&2; exit 1; }
-
-# mounts in a mount namespace of this script's own: they vanish with it
-if [ -z "${GPUIDX_TEST_DEB_NS:-}" ]; then
-    GPUIDX_TEST_DEB_NS=1 exec unshare --mount --propagation private bash "$0" "${args[@]}"
-fi
+own_mount_namespace scripts/test-deb.sh "$@"
 
 start=$SECONDS
 step() { printf '\n=== postgresql-%s-gpuidx: %s (%d s) ===\n' "$version" "$*" $((SECONDS - start)); }
 die() { echo "test-deb.sh: $*" >&2; exit 1; }
 trap 'echo "test-deb.sh: failed at line $LINENO" >&2' ERR
-. scripts/chroot.sh
 
 package=postgresql-$version-gpuidx
 ext_version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" gpuidx.control)

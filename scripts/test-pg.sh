@@ -34,28 +34,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. scripts/chroot.sh
 args=("$@")
 chroot_only=0
 if [ "${1:-}" = --chroot-only ]; then chroot_only=1; shift; fi
 version=${1:-}
 case "$version" in
-    17) release=trixie ;;
-    18) release=sid ;;
+    17|18) release=$(debian_release_of "$version") ;;
     *) echo "usage: $0 [--chroot-only] 17|18   (15 is the host's: scripts/test.sh)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" -eq 0 ] || { echo "test-pg.sh: run as root (mmdebstrap, chroot)" >&2; exit 1; }
-
-# Mounts for the chroot are made in a mount namespace of this script's own,
-# so they vanish with it, whatever way it exits.
-if [ -z "${GPUIDX_TEST_PG_NS:-}" ]; then
-    GPUIDX_TEST_PG_NS=1 exec unshare --mount --propagation private bash "$0" "${args[@]}"
-fi
+own_mount_namespace scripts/test-pg.sh "${args[@]}"
 
 start=$SECONDS
 step() { printf '\n=== PostgreSQL %s: %s (%d s) ===\n' "$version" "$*" $((SECONDS - start)); }
 die() { echo "test-pg.sh: $*" >&2; exit 1; }
 trap 'echo "test-pg.sh: failed at line $LINENO" >&2' ERR
-. scripts/chroot.sh
 
 bin=/usr/lib/postgresql/$version/bin
 packages=(postgresql-$version postgresql-server-dev-$version postgresql-$version-pgtap
