@@ -77,13 +77,15 @@ if [ -n "$cuda" ] && [ -x "$cuda/bin/nvcc" ]; then
         ccbin=g++-$cuda_gcc
         echo "nvcc takes gcc $cuda_gcc at most: NVCC_CCBIN=$ccbin"
     fi
-    printf '#include <cmath>\n__global__ void probe(float *x) { *x = sqrtf(*x); }\n' > "$root/tmp/gpuidx-probe.cu"
-    if [ "$with_cuda" = 1 ] && ! why=$(in_chroot /tmp "/usr/local/cuda/bin/nvcc -std=c++17 -c -o gpuidx-probe.o gpuidx-probe.cu 2>&1"); then
-        grep -m1 error <<< "$why" || echo "$why"
-        with_cuda=0 profiles=pkg.gpuidx.nocuda cuda_said="no: nvcc cannot compile for Debian $release (above)"
-        echo "NOTICE: CUDA engine: $cuda_said" >&2
+    if [ "$with_cuda" = 1 ]; then
+        printf '#include <cmath>\n__global__ void probe(float *x) { *x = sqrtf(*x); }\n' > "$root/tmp/gpuidx-probe.cu"
+        if ! why=$(in_chroot /tmp "/usr/local/cuda/bin/nvcc -std=c++17 -c -o gpuidx-probe.o gpuidx-probe.cu 2>&1"); then
+            grep -m1 error <<< "$why" || echo "$why"
+            with_cuda=0 profiles=pkg.gpuidx.nocuda cuda_said="no: nvcc cannot compile for Debian $release (above)"
+            echo "NOTICE: CUDA engine: $cuda_said" >&2
+        fi
+        rm -f "$root"/tmp/gpuidx-probe.*
     fi
-    rm -f "$root"/tmp/gpuidx-probe.*
 fi
 
 step "build: dpkg-buildpackage -us -uc -b (CUDA engine: $cuda_said)"
@@ -125,7 +127,6 @@ in_root "dpkg-query -W -f='\${Package} \${Version} \${Status}\n' $package"
 step "CREATE EXTENSION and queries through gpuidx indexes, gpuidx preloaded"
 cat > "$root$work/check.sql" <<'SQL'
 \set ON_ERROR_STOP on
-\pset footer off
 CREATE EXTENSION gpuidx;
 SELECT 'version ' || extversion FROM pg_extension WHERE extname = 'gpuidx';
 CREATE TABLE t (id int PRIMARY KEY, body text);
