@@ -13,6 +13,7 @@
 # package purged.  Prints a summary line; exits non-zero on any failure.
 # Run as root on Debian 12; nothing is installed on this machine.
 #   bash scripts/test-deb.sh 15|17|18
+#   bash scripts/test-deb.sh --chroot-only 15|17|18   only make (or check) the chroot
 #   GPUIDX_DEB_CHROOTS=DIR   where the chroots are kept (default ~/.cache/gpuidx-deb-chroots)
 #   GPUIDX_DEB_CUDA=0        build without the CUDA engine (profile pkg.gpuidx.nocuda)
 #   GPUIDX_DEB_OUT=DIR       copy the built packages there
@@ -21,10 +22,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/chroot.sh
+args=("$@")
+chroot_only=0
+if [ "${1:-}" = --chroot-only ]; then chroot_only=1; shift; fi
 version=${1:-}
-release=$(debian_release_of "$version") || { echo "usage: $0 15|17|18" >&2; exit 2; }
+release=$(debian_release_of "$version") || { echo "usage: $0 [--chroot-only] 15|17|18" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "test-deb.sh: run as root (mmdebstrap, chroot)" >&2; exit 1; }
-own_mount_namespace scripts/test-deb.sh "$@"
+own_mount_namespace scripts/test-deb.sh "${args[@]}"
 
 start=$SECONDS
 step() { printf '\n=== postgresql-%s-gpuidx: %s (%d s) ===\n' "$version" "$*" $((SECONDS - start)); }
@@ -40,6 +44,7 @@ packages=(build-essential debhelper postgresql-server-dev-all postgresql-$versio
 step "chroot of Debian $release"
 root=${GPUIDX_DEB_CHROOTS:-$HOME/.cache/gpuidx-deb-chroots}/$release-pg$version
 chroot_make "$root" "$release" "${packages[@]}"
+[ "$chroot_only" = 0 ] || { step "chroot ready: $root"; exit 0; }
 chroot_mount "$root"
 # the server's socket directory (/run is empty in the chroot)
 chroot "$root" install -d -o postgres -g postgres /run/postgresql
