@@ -72,7 +72,8 @@ $(ENGINE_PROGRAM): $(ENGINE_PROGRAM_SRCS) $(wildcard src/engine_process/*.h src/
 
 .PHONY: engine-program install-engine-program
 engine-program: $(ENGINE_PROGRAM)
-install-engine-program: $(ENGINE_PROGRAM)
+# installdirs first: under make -j install the target folder may not be there yet
+install-engine-program: $(ENGINE_PROGRAM) installdirs
 	$(INSTALL_PROGRAM) $(ENGINE_PROGRAM) '$(DESTDIR)$(pkglibdir)/gpuidx_engine'
 all: engine-program
 install: install-engine-program
@@ -89,7 +90,7 @@ $(FLAKY_ENGINE): test/worker/flaky_engine.c $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRC
 		$(if $(WERROR),-Werror) -Iinclude -Isrc -o $@ $(filter %.c,$^) -lm -lpthread -ldl
 
 .PHONY: install-test-engine
-install-test-engine: $(FLAKY_ENGINE)
+install-test-engine: $(FLAKY_ENGINE) installdirs
 	$(INSTALL_SHLIB) $(FLAKY_ENGINE) '$(DESTDIR)$(pkglibdir)/gpuidx_flaky_engine.so'
 EXTRA_CLEAN += test/worker/build
 

@@ -34,35 +34,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. scripts/chroot.sh
 args=("$@")
 chroot_only=0
 if [ "${1:-}" = --chroot-only ]; then chroot_only=1; shift; fi
 version=${1:-}
 case "$version" in
-    17) release=trixie ;;
-    18) release=sid ;;
+    17|18) release=$(debian_release_of "$version") ;;
     *) echo "usage: $0 [--chroot-only] 17|18   (15 is the host's: scripts/test.sh)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" -eq 0 ] || { echo "test-pg.sh: run as root (mmdebstrap, chroot)" >&2; exit 1; }
-
-# Mounts for the chroot are made in a mount namespace of this script's own,
-# so they vanish with it, whatever way it exits.
-if [ -z "${GPUIDX_TEST_PG_NS:-}" ]; then
-    GPUIDX_TEST_PG_NS=1 exec unshare --mount --propagation private bash "$0" "${args[@]}"
-fi
+own_mount_namespace scripts/test-pg.sh "${args[@]}"
 
 start=$SECONDS
 step() { printf '\n=== PostgreSQL %s: %s (%d s) ===\n' "$version" "$*" $((SECONDS - start)); }
 die() { echo "test-pg.sh: $*" >&2; exit 1; }
 trap 'echo "test-pg.sh: failed at line $LINENO" >&2' ERR
-# the Debian archive apt uses here (not its security archive)
-debian_mirror() {
-    local m
-    m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
-        2>/dev/null | grep -v '^[[:space:]]*#' |
-        grep -Eo '(https?|file)://[^[:space:]]*/debian/?([[:space:]]|$)' | head -n 1 | tr -d '[:space:]') || true
-    echo "${m:-http://deb.debian.org/debian}"
-}
 
 bin=/usr/lib/postgresql/$version/bin
 packages=(postgresql-$version postgresql-server-dev-$version postgresql-$version-pgtap
@@ -75,30 +62,9 @@ tap=${GPUIDX_TAP_TESTS:-$default_tap}
 step "chroot of Debian $release"
 cache=${GPUIDX_CHROOTS:-$HOME/.cache/gpuidx-chroots}
 root=$cache/$release-pg$version
-stamp="$release ${packages[*]}"
-if [ "$(cat "$root/.gpuidx-chroot" 2>/dev/null)" != "$stamp" ]; then
-    if ! command -v mmdebstrap >/dev/null; then
-        echo "test-pg.sh: installing mmdebstrap" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null ||
-            { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null; }
-    fi
-    mirror=${GPUIDX_DEBIAN_MIRROR:-$(debian_mirror)}
-    echo "making $root from $mirror (once; later runs reuse it)"
-    rm -rf "$root" "$root.new"
-    mkdir -p "$cache"
-    # an archive snapshot's Release file may be past its Valid-Until
-    mmdebstrap --variant=minbase --aptopt='Acquire::Check-Valid-Until "false"' \
-        --include="$(IFS=,; echo "${packages[*]}")" "$release" "$root.new" "$mirror" ||
-        die "could not make the Debian $release chroot from $mirror"
-    echo "$stamp" > "$root.new/.gpuidx-chroot"
-    mv "$root.new" "$root"
-else
-    echo "reusing $root"
-fi
+chroot_make "$root" "$release" "${packages[@]}"
 [ "$chroot_only" = 0 ] || { step "chroot ready: $root"; exit 0; }
-mount -t proc proc "$root/proc"
-mount --bind /dev "$root/dev"
-mount -t tmpfs -o mode=1777 shm "$root/dev/shm"
+chroot_mount "$root"
 
 # commands in the chroot: as root, or as the postgres user (PostgreSQL
 # refuses root) in the copy of the tree it owns
@@ -127,11 +93,7 @@ if [ -n "$tap" ] && grep -q -e GPUIDX_DATA -e corpus_files $tap; then
 fi
 
 step "build and install"
-rm -rf "$root/var/tmp/gpuidx"
-mkdir -p "$root/var/tmp/gpuidx"
-# the tree as git sees it: tracked and new files, no build outputs
-git ls-files -z --cached --others --exclude-standard |
-    tar --null -T - --ignore-failed-read -c | tar -x -C "$root/var/tmp/gpuidx"
+copy_tree "$root/var/tmp/gpuidx"
 if [ "$require" = 1 ]; then
     mkdir -p "$root/var/tmp/gpuidx/data/gcide"
     cp "$data/gcide/docs.tsv" "$data/gcide/queries.tsv" "$root/var/tmp/gpuidx/data/gcide/"
