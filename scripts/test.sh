@@ -9,11 +9,15 @@
 # missing); indexes written by each released version's own build, read by
 # this one before and after ALTER EXTENSION gpuidx UPDATE (scripts/test-update.sh,
 # the releases built once into ~/.cache/gpuidx-releases); then the server tests again against PostgreSQL 17 and 18, each in
-# a chroot of the Debian release that carries it (scripts/test-pg.sh).
+# a chroot of the Debian release that carries it (scripts/test-pg.sh); then
+# the Debian package for PostgreSQL 15 built, installed and used in a chroot
+# of Debian 12 (scripts/test-deb.sh).
 # Exits non-zero on the first failure, a corpus that cannot be fetched
 # included.  Run as root on Debian 12.
 #   GPUIDX_SKIP_CORPUS=1   fetch nothing and skip the equivalence proof
 #   GPUIDX_PG_VERSIONS="17 18"   the other versions tested (empty: none)
+#   GPUIDX_DEB_VERSIONS=15   the versions whose package is built and tested
+#                          (17 and 18 take 3 more minutes each; empty: none)
 #   GPUIDX_TAP_JOBS=2      TAP test files run at once
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +33,14 @@ bash scripts/deps.sh
 # machine builds and runs the tests below; one after the other, since each
 # installs packages
 versions=${GPUIDX_PG_VERSIONS-17 18}
+deb_versions=${GPUIDX_DEB_VERSIONS-15}
 chroot_log=$(mktemp /tmp/gpuidx-chroots.XXXXXX)
 work=
 trap 'rm -rf "$chroot_log" $work' EXIT
 chroots_pid=
-if [ -n "$versions" ]; then
-    ( for v in $versions; do bash scripts/test-pg.sh --chroot-only "$v" || exit 1; done ) > "$chroot_log" 2>&1 &
+if [ -n "$versions$deb_versions" ]; then
+    ( for v in $versions; do bash scripts/test-pg.sh --chroot-only "$v" || exit 1; done
+      for v in $deb_versions; do bash scripts/test-deb.sh --chroot-only "$v" || exit 1; done ) > "$chroot_log" 2>&1 &
     chroots_pid=$!
 fi
 
@@ -130,13 +136,17 @@ else
 fi
 
 if [ -n "$chroots_pid" ]; then
-    step "chroots of PostgreSQL $versions"
+    step "chroots of PostgreSQL $versions, and of the packages' releases ($deb_versions)"
     wait "$chroots_pid" || { cat "$chroot_log"; echo "test.sh: could not make the chroots" >&2; exit 1; }
     grep '===' "$chroot_log"
 fi
 for v in $versions; do
     step "PostgreSQL $v: the server tests in a chroot of its Debian release"
     GPUIDX_DATA=$data bash scripts/test-pg.sh "$v"
+done
+for v in $deb_versions; do
+    step "PostgreSQL $v: the Debian package built, installed and used in a chroot"
+    bash scripts/test-deb.sh "$v"
 done
 
 if [ "$skip_corpus" = 1 ]; then
