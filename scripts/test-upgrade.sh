@@ -221,11 +221,17 @@ start_cluster 15 15
 as_user 15 "psql -XAtq -p ${port[15]} -f load.sql"
 ask 15 "${port[15]}" 15
 verify 15 "${port[15]}" 15
-# the answers of the index are a sequential scan's
-as_user 15 "PGOPTIONS='-c enable_indexscan=off -c enable_bitmapscan=off -c gpuidx.enable_customscan=off' \
-    psql -XAtq -p ${port[15]} -f answers.sql > out/15-seqscan.answers"
-grep -v '^rank_' "$tmp/shared/out/15.answers" | cmp -s - <(grep -v '^rank_' "$tmp/shared/out/15-seqscan.answers") ||
+# the indexes' answers are a sequential scan's (the first queries and
+# phrases: a scan tokenizes every row for each)
+subset="CREATE TEMP TABLE queries AS SELECT * FROM public.queries WHERE qid <= 40;
+    CREATE TEMP TABLE phrases AS SELECT * FROM public.phrases WHERE qid <= 1000"
+as_user 15 "set -o pipefail; PGOPTIONS='-c enable_seqscan=off' psql -XAtq -p ${port[15]} -c \"$subset\" -f answers.sql |
+        grep -v '^rank_' > out/15-subset.answers &&
+    PGOPTIONS='-c enable_indexscan=off -c enable_bitmapscan=off -c gpuidx.enable_customscan=off' \
+    psql -XAtq -p ${port[15]} -c \"$subset\" -f answers.sql | grep -v '^rank_' > out/15-seqscan.answers"
+cmp -s "$tmp/shared/out/15-subset.answers" "$tmp/shared/out/15-seqscan.answers" ||
     fail "15: the indexes' answers are not a sequential scan's"
+grep -q '^text|' "$tmp/shared/out/15-seqscan.answers" || fail "15: no answers of a sequential scan"
 echo "  15: $(wc -l < "$tmp/shared/out/15.answers") answer lines, $(cut -d'|' -f1 "$tmp/shared/out/15.answers" | sort -u | wc -l) kinds"
 
 step "pg_dump of the 15 cluster by PostgreSQL 18's pg_dump, over TCP"
