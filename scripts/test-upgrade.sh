@@ -175,44 +175,77 @@ nopos_tsv|SELECT id FROM nopos WHERE tsv @@ 'audio <-> player'::tsquery
 EOF
 }
 
-# gpuidx_verify finds every index sound, with as many rows as its table
-verify() {	# VERSION PORT NAME
-    local v=$1 p=$2 n=$3 out
-    out=$(as_user "$v" "psql -XAtq -p $p" <<'EOF'
-SELECT c.relname || '|' || gpuidx_verify(c.oid) || '|' ||
-       (SELECT count(*) FROM docs) || '|' || (SELECT count(*) FROM nopos)
-FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'gpuidx' ORDER BY 1;
-EOF
-    ) || { fail "$n: gpuidx_verify failed"; return 0; }
-    echo "$out" | sed "s/^/  $n: /"
-    echo "$out" > "$tmp/shared/out/$n.verify"
-    [ "$(cut -d'|' -f1 <<< "$out" | tr '\n' ' ')" = "$indexes " ] || fail "$n: gpuidx indexes are not $indexes"
-    local name verdict ndocs nnopos want
-    while IFS='|' read -r name verdict ndocs nnopos; do
-        want=$ndocs
-        [ "$name" = nopos_tsv ] && want=$nnopos
-        [[ "$verdict" == *"is sound"* ]] || fail "$n: $name: $verdict"
-        [[ "$verdict" =~ (^|[^0-9])$want\ rows\ of ]] || fail "$n: $name does not count $want rows: $verdict"
-    done <<< "$out"
+# gpuidx_verify finds each index sound, with as many rows as its table;
+# those named after NAME are expected out of date instead (an index whose
+# lexemes came from an older stemmer), reported with REINDEX as the hint
+verify() {	# VERSION PORT NAME [OUT-OF-DATE INDEX...]
+    local v=$1 p=$2 n=$3 i out rows table
+    shift 3
+    local stale=" $* "
+    : > "$tmp/shared/out/$n.verify"
+    for i in $indexes; do
+        table=docs
+        [ "$i" = nopos_tsv ] && table=nopos
+        if out=$(as_user "$v" "psql -XAtq -p $p -c \"SELECT gpuidx_verify('$i')\"" 2>&1 < /dev/null); then
+            [[ "$stale" != *" $i "* ]] || { fail "$n: $i was to be out of date, but: $out"; continue; }
+        else
+            if [[ "$stale" == *" $i "* && "$out" == *"does not match table"*"REINDEX"* ]]; then
+                echo "  $n: $i out of date, as expected: $(echo $out | cut -c1-160)"
+            else
+                fail "$n: gpuidx_verify('$i'): $out"
+            fi
+            continue
+        fi
+        rows=$(as_user "$v" "psql -XAtq -p $p -c 'SELECT count(*) FROM $table'" < /dev/null)
+        echo "  $n: $out"
+        echo "$i|$out" >> "$tmp/shared/out/$n.verify"
+        [[ "$out" == *"is sound"* ]] || fail "$n: $i: $out"
+        [[ "$out" =~ (^|[^0-9])$rows\ rows\ of ]] || fail "$n: $i does not count the $rows rows of $table: $out"
+    done
 }
 
-# the answers of NAME are the 15 cluster's; with WITH_BYTES=1 (pg_upgrade)
-# the posting lists' bytes too, and what gpuidx_verify finds of each index
-compare() {	# NAME WITH_BYTES
-    local o=$tmp/shared/out
-    if ! diff -q "$o/15.answers" "$o/$1.answers" > /dev/null; then
-        fail "$1: $(diff "$o/15.answers" "$o/$1.answers" | grep -c '^[<>]') answer lines differ from 15's"
-        diff "$o/15.answers" "$o/$1.answers" | head -n 20 | cut -c1-300
+# kinds of answers that tokenize rows or the query with the server's stemmer
+stemmed='^(text|expr_and|expr_phrase|rank_text)\|'
+
+# NAME's answers are the 15 cluster's: every kind (all), or those that use
+# no stemmer (unstemmed); with WITH_BYTES=1 (pg_upgrade) the posting lists'
+# bytes too, and gpuidx_verify's report of the indexes matching REPORTED
+compare() {	# NAME all|unstemmed WITH_BYTES [REPORTED]
+    local o=$tmp/shared/out n=$1 filter=cat
+    [ "$2" = all ] || filter="grep -Ev $stemmed"
+    if ! diff -q <($filter "$o/15.answers") <($filter "$o/$n.answers") > /dev/null; then
+        fail "$n: $(diff <($filter "$o/15.answers") <($filter "$o/$n.answers") | grep -c '^[<>]') answer lines ($2) differ from 15's"
+        diff <($filter "$o/15.answers") <($filter "$o/$n.answers") | head -n 20 | cut -c1-300
     fi
-    if [ "$2" = 1 ] && ! diff -q "$o/15.bytes" "$o/$1.bytes" > /dev/null; then
-        fail "$1: posting lists' bytes differ from 15's"
-        diff "$o/15.bytes" "$o/$1.bytes" | head -n 10
+    if [ "$3" = 1 ] && ! diff -q "$o/15.bytes" "$o/$n.bytes" > /dev/null; then
+        fail "$n: posting lists' bytes differ from 15's"
+        diff "$o/15.bytes" "$o/$n.bytes" | head -n 10
     fi
-    if [ "$2" = 1 ] && ! diff -q "$o/15.verify" "$o/$1.verify" > /dev/null; then
-        fail "$1: gpuidx_verify reports other indexes than 15's"
-        diff "$o/15.verify" "$o/$1.verify"
+    if [ -n "${4:-}" ] && ! diff -q <(grep -E "^($4)\|" "$o/15.verify") <(grep -E "^($4)\|" "$o/$n.verify") > /dev/null; then
+        fail "$n: gpuidx_verify's report of $4 is not 15's"
+        diff <(grep -E "^($4)\|" "$o/15.verify") <(grep -E "^($4)\|" "$o/$n.verify")
     fi
-    echo "  $1: $(wc -l < "$o/$1.answers") answer lines compared with 15's"
+    echo "  $n: $($filter "$o/$n.answers" | wc -l) answer lines ($2) are 15's"
+}
+
+# the indexes' answers are a sequential scan's, on the first 40 queries and
+# phrases (a scan tokenizes every row for each); ranked lists aside
+seq_check() {	# VERSION PORT NAME
+    local v=$1 p=$2 n=$3 o=$tmp/shared/out
+    local subset="CREATE TEMP TABLE queries AS SELECT * FROM public.queries WHERE qid <= 40;
+        CREATE TEMP TABLE phrases AS SELECT * FROM public.phrases WHERE qid <= 1000"
+    as_user "$v" "set -o pipefail; PGOPTIONS='-c enable_seqscan=off' psql -XAtq -p $p -c \"$subset\" -f answers.sql |
+            grep -v '^rank_' > out/$n-index.answers &&
+        PGOPTIONS='-c enable_indexscan=off -c enable_bitmapscan=off -c gpuidx.enable_customscan=off' \
+        psql -XAtq -p $p -c \"$subset\" -f answers.sql | grep -v '^rank_' > out/$n-seqscan.answers" ||
+        { fail "$n: the queries failed"; return 0; }
+    grep -q '^text|' "$o/$n-seqscan.answers" || fail "$n: no answers of a sequential scan"
+    if cmp -s "$o/$n-index.answers" "$o/$n-seqscan.answers"; then
+        echo "  $n: $(wc -l < "$o/$n-index.answers") answer lines are a sequential scan's"
+    else
+        fail "$n: the indexes' answers are not a sequential scan's"
+        diff "$o/$n-seqscan.answers" "$o/$n-index.answers" | head -n 10 | cut -c1-300
+    fi
 }
 
 step "PostgreSQL 15: the corpus loaded, indexed, asked"
@@ -221,33 +254,32 @@ start_cluster 15 15
 as_user 15 "psql -XAtq -p ${port[15]} -f load.sql"
 ask 15 "${port[15]}" 15
 verify 15 "${port[15]}" 15
-# the indexes' answers are a sequential scan's (the first queries and
-# phrases: a scan tokenizes every row for each)
-subset="CREATE TEMP TABLE queries AS SELECT * FROM public.queries WHERE qid <= 40;
-    CREATE TEMP TABLE phrases AS SELECT * FROM public.phrases WHERE qid <= 1000"
-as_user 15 "set -o pipefail; PGOPTIONS='-c enable_seqscan=off' psql -XAtq -p ${port[15]} -c \"$subset\" -f answers.sql |
-        grep -v '^rank_' > out/15-subset.answers &&
-    PGOPTIONS='-c enable_indexscan=off -c enable_bitmapscan=off -c gpuidx.enable_customscan=off' \
-    psql -XAtq -p ${port[15]} -c \"$subset\" -f answers.sql | grep -v '^rank_' > out/15-seqscan.answers"
-cmp -s "$tmp/shared/out/15-subset.answers" "$tmp/shared/out/15-seqscan.answers" ||
-    fail "15: the indexes' answers are not a sequential scan's"
-grep -q '^text|' "$tmp/shared/out/15-seqscan.answers" || fail "15: no answers of a sequential scan"
+seq_check 15 "${port[15]}" 15
 echo "  15: $(wc -l < "$tmp/shared/out/15.answers") answer lines, $(cut -d'|' -f1 "$tmp/shared/out/15.answers" | sort -u | wc -l) kinds"
 
 step "pg_dump of the 15 cluster by PostgreSQL 18's pg_dump, over TCP"
 as_user 18 "pg_dump -h 127.0.0.1 -p ${port[15]} -Fc -f $shared/15.dump postgres"
 stop_cluster 15 15
 
+upgrade() {	# OLD NEW [OPTION...]
+    local old=$1 new=$2 bindir
+    shift 2
+    bindir=$(old_bindir "$old" "$new")
+    as_user "$new" "pg_upgrade --no-sync $* -b $bindir -B /usr/lib/postgresql/$new/bin -d $shared/$old -D $shared/$new \
+        -s $shared/sock -p 549$old -P 549$new > out/upgrade-$new.log" || {
+        tail -n 30 "$tmp/shared/out/upgrade-$new.log"
+        cat "$tmp/shared/$new/pg_upgrade_output.d"/*/log/* 2>/dev/null | tail -n 40
+        die "pg_upgrade $old -> $new failed"
+    }
+}
+
 step "pg_upgrade 15 -> 17 (copy)"
 new_cluster 17 17
-old=$(old_bindir 15 17)
-as_user 17 "pg_upgrade --no-sync -b $old -B /usr/lib/postgresql/17/bin -d $shared/15 -D $shared/17 \
-    -s $shared/sock -p 54925 -P 54927 > out/upgrade-17.log" ||
-    { tail -n 30 "$tmp/shared/out/upgrade-17.log"; cat "$tmp/shared/17/pg_upgrade_output.d"/*/log/* 2>/dev/null | tail -n 40; die "pg_upgrade 15 -> 17 failed"; }
+upgrade 15 17
 start_cluster 17 17
-ask 17 "${port[17]}" 17
 verify 17 "${port[17]}" 17
-compare 17 1
+ask 17 "${port[17]}" 17
+compare 17 all 1 "${indexes// /|}"
 # the upgraded indexes take new rows
 got=$(as_user 17 "psql -XAtq -p ${port[17]}" <<'EOF'
 BEGIN;
@@ -261,29 +293,36 @@ EOF
 [ "$got" = $'900001\n900001' ] || fail "17: a row inserted after the upgrade is not found through the indexes: $got"
 stop_cluster 17 17
 
+# PostgreSQL 18's English stemmer is not 17's ('added' is 'ad' in 17, 'add'
+# in 18): the indexes that stem the rows' text (docs_body, docs_expr) hold
+# 17's lexemes until REINDEX, as GIN indexes on to_tsvector do; gpuidx_verify
+# must say so.  Those on stored tsvectors stay sound and answer as before.
 step "pg_upgrade 17 -> 18 (--link)"
 new_cluster 18 18 --no-data-checksums
-old=$(old_bindir 17 18)
-as_user 18 "pg_upgrade --no-sync --link -b $old -B /usr/lib/postgresql/18/bin -d $shared/17 -D $shared/18 \
-    -s $shared/sock -p 54927 -P 54928 > out/upgrade-18.log" ||
-    { tail -n 30 "$tmp/shared/out/upgrade-18.log"; cat "$tmp/shared/18/pg_upgrade_output.d"/*/log/* 2>/dev/null | tail -n 40; die "pg_upgrade 17 -> 18 failed"; }
+upgrade 17 18 --link
 start_cluster 18 18
+verify 18 "${port[18]}" 18 docs_body docs_expr
 ask 18 "${port[18]}" 18
-verify 18 "${port[18]}" 18
-compare 18 1
+compare 18 unstemmed 1 "docs_tsv|nopos_tsv"
+as_user 18 "psql -XAtq -p ${port[18]} -c 'REINDEX INDEX docs_body' -c 'REINDEX INDEX docs_expr'"
+verify 18 "${port[18]}" 18-reindexed
+ask 18 "${port[18]}" 18-reindexed
+compare 18-reindexed unstemmed 1 "docs_tsv|nopos_tsv"
+seq_check 18 "${port[18]}" 18-reindexed
 stop_cluster 18 18
 
 step "the 15 cluster's dump restored into PostgreSQL 18"
 new_cluster 18 restored
 start_cluster 18 restored
 as_user 18 "pg_restore --exit-on-error -p ${port[restored]} -d postgres $shared/15.dump"
-ask 18 "${port[restored]}" restored
 verify 18 "${port[restored]}" restored
-compare restored 0
+ask 18 "${port[restored]}" restored
+compare restored unstemmed 0
+seq_check 18 "${port[restored]}" restored
 stop_cluster 18 restored
 
 if [ -n "$failed" ]; then
     step "FAILED:$failed"
     exit 1
 fi
-step "all passed: 15 -> 17 (pg_upgrade), 17 -> 18 (pg_upgrade --link), 15 -> 18 (pg_dump); $(wc -l < "$tmp/shared/out/15.answers") answers each, the indexes ($indexes) sound"
+step "all passed: 15 -> 17 (pg_upgrade), 17 -> 18 (pg_upgrade --link), 15 -> 18 (pg_dump); $(wc -l < "$tmp/shared/out/15.answers") answers each, the indexes sound"

@@ -2,6 +2,9 @@
 -- matching ids in order ('-' for none), or the top 10 ids with their scores.
 -- Run before and after each upgrade and compared line by line.  Ranked lists
 -- show '~' for the ids tied at the 10th score, which either run may pick.
+-- The kinds text, expr_and, expr_phrase and rank_text tokenize rows or the
+-- query with the server's stemmer; the others ask stored tsqueries of
+-- stored tsvectors.
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
 -- a tsquery's first lexeme as a prefix
@@ -14,23 +17,23 @@ CREATE FUNCTION pg_temp.anyof(q tsquery) RETURNS tsquery LANGUAGE sql IMMUTABLE
 SELECT 'text', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM docs d
                               WHERE d.body @@& q.q), '-') FROM queries q ORDER BY qid;
 SELECT 'tsv_and', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM docs d
-                                 WHERE d.tsv @@ plainto_tsquery('english', q.q)), '-') FROM queries q ORDER BY qid;
+                                 WHERE d.tsv @@ q.tsq), '-') FROM queries q ORDER BY qid;
 SELECT 'tsv_or', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM docs d
-                                WHERE d.tsv @@ pg_temp.anyof(plainto_tsquery('english', q.q))), '-') FROM queries q ORDER BY qid;
+                                WHERE d.tsv @@ pg_temp.anyof(q.tsq)), '-') FROM queries q ORDER BY qid;
 SELECT 'tsv_prefix', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM docs d
-                                    WHERE d.tsv @@ pg_temp.prefix(plainto_tsquery('english', q.q))), '-')
-FROM queries q WHERE numnode(plainto_tsquery('english', q.q)) > 0 ORDER BY qid;
+                                    WHERE d.tsv @@ pg_temp.prefix(q.tsq)), '-')
+FROM queries q WHERE numnode(q.tsq) > 0 ORDER BY qid;
 SELECT 'tsv_phrase', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM docs d
                                     WHERE d.tsv @@ p.q), '-') FROM phrases p ORDER BY qid;
 SELECT 'tsv_query_phrase', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM docs d
-                                          WHERE d.tsv @@ phraseto_tsquery('english', q.q)), '-') FROM queries q ORDER BY qid;
+                                          WHERE d.tsv @@ q.ptsq), '-') FROM queries q ORDER BY qid;
 SELECT 'expr_and', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM docs d
-                                  WHERE to_tsvector('english', d.body) @@ plainto_tsquery('english', q.q)), '-')
+                                  WHERE to_tsvector('english', d.body) @@ q.tsq), '-')
 FROM queries q ORDER BY qid;
 SELECT 'expr_phrase', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM docs d
                                      WHERE to_tsvector('english', d.body) @@ p.q), '-') FROM phrases p ORDER BY qid;
 SELECT 'nopos_and', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM nopos d
-                                   WHERE d.tsv @@ plainto_tsquery('english', q.q)), '-') FROM queries q ORDER BY qid;
+                                   WHERE d.tsv @@ q.tsq), '-') FROM queries q ORDER BY qid;
 SELECT 'nopos_phrase', qid, coalesce((SELECT string_agg(id::text, ',' ORDER BY id) FROM nopos d
                                       WHERE d.tsv @@ p.q), '-') FROM phrases p ORDER BY qid;
 
@@ -44,9 +47,9 @@ SELECT 'rank_tsv', qid, coalesce((
     SELECT string_agg(CASE WHEN s > m THEN id::text ELSE '~' END || ':' || round(s::numeric, 6), ','
                       ORDER BY s DESC, CASE WHEN s > m THEN id END)
     FROM (SELECT id, s, min(s) OVER () AS m
-          FROM (SELECT id, -(tsv <=> plainto_tsquery('english', q.q)) AS s FROM docs
-                ORDER BY tsv <=> plainto_tsquery('english', q.q) LIMIT 10) r) r2), '-')
-FROM queries q WHERE numnode(plainto_tsquery('english', q.q)) > 0 ORDER BY qid;
+          FROM (SELECT id, -(tsv <=> q.tsq) AS s FROM docs
+                ORDER BY tsv <=> q.tsq LIMIT 10) r) r2), '-')
+FROM queries q WHERE numnode(q.tsq) > 0 ORDER BY qid;
 
 -- posting lists: each one's ids, the codecs' lists alike, set operations
 SELECT 'pl', word, pl_length(ids), md5(ids::bigint[]::text), ids = ids_ef AND ids = ids_lrc AND ids = ids_raw,
@@ -58,7 +61,7 @@ SELECT 'pl_query', qid, coalesce((
     SELECT pl_length(pl_intersect(VARIADIC array_agg(l.ids_lrc))) || ':' ||
            md5(pl_intersect(VARIADIC array_agg(l.ids))::bigint[]::text) || ':' ||
            md5(pl_union(VARIADIC array_agg(l.ids_ef))::bigint[]::text)
-    FROM lists l WHERE l.word = ANY (tsvector_to_array(to_tsvector('english', q.q)))), '-')
+    FROM lists l WHERE l.word = ANY (q.lexemes)), '-')
 FROM queries q ORDER BY qid;
 SELECT 'pl_agg', pl_length(pl_union_agg(ids)), md5(pl_union_agg(ids_lrc)::bigint[]::text),
        md5(pl_intersect_agg(ids_raw)::bigint[]::text), md5(pl_agg(length(word))::bigint[]::text)

@@ -39,10 +39,14 @@ INSERT INTO lists (word, ids, ids_ef, ids_lrc, ids_raw)
 SELECT 'range', pl_range(1, 100000), pl_encode(pl_range(1, 100000), 'ef'),
        pl_encode(pl_range(1, 100000), 'lrc'), pl_encode(pl_range(1, 100000), 'raw');
 
--- the real queries (searches typed by people, from the corpus), and phrases:
--- a document's second and third words, found in it at least
-CREATE TABLE queries (qid int PRIMARY KEY, q text);
-\copy queries FROM '/var/tmp/gpxupg/queries.tsv' WITH (FORMAT csv, DELIMITER E'\t', QUOTE E'\x01')
+-- the real queries (searches typed by people, from the corpus), each with
+-- its tsqueries and lexemes made here, so that they are the same whatever
+-- version's stemmer asks them; and phrases: a document's second and third
+-- words, found in it at least
+CREATE TABLE queries (qid int PRIMARY KEY, q text, tsq tsquery, ptsq tsquery, lexemes text[]);
+\copy queries (qid, q) FROM '/var/tmp/gpxupg/queries.tsv' WITH (FORMAT csv, DELIMITER E'\t', QUOTE E'\x01')
+UPDATE queries SET tsq = plainto_tsquery('english', q), ptsq = phraseto_tsquery('english', q),
+                   lexemes = tsvector_to_array(to_tsvector('english', q));
 CREATE TABLE phrases (qid int PRIMARY KEY, q tsquery);
 INSERT INTO phrases
 SELECT id, phraseto_tsquery('english', split_part(body, ' ', 2) || ' ' || split_part(body, ' ', 3))
