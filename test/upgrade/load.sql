@@ -2,7 +2,7 @@
 -- descriptions) in tables with a gpuidx index of every kind, a table of
 -- posting lists in each codec, and the real queries the answers are asked
 -- with.  Rows are added and deleted after the builds, so the indexes carry
--- unmerged segments and dead entries through the upgrade.
+-- pending rows, or a second segment and dead entries, through the upgrade.
 \set ON_ERROR_STOP on
 CREATE EXTENSION gpuidx;
 
@@ -26,6 +26,7 @@ WHERE id > (SELECT max(id) * 9 / 10 FROM raw);
 INSERT INTO nopos SELECT id, tsv FROM docs WHERE id NOT IN (SELECT id FROM nopos);
 DELETE FROM docs WHERE id % 17 = 3;
 DELETE FROM nopos WHERE id % 19 = 5;
+VACUUM nopos;    -- its pending rows merged into a second segment, the deleted ones marked
 
 -- posting lists: the documents of each lexeme found in at least two, in
 -- each codec
