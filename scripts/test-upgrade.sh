@@ -142,7 +142,10 @@ listen_addresses = '127.0.0.1'
 unix_socket_directories = '$shared/sock'
 EOF"
 }
-start_cluster() { as_user "$1" "pg_ctl -w -s -D $shared/$2 -l $shared/$2.log start"; }
+start_cluster() {
+    as_user "$1" "pg_ctl -w -s -D $shared/$2 -l $shared/$2.log start" ||
+        { tail -n 20 "$tmp/shared/$2.log"; die "PostgreSQL $1 did not start on $2"; }
+}
 stop_cluster() { as_user "$1" "pg_ctl -w -s -D $shared/$2 stop"; }
 
 failed=
@@ -272,7 +275,7 @@ upgrade() {	# OLD NEW [OPTION...]
     shift 2
     bindir=$(old_bindir "$old" "$new")
     as_user "$new" "pg_upgrade --no-sync $* -b $bindir -B /usr/lib/postgresql/$new/bin -d $shared/$old -D $shared/$new \
-        -s $shared/sock -p 549$old -P 549$new > out/upgrade-$new.log" || {
+        -s $shared/sock -p $((port[$old] + 10)) -P $((port[$new] + 10)) > out/upgrade-$new.log" || {
         tail -n 30 "$tmp/shared/out/upgrade-$new.log"
         cat "$tmp/shared/$new/pg_upgrade_output.d"/*/log/* 2>/dev/null | tail -n 40
         die "pg_upgrade $old -> $new failed"

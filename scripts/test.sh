@@ -19,6 +19,8 @@
 #   GPUIDX_DEB_VERSIONS=15   the versions whose package is built and tested
 #                          (17 and 18 take 3 more minutes each; empty: none)
 #   GPUIDX_TAP_JOBS=2      TAP test files run at once
+#   GPUIDX_UPGRADE_TEST=1  also pg_upgrade 15 -> 17 -> 18 and pg_dump 15 -> 18
+#                          (scripts/test-upgrade.sh: about 5 more minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -148,6 +150,11 @@ for v in $deb_versions; do
     step "PostgreSQL $v: the Debian package built, installed and used in a chroot"
     bash scripts/test-deb.sh "$v"
 done
+
+if [ "${GPUIDX_UPGRADE_TEST:-0}" = 1 ]; then
+    step "pg_upgrade and pg_dump across PostgreSQL 15, 17 and 18 (scripts/test-upgrade.sh)"
+    GPUIDX_DATA=$data bash scripts/test-upgrade.sh
+fi
 
 if [ "$skip_corpus" = 1 ]; then
     step "all tests passed, but NOT the index equivalence proof (GPUIDX_SKIP_CORPUS=1)"
