@@ -11,10 +11,17 @@
 #   and a pg_dump of the 15 cluster (by 18's pg_dump, over TCP) restored
 #   into a fresh 18 cluster;
 # after each, every answer must be the 15 cluster's, line by line; the
-# posting lists' stored bytes too after pg_upgrade (a restore encodes them
-# anew); each index must be the one used (EXPLAIN), and gpuidx_verify must
-# find every index sound with its rows.  Prints a summary line; exits
-# non-zero on any failure.  Run as root on Debian 12.
+# posting lists' stored bytes and gpuidx_verify's report too after
+# pg_upgrade (a restore encodes the lists anew and builds the indexes
+# afresh: its answers are those of indexes rebuilt on 15); each index must
+# be the one used (EXPLAIN), and gpuidx_verify must find every index sound
+# with its rows.  PostgreSQL 18 stems some English words differently from
+# 17 ('added': 'ad', then 'add'): after pg_upgrade to 18 the indexes that
+# stem text as they are built (text, expression) must be reported out of
+# date by gpuidx_verify, and after REINDEX answer as a sequential scan does;
+# the answers that stem nothing (stored tsvectors asked stored tsqueries)
+# must still be 15's.  Prints a summary line; exits non-zero on any
+# failure.  Run as root on Debian 12; about 5 minutes on 2 cores.
 #   bash scripts/test-upgrade.sh
 #   GPUIDX_UPGRADE_ROWS=N    documents loaded (default 4000)
 #   GPUIDX_UPGRADE_QUERIES=N queries asked (default 300)
@@ -293,17 +300,6 @@ start_cluster 17 17
 verify 17 "${port[17]}" 17
 ask 17 "${port[17]}" 17
 compare 17 all 1 "${indexes// /|}"
-# the upgraded indexes take new rows
-got=$(as_user 17 "psql -XAtq -p ${port[17]}" <<'EOF'
-BEGIN;
-INSERT INTO docs VALUES (900001, 'zzupgraded package', to_tsvector('english', 'zzupgraded package'));
-SET LOCAL enable_seqscan = off;
-SELECT string_agg(id::text, ',') FROM docs WHERE body @@& 'zzupgraded';
-SELECT string_agg(id::text, ',') FROM docs WHERE tsv @@ 'zzupgrad'::tsquery;
-ROLLBACK;
-EOF
-)
-[ "$got" = $'900001\n900001' ] || fail "17: a row inserted after the upgrade is not found through the indexes: $got"
 stop_cluster 17 17
 
 # PostgreSQL 18's English stemmer is not 17's ('added' is 'ad' in 17, 'add'
@@ -322,6 +318,18 @@ verify 18 "${port[18]}" 18-reindexed
 ask 18 "${port[18]}" 18-reindexed
 compare 18-reindexed unstemmed 1 "docs_tsv|nopos_tsv"
 seq_check 18 "${port[18]}" 18-reindexed
+# the upgraded indexes take new rows (last: the aborted row stays in the
+# index, counted in its ranking statistics until a vacuum)
+got=$(as_user 17 "psql -XAtq -p ${port[18]}" <<'EOF'
+BEGIN;
+INSERT INTO docs VALUES (900001, 'zzupgraded package', to_tsvector('english', 'zzupgraded package'));
+SET LOCAL enable_seqscan = off;
+SELECT string_agg(id::text, ',') FROM docs WHERE body @@& 'zzupgraded';
+SELECT string_agg(id::text, ',') FROM docs WHERE tsv @@ 'zzupgrad'::tsquery;
+ROLLBACK;
+EOF
+)
+[ "$got" = $'900001\n900001' ] || fail "18: a row inserted after the upgrade is not found through the indexes: $got"
 stop_cluster 18 18
 
 step "the 15 cluster's dump restored into PostgreSQL 18"
