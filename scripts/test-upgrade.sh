@@ -114,10 +114,10 @@ as_user() {	# VERSION COMMAND
 
 step "gpuidx built and installed for each version, in its chroot"
 for v in 15 17 18; do
-    copy_tree "${root[$v]}/var/tmp/gpuidx"
+    copy_tree "${root[$v]}/var/tmp/gpxupg-src"
     make_args="PG_CONFIG=/usr/lib/postgresql/$v/bin/pg_config with_llvm=no"
     chroot "${root[$v]}" env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME=/root \
-        bash -c "cd /var/tmp/gpuidx && make -s -j1 $make_args && make -s $make_args install" > "$tmp/build$v.log" 2>&1 ||
+        bash -c "cd /var/tmp/gpxupg-src && make -s -j1 $make_args && make -s $make_args install" > "$tmp/build$v.log" 2>&1 ||
         { tail -n 30 "$tmp/build$v.log"; die "could not build gpuidx for PostgreSQL $v"; }
     echo "PostgreSQL $v: $(chroot "${root[$v]}" /usr/lib/postgresql/$v/bin/postgres --version)"
 done
@@ -320,7 +320,7 @@ compare 18-reindexed unstemmed 1 "docs_tsv|nopos_tsv"
 seq_check 18 "${port[18]}" 18-reindexed
 # the upgraded indexes take new rows (last: the aborted row stays in the
 # index, counted in its ranking statistics until a vacuum)
-got=$(as_user 17 "psql -XAtq -p ${port[18]}" <<'EOF'
+got=$(as_user 18 "psql -XAtq -p ${port[18]}" <<'EOF'
 BEGIN;
 INSERT INTO docs VALUES (900001, 'zzupgraded package', to_tsvector('english', 'zzupgraded package'));
 SET LOCAL enable_seqscan = off;
