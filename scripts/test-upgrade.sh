@@ -21,7 +21,7 @@
 # date by gpuidx_verify, and after REINDEX answer as a sequential scan does;
 # the answers that stem nothing (stored tsvectors asked stored tsqueries)
 # must still be 15's.  Prints a summary line; exits non-zero on any
-# failure.  Run as root on Debian 12; about 5 minutes on 2 cores.
+# failure.  Run as root on Debian 12; 5 to 7 minutes on 2 cores.
 #   bash scripts/test-upgrade.sh
 #   GPUIDX_UPGRADE_ROWS=N    documents loaded (default 4000)
 #   GPUIDX_UPGRADE_QUERIES=N queries asked (default 300)

@@ -20,7 +20,7 @@
 #                          (17 and 18 take 3 more minutes each; empty: none)
 #   GPUIDX_TAP_JOBS=2      TAP test files run at once
 #   GPUIDX_UPGRADE_TEST=1  also pg_upgrade 15 -> 17 -> 18 and pg_dump 15 -> 18
-#                          (scripts/test-upgrade.sh: about 5 more minutes)
+#                          (scripts/test-upgrade.sh: 5 to 7 more minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
