@@ -578,23 +578,78 @@ find_part_list(GpxSegment *seg, const GpxTermRef *ref)
 }
 
 /*
+ * Dictionary entries this backend looked up lately, found or not.  A
+ * segment never changes once written, so an entry is known for good by
+ * (index file, segment id and header page, term); queries look up the same
+ * terms again and again (and a query under a LIMIT, each window again),
+ * and a lookup reads two or three pages and parses a leaf.  Direct-mapped
+ * by a hash of the key, a colliding entry replaces the one there; the
+ * whole cache is emptied when its memory passes TERM_CACHE_BYTES and on
+ * any relation cache invalidation (an index dropped, rebuilt or truncated
+ * sends one) or when this backend builds an index (TRUNCATE of a table
+ * created in the same transaction rebuilds its index in the same file),
+ * so a reused relfilenode never finds an old entry.
+ * Temporary indexes are not cached (their relfilenodes may repeat).
+ */
+#define TERM_CACHE_SLOTS 4096
+#define TERM_CACHE_BYTES (4 * 1024 * 1024)
+
+/* what names a segment for good: the index's file, the segment's id and header page */
+typedef struct SegmentKey
+{
+	RelFileLocator node;		/* its relation number InvalidOid: empty */
+	uint32		segment;
+	BlockNumber head;
+} SegmentKey;
+
+/* what names a remembered entry for good: its segment and a string */
+typedef struct CacheKey
+{
+	SegmentKey	seg;
+	int			len;
+	char	   *term;			/* in term_cache_cxt */
+} CacheKey;
+
+typedef struct TermCacheEntry
+{
+	CacheKey	key;
+	bool		found;
+	GpxTermRef ref;				/* payload: its bytes (payload_len), kept here */
+	uint32		payload_len;
+	bool		dead_known;		/* dead_postings counted against dead_count dead docs */
+	uint32		dead_count;
+	uint64		dead_postings;
+} TermCacheEntry;
+
+static TermCacheEntry *term_cache;
+static MemoryContext term_cache_cxt;
+
+/* prefixes' sums (gpx_seg_prefix_stats), beside the entries and emptied with them */
+#define PREFIX_CACHE_SLOTS 256
+
+typedef struct PrefixCacheEntry
+{
+	CacheKey	key;			/* the prefix */
+	GpxPrefixStats st;
+} PrefixCacheEntry;
+
+static PrefixCacheEntry *prefix_cache;
+
+/*
  * The header and skip entries of the long lists this backend read in part
- * lately, as checked when first read.  A segment never changes once
- * written, so they hold for good under the dictionary cache's key (index
- * file, segment id and header page) and the list's place; a query reads
- * them from here instead of every page they fill, and checks only the end
- * of the data it reads (ef_check_tail), not every block's skip entry again
- * (a list of every doc of 7.3M has 57k).  Emptied with the dictionary
- * cache, and when its memory passes SKIP_CACHE_BYTES.
+ * lately, as checked when first read.  They hold for good under their
+ * segment's key and the list's place; a query reads them from here instead
+ * of every page they fill, and checks only the end of the data it reads
+ * (ef_check_tail), not every block's skip entry again (a list of every doc
+ * of 7.3M has 57k).  Emptied with the dictionary cache on an invalidation,
+ * and when its memory passes SKIP_CACHE_BYTES.
  */
 #define SKIP_CACHE_SLOTS 256
 #define SKIP_CACHE_BYTES (8 * 1024 * 1024)
 
 typedef struct SkipCacheEntry
 {
-	RelFileLocator node;		/* its relation number InvalidOid: empty */
-	uint32		segment;
-	BlockNumber head;
+	SegmentKey	seg;
 	uint32		page;			/* the list's place and length */
 	uint32		offset;
 	uint32		len;
@@ -605,40 +660,115 @@ typedef struct SkipCacheEntry
 static SkipCacheEntry *skip_cache;
 static MemoryContext skip_cache_cxt;
 
-static void caches_watch(void);
+static void
+term_cache_empty(void)
+{
+	MemoryContextReset(term_cache_cxt);
+	memset(term_cache, 0, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+	memset(prefix_cache, 0, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
+}
 
 static void
-skip_cache_reset(void)
+skip_cache_empty(void)
 {
-	if (skip_cache == NULL)
-		return;
 	MemoryContextReset(skip_cache_cxt);
 	memset(skip_cache, 0, SKIP_CACHE_SLOTS * sizeof(SkipCacheEntry));
+}
+
+/* every cache emptied: on any relation cache invalidation, and when this backend builds an index */
+static void
+caches_reset(Datum arg, Oid relid)
+{
+	if (term_cache == NULL)
+		return;
+	term_cache_empty();
+	skip_cache_empty();
+}
+
+void
+gpx_seg_forget_cached(void)
+{
+	caches_reset((Datum) 0, InvalidOid);
+}
+
+/* the caches, made at a backend's first use; false for a segment they leave out */
+static bool
+caches_ready(GpxSegment *seg)
+{
+	if (RelationUsesLocalBuffers(seg->index))
+		return false;
+	if (term_cache == NULL)
+	{
+		term_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx term cache",
+											   ALLOCSET_DEFAULT_SIZES);
+		skip_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx skip entries cache",
+											   ALLOCSET_DEFAULT_SIZES);
+		term_cache = MemoryContextAllocZero(TopMemoryContext, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
+		prefix_cache = MemoryContextAllocZero(TopMemoryContext, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
+		skip_cache = MemoryContextAllocZero(TopMemoryContext, SKIP_CACHE_SLOTS * sizeof(SkipCacheEntry));
+		CacheRegisterRelcacheCallback(caches_reset, (Datum) 0);
+	}
+	return true;
+}
+
+static bool
+segment_key_holds(const SegmentKey *k, GpxSegment *seg)
+{
+	return gpx_locator_number(k->node) != InvalidOid &&
+		RelFileLocatorEquals(k->node, gpx_rel_locator(seg->index)) &&
+		k->segment == seg->ref.id && k->head == seg->ref.head;
+}
+
+static void
+segment_key_set(SegmentKey *k, GpxSegment *seg)
+{
+	k->node = gpx_rel_locator(seg->index);
+	k->segment = seg->ref.id;
+	k->head = seg->ref.head;
+}
+
+static uint32
+segment_hash(GpxSegment *seg)
+{
+	return hash_bytes_uint32(seg->ref.id ^ gpx_locator_number(gpx_rel_locator(seg->index)));
+}
+
+static TermCacheEntry *
+term_cache_slot(GpxSegment *seg, const char *term, int len)
+{
+	if (!caches_ready(seg))
+		return NULL;
+	return &term_cache[(hash_bytes((const unsigned char *) term, len) ^ segment_hash(seg)) % TERM_CACHE_SLOTS];
+}
+
+static bool
+cache_key_holds(const CacheKey *k, GpxSegment *seg, const char *term, int len)
+{
+	return segment_key_holds(&k->seg, seg) && k->len == len && memcmp(k->term, term, len) == 0;
+}
+
+/* the caller has made room (term_cache_put) */
+static void
+cache_key_set(CacheKey *k, GpxSegment *seg, const char *term, int len)
+{
+	segment_key_set(&k->seg, seg);
+	k->len = len;
+	k->term = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
+	memcpy(k->term, term, len);
 }
 
 static SkipCacheEntry *
 skip_cache_slot(GpxSegment *seg, const GpxTermRef *ref)
 {
-	if (RelationUsesLocalBuffers(seg->index))
+	if (!caches_ready(seg))
 		return NULL;
-	if (skip_cache == NULL)
-	{
-		skip_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx skip entries cache",
-											   ALLOCSET_DEFAULT_SIZES);
-		skip_cache = MemoryContextAllocZero(TopMemoryContext, SKIP_CACHE_SLOTS * sizeof(SkipCacheEntry));
-		caches_watch();
-	}
-	return &skip_cache[(hash_bytes_uint32(ref->page ^ (ref->offset << 17)) ^
-						hash_bytes_uint32(seg->ref.id ^ gpx_locator_number(gpx_rel_locator(seg->index)))) %
-					   SKIP_CACHE_SLOTS];
+	return &skip_cache[(hash_bytes_uint32(ref->page ^ (ref->offset << 17)) ^ segment_hash(seg)) % SKIP_CACHE_SLOTS];
 }
 
 static bool
 skip_cache_holds(const SkipCacheEntry *c, GpxSegment *seg, const GpxTermRef *ref)
 {
-	return c != NULL && gpx_locator_number(c->node) != InvalidOid &&
-		RelFileLocatorEquals(c->node, gpx_rel_locator(seg->index)) &&
-		c->segment == seg->ref.id && c->head == seg->ref.head &&
+	return c != NULL && segment_key_holds(&c->seg, seg) &&
 		c->page == ref->page && c->offset == ref->offset && c->len == ref->len;
 }
 
@@ -650,14 +780,12 @@ skip_cache_put(SkipCacheEntry *c, GpxSegment *seg, const GpxTermRef *ref, const 
 	if (c == NULL || skip_bytes > SKIP_CACHE_BYTES / 8)
 		return;
 	if (MemoryContextMemAllocated(skip_cache_cxt, true) + skip_bytes > SKIP_CACHE_BYTES)
-		skip_cache_reset();
+		skip_cache_empty();
 	else if (c->skips != NULL)
 		pfree(c->skips);
 	c->skips = MemoryContextAlloc(skip_cache_cxt, skip_bytes);
 	memcpy(c->skips, bytes, skip_bytes);
-	c->node = gpx_rel_locator(seg->index);
-	c->segment = seg->ref.id;
-	c->head = seg->ref.head;
+	segment_key_set(&c->seg, seg);
 	c->page = ref->page;
 	c->offset = ref->offset;
 	c->len = ref->len;
@@ -826,127 +954,6 @@ gpx_seg_leaf_for(GpxSegment *seg, const char *term, int len, uint32 *leaf)
 	return descend(seg, term, len, leaf);
 }
 
-/*
- * Dictionary entries this backend looked up lately, found or not.  A
- * segment never changes once written, so an entry is known for good by
- * (index file, segment id and header page, term); queries look up the same
- * terms again and again (and a query under a LIMIT, each window again),
- * and a lookup reads two or three pages and parses a leaf.  Direct-mapped
- * by a hash of the key, a colliding entry replaces the one there; the
- * whole cache is emptied when its memory passes TERM_CACHE_BYTES and on
- * any relation cache invalidation (an index dropped, rebuilt or truncated
- * sends one) or when this backend builds an index (TRUNCATE of a table
- * created in the same transaction rebuilds its index in the same file),
- * so a reused relfilenode never finds an old entry.
- * Temporary indexes are not cached (their relfilenodes may repeat).
- */
-#define TERM_CACHE_SLOTS 4096
-#define TERM_CACHE_BYTES (4 * 1024 * 1024)
-
-/* what names a remembered entry for good: the index's file, the segment, a string */
-typedef struct CacheKey
-{
-	RelFileLocator node;		/* its relation number InvalidOid: empty */
-	uint32		segment;
-	BlockNumber head;
-	int			len;
-	char	   *term;			/* in term_cache_cxt */
-} CacheKey;
-
-typedef struct TermCacheEntry
-{
-	CacheKey	key;
-	bool		found;
-	GpxTermRef ref;				/* payload: its bytes (payload_len), kept here */
-	uint32		payload_len;
-	bool		dead_known;		/* dead_postings counted against dead_count dead docs */
-	uint32		dead_count;
-	uint64		dead_postings;
-} TermCacheEntry;
-
-static TermCacheEntry *term_cache;
-static MemoryContext term_cache_cxt;
-
-/* prefixes' sums (gpx_seg_prefix_stats), beside the entries and emptied with them */
-#define PREFIX_CACHE_SLOTS 256
-
-typedef struct PrefixCacheEntry
-{
-	CacheKey	key;			/* the prefix */
-	GpxPrefixStats st;
-} PrefixCacheEntry;
-
-static PrefixCacheEntry *prefix_cache;
-
-static void
-term_cache_reset(Datum arg, Oid relid)
-{
-	skip_cache_reset();
-	if (term_cache == NULL)
-		return;
-	MemoryContextReset(term_cache_cxt);
-	memset(term_cache, 0, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
-	memset(prefix_cache, 0, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
-}
-
-/* both caches emptied on any relation cache invalidation, registered once */
-static void
-caches_watch(void)
-{
-	static bool watching = false;
-
-	if (!watching)
-		CacheRegisterRelcacheCallback(term_cache_reset, (Datum) 0);
-	watching = true;
-}
-
-void
-gpx_seg_forget_cached(void)
-{
-	term_cache_reset((Datum) 0, InvalidOid);
-}
-
-static TermCacheEntry *
-term_cache_slot(GpxSegment *seg, const char *term, int len)
-{
-	uint32		h;
-
-	if (RelationUsesLocalBuffers(seg->index))
-		return NULL;
-	if (term_cache == NULL)
-	{
-		term_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx term cache",
-											   ALLOCSET_DEFAULT_SIZES);
-		term_cache = MemoryContextAllocZero(TopMemoryContext, TERM_CACHE_SLOTS * sizeof(TermCacheEntry));
-		prefix_cache = MemoryContextAllocZero(TopMemoryContext, PREFIX_CACHE_SLOTS * sizeof(PrefixCacheEntry));
-		caches_watch();
-	}
-	h = hash_bytes((const unsigned char *) term, len) ^
-		hash_bytes_uint32(seg->ref.id ^ gpx_locator_number(gpx_rel_locator(seg->index)));
-	return &term_cache[h % TERM_CACHE_SLOTS];
-}
-
-static bool
-cache_key_holds(const CacheKey *k, GpxSegment *seg, const char *term, int len)
-{
-	return gpx_locator_number(k->node) != InvalidOid &&
-		RelFileLocatorEquals(k->node, gpx_rel_locator(seg->index)) &&
-		k->segment == seg->ref.id && k->head == seg->ref.head && k->len == len &&
-		memcmp(k->term, term, len) == 0;
-}
-
-/* the caller has made room (term_cache_put) */
-static void
-cache_key_set(CacheKey *k, GpxSegment *seg, const char *term, int len)
-{
-	k->node = gpx_rel_locator(seg->index);
-	k->segment = seg->ref.id;
-	k->head = seg->ref.head;
-	k->len = len;
-	k->term = MemoryContextAlloc(term_cache_cxt, Max(len, 1));
-	memcpy(k->term, term, len);
-}
-
 static bool
 term_cache_holds(TermCacheEntry *c, GpxSegment *seg, const char *term, int len)
 {
@@ -960,7 +967,7 @@ term_cache_put(TermCacheEntry *c, GpxSegment *seg, const char *term, int len, bo
 	uint32		payload_len = 0;
 
 	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
-		term_cache_reset((Datum) 0, InvalidOid);
+		term_cache_empty();
 	if (found && ref->payload != NULL)
 		payload_len = gpx_term_payload_len(seg, ref);
 	cache_key_set(&c->key, seg, term, len);
@@ -1091,7 +1098,7 @@ gpx_seg_prefix_stats(GpxSegment *seg, const char *prefix, int len, GpxPrefixStat
 	if (c == NULL)
 		return;
 	if (MemoryContextMemAllocated(term_cache_cxt, true) > TERM_CACHE_BYTES)
-		term_cache_reset((Datum) 0, InvalidOid);
+		term_cache_empty();
 	cache_key_set(&c->key, seg, prefix, len);
 	c->st = *st;
 }
