@@ -255,6 +255,14 @@ parse_cost_per_row(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *qual)
 	return PARSE_COST_PER_BYTE * width;
 }
 
+/* a clause of the relation that a gpuidx index answers: the index, opened, and its query */
+typedef struct IndexedClause
+{
+	Relation	index;
+	Const	   *value;
+	bool		tsquery;
+} IndexedClause;
+
 /*
  * Under a LIMIT or EXISTS, a sequential scan filtered by a clause a gpuidx
  * index answers reads the table up to the clause's k-th match: how far
@@ -273,6 +281,8 @@ gpx_price_seqscans(PlannerInfo *root, RelOptInfo *rel)
 	double		fraction = 0;
 	double		max_fraction = 0;
 	Cost		parse = 0;
+	IndexedClause *clauses;
+	int			nclauses = 0;
 	ListCell   *lc;
 
 	if (k <= 0 || k >= rel->rows)
@@ -293,19 +303,21 @@ gpx_price_seqscans(PlannerInfo *root, RelOptInfo *rel)
 	/* no scan to price, or it loses already */
 	if (seq < 0 || other < 0 || seq > other)
 		return;
-	/* what parsing each row read costs beyond PostgreSQL's price: every clause's document */
+	/*
+	 * The clauses a gpuidx index answers, and what parsing each row read
+	 * costs beyond PostgreSQL's price: every such clause's document
+	 */
+	clauses = palloc(list_length(rel->baserestrictinfo) * sizeof(IndexedClause));
 	foreach(lc, rel->baserestrictinfo)
 	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		IndexedClause *c = &clauses[nclauses];
 		RestrictInfo *qual;
-		Const	   *value;
-		bool		tsquery;
-		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery, &qual);
 
-		if (index == NULL)
+		c->index = clause_index(root, rel, lfirst_node(RestrictInfo, lc), &c->value, &c->tsquery, &qual);
+		if (c->index == NULL)
 			continue;
 		parse += parse_cost_per_row(root, rel, qual);
-		index_close(index, NoLock);
+		nclauses++;
 	}
 	/* past this share of the table the scan loses: no need to know farther */
 	foreach(lc, rel->pathlist)
@@ -316,20 +328,14 @@ gpx_price_seqscans(PlannerInfo *root, RelOptInfo *rel)
 			max_fraction = Max(max_fraction, (other - p->startup_cost) /
 							   (p->total_cost - p->startup_cost + rel->tuples * parse));
 	}
-	foreach(lc, rel->baserestrictinfo)
+	for (int i = 0; i < nclauses; i++)
 	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Const	   *value;
-		bool		tsquery;
-		Relation	index = clause_index(root, rel, rinfo, &value, &tsquery, NULL);
-
-		if (index == NULL)
-			continue;
 		/* every clause holds for a row the scan returns: the farthest k-th match */
-		fraction = Max(fraction, gpx_scan_fraction(index, value, tsquery, k, rel->pages, rel->tuples,
-												   Min(max_fraction, 1.0)));
-		index_close(index, NoLock);
+		fraction = Max(fraction, gpx_scan_fraction(clauses[i].index, clauses[i].value, clauses[i].tsquery, k,
+												   rel->pages, rel->tuples, Min(max_fraction, 1.0)));
+		index_close(clauses[i].index, NoLock);
 	}
+	pfree(clauses);
 	if (fraction <= 0)
 		return;
 	foreach(lc, rel->pathlist)
