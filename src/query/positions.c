@@ -230,7 +230,7 @@ compile_node(GqPosMatch *m, TSQuery query, const QueryItem *item)
 	{
 		node.kind = POS_PHRASE;
 		node.first = m->nleaves;
-		if (compile_phrase(m, query, item, 0) < 0 || m->nleaves - node.first > PG_INT16_MAX)
+		if (compile_phrase(m, query, item, 0) < 0)
 			return -1;
 		node.nleaves = m->nleaves - node.first;
 	}
@@ -238,6 +238,20 @@ compile_node(GqPosMatch *m, TSQuery query, const QueryItem *item)
 		return -1;				/* NOT, or anything else: ts_match_vq */
 	m->nodes[m->nnodes] = node;
 	return m->nnodes++;
+}
+
+/* the compiled form dropped: each document answered by ts_match_vq */
+static void
+forget_compiled(GqPosMatch *m)
+{
+	if (m->nodes == NULL)
+		return;
+	pfree(m->nodes);
+	pfree(m->leaves);
+	pfree(m->roots);
+	m->nodes = NULL;
+	m->leaves = NULL;
+	m->roots = NULL;
 }
 
 /* every query compiled, or none (m->nodes NULL) */
@@ -252,12 +266,7 @@ compile_queries(GqPosMatch *m, const GqTree *tree, int cap)
 	for (int q = 0; q < tree->nqueries; q++)
 		if ((m->roots[q] = compile_node(m, tree->queries[q], GETQUERY(tree->queries[q]))) < 0)
 		{
-			pfree(m->nodes);
-			pfree(m->leaves);
-			pfree(m->roots);
-			m->nodes = NULL;
-			m->leaves = NULL;
-			m->roots = NULL;
+			forget_compiled(m);
 			return;
 		}
 }
@@ -337,13 +346,7 @@ gq_pos_match_end(GqPosMatch *m)
 	pfree(m->terms);
 	pfree(m->prefix);
 	pfree(m->prefix_len);
-	if (m->nodes)
-	{
-		pfree(m->nodes);
-		pfree(m->leaves);
-		pfree(m->roots);
-		m->nodes = NULL;
-	}
+	forget_compiled(m);
 	MemoryContextDelete(m->doc_cxt);
 	m->terms = NULL;
 	m->doc_cxt = NULL;
