@@ -583,6 +583,8 @@ docs_after(const uint32 *docs, uint32 n, uint32 doc)
 	return lo;
 }
 
+static bool tree_is_rare(GqIndex *gq, int s, const GqTree *tree);
+
 /*
  * The segment s's matches into the cursor.  With a limit the worker sends
  * only the first ones; once those are used up (the query wanted more), the
@@ -605,8 +607,11 @@ cursor_segment(GqCursor *c, int s, bool again)
 		 * With a limit, the docs of a window, each next one four times the
 		 * last: a query that stops after a few rows reads a few blocks of
 		 * each list, one that reads on costs little more than whole lists.
+		 * A tree that can match only a few docs (its smallest operand is
+		 * short) is read whole at once: windows would read each list's
+		 * blocks window after window to find them.
 		 */
-		if (c->limit == 0 || gq_tree_window <= 0)
+		if (c->limit == 0 || gq_tree_window <= 0 || (!again && tree_is_rare(c->gq, s, c->tree)))
 			c->win_size = gq_tree_bounded_window(c->gq, s, c->tree);
 		else
 			c->win_size = again ? (uint32) Min((uint64) c->win_size * 4, PG_UINT32_MAX) : (uint32) gq_tree_window;
@@ -619,7 +624,7 @@ cursor_segment(GqCursor *c, int s, bool again)
 		c->settle_later = segment_tree_split(c->gq, s, c->tree, lo, c->win_hi, c->limit == 0,
 											 &c->docs, &c->ndocs, &c->unsure, &c->nunsure);
 		c->unsure_pos = 0;
-		c->settle_part = (uint32) Min(Max((uint64) c->limit * 4, 64), PG_UINT32_MAX);
+		c->settle_part = (uint32) Min(Max((uint64) c->limit * 2, 16), PG_UINT32_MAX);
 		c->seg_more = c->win_hi < ndocs;
 		if (lo > 0 || c->seg_more)
 			c->windows++;
@@ -1318,6 +1323,23 @@ segment_source(GqIndex *gq, int s, uint32 lo, uint32 hi, SegSource *ss, GqSource
  * the start's docs, the searches' copies of them, a prefix's bitmap.
  */
 #define TREE_BYTES_PER_DOC 32
+
+/*
+ * Whether the segment's matches of the tree are surely few, so few that a
+ * window's own work (each list's skip entries and first blocks) is most of
+ * what evaluating it costs.
+ */
+#define RARE_TREE_DOCS (2 * GPX_DOCMAP_CHUNK)
+
+static bool
+tree_is_rare(GqIndex *gq, int s, const GqTree *tree)
+{
+	SegSource	ss;
+	GqSource	src;
+
+	segment_source(gq, s, 0, PG_UINT32_MAX, &ss, &src);
+	return gq_tree_bound(tree, &src) <= RARE_TREE_DOCS;
+}
 
 uint32
 gq_tree_bounded_window(GqIndex *gq, int s, const GqTree *tree)

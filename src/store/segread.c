@@ -150,8 +150,9 @@ struct GpxPartList
 	uint32		page;			/* where the list is: the key */
 	uint32		offset;
 	char	   *bytes;			/* its length, of which the blocks in loaded are read */
-	uint8	   *loaded;			/* a flag a block */
-	pl_view		view;			/* opened on bytes */
+	const char *skips;			/* its header and skip entries: in bytes, or the skip cache's */
+	uint8	   *loaded;			/* a bit a block */
+	pl_view		view;			/* opened on skips and bytes */
 };
 
 /*
@@ -528,7 +529,7 @@ static void
 read_list_blocks(GpxSegment *seg, GpxTermRef *ref, struct GpxPartList *pl, uint32 nb, uint32 data,
 				 const uint32 *blocks, uint32 n)
 {
-	const uint32 *bitoff = (const uint32 *) (pl->bytes + GPUIDX_HEADER_SIZE) + nb;
+	const uint32 *bitoff = (const uint32 *) (pl->skips + GPUIDX_HEADER_SIZE) + nb;
 	uint64		run_from = 0;
 	uint64		run_to = 0;
 
@@ -543,9 +544,9 @@ read_list_blocks(GpxSegment *seg, GpxTermRef *ref, struct GpxPartList *pl, uint3
 		uint64		from;
 		uint64		to;
 
-		if (pl->loaded[b])
+		if (pl->loaded[b / 8] & (1 << (b % 8)))
 			continue;
-		pl->loaded[b] = true;
+		pl->loaded[b / 8] |= 1 << (b % 8);
 		/* whole words from the block's first bit to past its last (bit windows read one more) */
 		from = data + (uint64) (bitoff[b] / 64) * 8;
 		to = b + 1 < nb ? data + ((uint64) bitoff[b + 1] + 63) / 64 * 8 + 8 : ref->len;
@@ -643,9 +644,22 @@ static PrefixCacheEntry *prefix_cache;
  * (ef_check_tail), not every block's skip entry again (a list of every doc
  * of 7.3M has 57k).  Emptied with the dictionary cache on an invalidation,
  * and when its memory passes SKIP_CACHE_BYTES.
+ *
+ * A list read in part points into the entry rather than copying it (460 kB
+ * for a list of every doc of 7.3M, a query).  So the entries a transaction
+ * lent are never freed while it runs: emptying the cache then hands its
+ * memory to the transaction's (freed when it ends) and starts another.
+ * Past SKIP_CACHE_RETIRED of such memory a transaction's lists copy.
  */
+#ifndef SKIP_CACHE_SLOTS		/* each can be set smaller to test the cache's emptying */
 #define SKIP_CACHE_SLOTS 256
+#endif
+#ifndef SKIP_CACHE_BYTES
 #define SKIP_CACHE_BYTES (8 * 1024 * 1024)
+#endif
+#ifndef SKIP_CACHE_RETIRED
+#define SKIP_CACHE_RETIRED (64 * 1024 * 1024)
+#endif
 
 typedef struct SkipCacheEntry
 {
@@ -659,6 +673,8 @@ typedef struct SkipCacheEntry
 
 static SkipCacheEntry *skip_cache;
 static MemoryContext skip_cache_cxt;
+static bool skip_cache_lent;	/* a list points into skip_cache_cxt */
+static Size skip_cache_retired; /* bytes of emptied caches the transactions hold */
 
 static void
 term_cache_empty(void)
@@ -669,9 +685,31 @@ term_cache_empty(void)
 }
 
 static void
+skip_cache_retired_gone(void *arg)
+{
+	skip_cache_retired -= (Size) (uintptr_t) arg;
+}
+
+static void
 skip_cache_empty(void)
 {
-	MemoryContextReset(skip_cache_cxt);
+	if (skip_cache_lent && TopTransactionContext != NULL)
+	{
+		/* lists of this transaction may point into it: it goes when the transaction does */
+		Size		bytes = MemoryContextMemAllocated(skip_cache_cxt, true);
+		MemoryContextCallback *gone = MemoryContextAlloc(skip_cache_cxt, sizeof(MemoryContextCallback));
+
+		gone->func = skip_cache_retired_gone;
+		gone->arg = (void *) (uintptr_t) bytes;
+		MemoryContextRegisterResetCallback(skip_cache_cxt, gone);
+		MemoryContextSetParent(skip_cache_cxt, TopTransactionContext);
+		skip_cache_retired += bytes;
+		skip_cache_cxt = AllocSetContextCreate(TopMemoryContext, "gpuidx skip entries cache",
+											   ALLOCSET_DEFAULT_SIZES);
+	}
+	else
+		MemoryContextReset(skip_cache_cxt);
+	skip_cache_lent = false;
 	memset(skip_cache, 0, SKIP_CACHE_SLOTS * sizeof(SkipCacheEntry));
 }
 
@@ -781,7 +819,7 @@ skip_cache_put(SkipCacheEntry *c, GpxSegment *seg, const GpxTermRef *ref, const 
 		return;
 	if (MemoryContextMemAllocated(skip_cache_cxt, true) + skip_bytes > SKIP_CACHE_BYTES)
 		skip_cache_empty();
-	else if (c->skips != NULL)
+	else if (c->skips != NULL && !skip_cache_lent)
 		pfree(c->skips);
 	c->skips = MemoryContextAlloc(skip_cache_cxt, skip_bytes);
 	memcpy(c->skips, bytes, skip_bytes);
@@ -792,14 +830,27 @@ skip_cache_put(SkipCacheEntry *c, GpxSegment *seg, const GpxTermRef *ref, const 
 	c->view = *view;
 }
 
-/* the cached view, its pointers moved onto bytes (the list's length, its skip entries copied in) */
+/*
+ * The entry's header and skip entries for a list to point into, or NULL
+ * when the transaction has held too many emptied caches (the list copies).
+ */
+static const char *
+skip_cache_lend(const SkipCacheEntry *c)
+{
+	if (TopTransactionContext == NULL || skip_cache_retired >= SKIP_CACHE_RETIRED)
+		return NULL;
+	skip_cache_lent = true;
+	return c->skips;
+}
+
+/* the cached view on a list's skip entries (skips) and data (bytes, the list's length) */
 static void
-skip_cache_view(const SkipCacheEntry *c, const char *bytes, pl_view *view)
+skip_cache_view(const SkipCacheEntry *c, const char *skips, const char *bytes, uint32 data, pl_view *view)
 {
 	*view = c->view;
-	view->block_first = (const uint32 *) (bytes + GPUIDX_HEADER_SIZE);
+	view->block_first = (const uint32 *) (skips + GPUIDX_HEADER_SIZE);
 	view->block_bitoff = view->block_first + view->nblocks;
-	view->data = (const uint8 *) (view->block_bitoff + view->nblocks);
+	view->data = (const uint8 *) (bytes + data);
 }
 
 /*
@@ -857,15 +908,20 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 		pl.page = ref->page;
 		pl.offset = ref->offset;
 		pl.bytes = palloc_extended(ref->len, MCXT_ALLOC_HUGE);
-		pl.loaded = palloc0(nb);
+		pl.loaded = palloc0((nb + 7) / 8);
 		MemoryContextSwitchTo(old);
-		/* the header and the skip entries */
-		if (cached_holds)
-			memcpy(pl.bytes, cached->skips, data);
-		else
-			read_list_range(seg, ref->page, ref->offset, 0, data, pl.bytes);
+		/* the header and the skip entries: the cache's, or read */
+		pl.skips = cached_holds ? skip_cache_lend(cached) : NULL;
+		if (pl.skips == NULL)
+		{
+			if (cached_holds)
+				memcpy(pl.bytes, cached->skips, data);
+			else
+				read_list_range(seg, ref->page, ref->offset, 0, data, pl.bytes);
+			pl.skips = pl.bytes;
+		}
 	}
-	first = (const uint32 *) (pl.bytes + GPUIDX_HEADER_SIZE);
+	first = (const uint32 *) (pl.skips + GPUIDX_HEADER_SIZE);
 	if (probes != NULL)
 	{
 		blocks = palloc((Size) Min(nprobes + 1, nb) * sizeof(uint32));
@@ -887,7 +943,7 @@ list_in_part(GpxSegment *seg, GpxTermRef *ref, const uint32 *probes, uint32 npro
 		 */
 		if (cached_holds)
 		{
-			skip_cache_view(cached, pl.bytes, &pl.view);
+			skip_cache_view(cached, pl.skips, pl.bytes, data, &pl.view);
 			st = ef_check_tail(&pl.view);
 		}
 		else
