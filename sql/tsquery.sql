@@ -383,8 +383,8 @@ SELECT id FROM tw WHERE v @@ '!alpha | gamma' LIMIT 100000000;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT id FROM tw WHERE v @@ '!alpha | gamma' LIMIT 10;
 -- under a LIMIT the candidates that a phrase's positions settle are settled
--- a part at a time as rows are wanted (4 times the limit first, then 4
--- times the last part): LIMITs over several parts and windows get each row
+-- a part at a time as rows are wanted (twice the limit first, at least 16,
+-- then 4 times the last part): LIMITs over several parts and windows get each row
 -- once, each a match, as many as a sequential scan finds
 SELECT w, lim, q, p.n = least(r.n, lim) AS rows_wanted, p.once, p.wrong
 FROM (VALUES ('doc <3> gamma'::tsquery), ('doc <3> alphabet'), ('alpha <-> !beta'), ('beta <-> gamma')) v(q),
