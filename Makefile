@@ -116,9 +116,18 @@ UNIT_CFLAGS ?= -std=gnu99 -O2 -g -ffp-contract=off -Wall -Wextra -Wdeclaration-a
 UNIT_TESTS = $(patsubst test/unit/%.c,%,$(wildcard test/unit/test_*.c))
 UNIT_LIB_SRCS = $(CODEC_SRCS) $(CPU_SRCS) $(RANK_SRCS) $(ENGINE_SRCS) src/store/parse.c src/store/posrec.c src/store/rankdata.c src/sched/placement.c src/worker/arena.c
 
-unit-build-%: test/unit/%.c $(UNIT_LIB_SRCS) $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/posrec.h src/store/rankdata.h src/store/varint.h src/sched/*.h src/worker/arena.h include/*.h test/*.h test/unit/*.h)
+UNIT_HDRS = $(wildcard src/codec/*.h src/cpu/*.h src/rank/*.h src/engine/*.h src/store/parse.h src/store/posrec.h src/store/rankdata.h src/store/varint.h src/sched/*.h src/worker/arena.h include/*.h test/*.h test/unit/*.h)
+# the library's sources compiled once a flavour (UNIT_SUFFIX: -asan), then linked into each test
+UNIT_OBJDIR = test/unit/build/obj$(UNIT_SUFFIX)
+UNIT_LIB_OBJS = $(patsubst %.c,$(UNIT_OBJDIR)/%.o,$(UNIT_LIB_SRCS))
+
+$(UNIT_OBJDIR)/%.o: %.c $(UNIT_HDRS)
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -c -o $@ $<
+
+unit-build-%: test/unit/%.c $(UNIT_LIB_OBJS) $(UNIT_HDRS)
 	@mkdir -p test/unit/build
-	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_SRCS) -lm -lpthread -ldl
+	$(UNIT_CC) $(UNIT_CFLAGS) $(UNIT_EXTRA) -Iinclude -Isrc -o test/unit/build/$*$(UNIT_SUFFIX) $< $(UNIT_LIB_OBJS) -lm -lpthread -ldl
 
 .PHONY: readme-sql readme-check
 readme-sql:

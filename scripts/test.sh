@@ -67,9 +67,9 @@ else
 fi
 
 step "C unit tests"
-make -s unit
+make -s -j"$jobs" unit
 step "C unit tests under ASan + UBSan"
-make -s unit-asan
+make -s -j"$jobs" unit-asan
 
 step "fuzz targets: past findings replayed, then ${FUZZ_CI_SECONDS:-20} s each (libFuzzer, ASan + UBSan)"
 make -s fuzz-repro
