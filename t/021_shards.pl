@@ -118,13 +118,15 @@ $plan = sql(q{EXPLAIN (VERBOSE, COSTS OFF) SELECT sum(n) FROM (SELECT count(*) A
 like($plan, qr/Remote SQL: SELECT count\(\*\) FROM public\.docs WHERE/, 'count: each shard counts');
 
 sql(q{
+	-- each side run once (a ranked query through the shards reads every
+	-- shard's statistics twice): its scores, and its ids above its 10th score
 	CREATE FUNCTION top_same(whole text, merged text) RETURNS boolean LANGUAGE plpgsql AS $$
 	DECLARE a text; b text; ka text; kb text;
+	  q constant text := 'WITH x AS MATERIALIZED (%s) SELECT string_agg(float8send(s)::text, '' '' ORDER BY s DESC), '
+	    || 'string_agg(id::text, '' '' ORDER BY id) FILTER (WHERE s > (SELECT min(s) FROM x)) FROM x';
 	BEGIN
-	  EXECUTE format('SELECT string_agg(float8send(s)::text, '' '' ORDER BY s DESC) FROM (%s) x', whole) INTO a;
-	  EXECUTE format('SELECT string_agg(float8send(s)::text, '' '' ORDER BY s DESC) FROM (%s) x', merged) INTO b;
-	  EXECUTE format('SELECT string_agg(id::text, '' '' ORDER BY id) FROM (%s) x WHERE s > (SELECT min(s) FROM (%s) y)', whole, whole) INTO ka;
-	  EXECUTE format('SELECT string_agg(id::text, '' '' ORDER BY id) FROM (%s) x WHERE s > (SELECT min(s) FROM (%s) y)', merged, merged) INTO kb;
+	  EXECUTE format(q, whole) INTO a, ka;
+	  EXECUTE format(q, merged) INTO b, kb;
 	  RETURN a IS NOT DISTINCT FROM b AND ka IS NOT DISTINCT FROM kb;
 	END $$;
 });
