@@ -72,7 +72,7 @@ step "C unit tests under ASan + UBSan"
 make -s -j"$jobs" unit-asan
 
 step "fuzz targets: past findings replayed, then ${FUZZ_CI_SECONDS:-20} s each (libFuzzer, ASan + UBSan)"
-make -s fuzz-repro
+make -s -j"$jobs" fuzz-repro
 FUZZ_JOBS="$jobs" make -s fuzz-ci GPUIDX_DATA="$data"
 
 step "GPU kernels' list logic, on the host (no GPU needed)"
