@@ -583,7 +583,7 @@ docs_after(const uint32 *docs, uint32 n, uint32 doc)
 	return lo;
 }
 
-static bool tree_is_rare(GqIndex *gq, int s, const GqTree *tree);
+static uint32 bounded_window(GqIndex *gq, int s, const GqTree *tree, bool *rare);
 
 /*
  * The segment s's matches into the cursor.  With a limit the worker sends
@@ -611,10 +611,17 @@ cursor_segment(GqCursor *c, int s, bool again)
 		 * short) is read whole at once: windows would read each list's
 		 * blocks window after window to find them.
 		 */
-		if (c->limit == 0 || gq_tree_window <= 0 || (!again && tree_is_rare(c->gq, s, c->tree)))
+		if (c->limit == 0 || gq_tree_window <= 0)
 			c->win_size = gq_tree_bounded_window(c->gq, s, c->tree);
+		else if (again)
+			c->win_size = (uint32) Min((uint64) c->win_size * 4, PG_UINT32_MAX);
 		else
-			c->win_size = again ? (uint32) Min((uint64) c->win_size * 4, PG_UINT32_MAX) : (uint32) gq_tree_window;
+		{
+			bool		rare;
+			uint32		whole = bounded_window(c->gq, s, c->tree, &rare);
+
+			c->win_size = rare ? whole : (uint32) gq_tree_window;
+		}
 		c->win_hi = (uint32) Min((uint64) lo + c->win_size, ndocs);
 		/*
 		 * the sure candidates first, then those to check; with a limit, those
@@ -1325,33 +1332,35 @@ segment_source(GqIndex *gq, int s, uint32 lo, uint32 hi, SegSource *ss, GqSource
 #define TREE_BYTES_PER_DOC 32
 
 /*
- * Whether the segment's matches of the tree are surely few, so few that a
- * window's own work (each list's skip entries and first blocks) is most of
- * what evaluating it costs.
+ * A segment's matches of a tree are surely few when its bound is at most
+ * this: so few that a window's own work (each list's skip entries and first
+ * blocks) is most of what evaluating it costs.  At most the window of the
+ * smallest work_mem, so such a tree is always evaluated whole.
  */
 #define RARE_TREE_DOCS (2 * GPX_DOCMAP_CHUNK)
 
-static bool
-tree_is_rare(GqIndex *gq, int s, const GqTree *tree)
+/* the window of docs a tree is evaluated over within work_mem; *rare (if asked): its matches surely few */
+static uint32
+bounded_window(GqIndex *gq, int s, const GqTree *tree, bool *rare)
 {
 	SegSource	ss;
 	GqSource	src;
+	uint64		budget = (uint64) work_mem * 1024 / TREE_BYTES_PER_DOC;
+	uint64		bound;
 
 	segment_source(gq, s, 0, PG_UINT32_MAX, &ss, &src);
-	return gq_tree_bound(tree, &src) <= RARE_TREE_DOCS;
+	bound = gq_tree_bound(tree, &src);
+	if (rare)
+		*rare = bound <= RARE_TREE_DOCS;
+	if (bound <= budget)
+		return Max(ss.hi, 1);
+	return (uint32) Max(budget, GPX_DOCMAP_CHUNK);
 }
 
 uint32
 gq_tree_bounded_window(GqIndex *gq, int s, const GqTree *tree)
 {
-	SegSource	ss;
-	GqSource	src;
-	uint64		budget = (uint64) work_mem * 1024 / TREE_BYTES_PER_DOC;
-
-	segment_source(gq, s, 0, PG_UINT32_MAX, &ss, &src);
-	if (gq_tree_bound(tree, &src) <= budget)
-		return Max(ss.hi, 1);
-	return (uint32) Max(budget, GPX_DOCMAP_CHUNK);
+	return bounded_window(gq, s, tree, NULL);
 }
 
 void
