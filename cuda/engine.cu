@@ -53,6 +53,37 @@ now_seconds(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+int
+device_lost(gpuidx_engine_error *error)
+{
+	ERR(error, GPUIDX_ENGINE_ERR_DEVICE_LOST, "the device failed earlier");
+	return GPUIDX_ENGINE_ERR_DEVICE_LOST;
+}
+
+int
+batch_begin(gpuidx_engine *e, gpuidx_batch_stats *stats, gpuidx_engine_error *error)
+{
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (e->lost)
+		return device_lost(error);
+	CUDA_TRY(e, error, OPS->set_device(e->device));
+	return GPUIDX_ENGINE_OK;
+}
+
+void
+batch_stats_end(gpuidx_batch_stats *stats, uint32_t nqueries, double start, double clock)
+{
+	double		end;
+
+	if (stats == NULL)
+		return;
+	end = now_seconds();
+	stats->queries = nqueries;
+	stats->host_seconds += end - clock;
+	stats->seconds = end - start;
+}
+
 /* ------------------------------------------------------------ API */
 
 int

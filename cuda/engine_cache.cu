@@ -144,10 +144,7 @@ cuda_cache_put(gpuidx_engine *e, uint64_t key, const void *bytes, uint64_t len,
 	dev_list   *l;
 
 	if (e->lost)
-	{
-		ERR(error, GPUIDX_ENGINE_ERR_DEVICE_LOST, "the device failed earlier");
-		return GPUIDX_ENGINE_ERR_DEVICE_LOST;
-	}
+		return device_lost(error);
 	st = pl_open(&view, bytes, len, PL_OPEN_VERIFY_CHECKSUM);
 	if (st != PL_OK || !list_layout_ok(&view, (const uint8_t *) bytes))
 	{
@@ -174,10 +171,7 @@ cuda_cache_put_data(gpuidx_engine *e, uint64_t key, uint32_t kind, const void *b
 	dev_list   *l;
 
 	if (e->lost)
-	{
-		ERR(error, GPUIDX_ENGINE_ERR_DEVICE_LOST, "the device failed earlier");
-		return GPUIDX_ENGINE_ERR_DEVICE_LOST;
-	}
+		return device_lost(error);
 	if (kind == GPUIDX_DATA_FREQS)
 		why = bytes == NULL ? "no bytes" : gpx_freq_record_check((const uint8_t *) bytes, len);
 	else if (kind == GPUIDX_DATA_DOCLENS)

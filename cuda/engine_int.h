@@ -116,6 +116,12 @@ struct gpuidx_engine
 /* a CUDA error as the ABI's status; sticky errors lose the device */
 int			cuda_status(gpuidx_engine *e, cudaError_t err);
 double		now_seconds(void);
+/* DEVICE_LOST, reported in error: a call made once an earlier one lost the device (e->lost) */
+int			device_lost(gpuidx_engine_error *error);
+/* a batch's start: its stats zeroed (NULL: none), the device checked and made current */
+int			batch_begin(gpuidx_engine *e, gpuidx_batch_stats *stats, gpuidx_engine_error *error);
+/* a batch's totals into stats (NULL: none): its queries, the host's last phase from clock, all from start */
+void		batch_stats_end(gpuidx_batch_stats *stats, uint32_t nqueries, double start, double clock);
 
 /* engine_cache.cu */
 void		cache_drop(gpuidx_engine *e, lru_entry *entry, int evicted);

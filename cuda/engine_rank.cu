@@ -574,14 +574,8 @@ cuda_run_ranked(gpuidx_engine *e, gpuidx_rank_query *queries, uint32_t nqueries,
 	double		clock = start;
 	int			st = GPUIDX_ENGINE_OK;
 
-	if (stats)
-		memset(stats, 0, sizeof(*stats));
-	if (e->lost)
-	{
-		ERR(error, GPUIDX_ENGINE_ERR_DEVICE_LOST, "the device failed earlier");
-		return GPUIDX_ENGINE_ERR_DEVICE_LOST;
-	}
-	CUDA_TRY(e, error, OPS->set_device(e->device));
+	if ((st = batch_begin(e, stats, error)) != GPUIDX_ENGINE_OK)
+		return st;
 	try
 	{
 		if (e->rank == NULL)
@@ -633,14 +627,7 @@ cuda_run_ranked(gpuidx_engine *e, gpuidx_rank_query *queries, uint32_t nqueries,
 		ERR(error, GPUIDX_ENGINE_ERR_OUT_OF_MEMORY, "out of host memory planning a ranked batch");
 		st = GPUIDX_ENGINE_ERR_OUT_OF_MEMORY;
 	}
-	if (stats)
-	{
-		double		end = now_seconds();
-
-		stats->queries = nqueries;
-		stats->host_seconds += end - clock;
-		stats->seconds = end - start;
-	}
+	batch_stats_end(stats, nqueries, start, clock);
 	return st;
 }
 
