@@ -14,7 +14,7 @@
 # gcide"): ROWS_DPATHS and ROWS_GCIDE (all) rows, TIME (5) seconds a cell,
 # and run.sh's settings where they are set (run.sh's defaults otherwise):
 # CLIENTS, MIXES (MIXES=shapes: the ten query shapes), NQ, STATEMENTS,
-# LAYOUTS, ONE, ONE_NQ, TIMEOUT, WARMUP_TIMEOUT, CHECK_TIMEOUT, CHECK_JOBS,
+# LAYOUTS, ONE, ONE_NQ, TIMEOUT, ONE_TIMEOUT, WARMUP_TIMEOUT, CHECK_TIMEOUT, CHECK_JOBS,
 # CELLS, CPU_COLUMN, GPX_WITH, PARALLEL_BUILDS; each also for one corpus
 # alone, after the common one: TIME_dpaths, CLIENTS_gcide, ONE_NQ_dpaths,
 # CELLS_gcide, ...  Results in $OUT after each call: CORPUS.md (the report),
@@ -63,7 +63,7 @@ if [ "$mode" = run ]; then
 		# run.sh's settings: a corpus's own (TIME_gcide) before the common one
 		# (TIME), and none where neither is set (an empty one is set: CLIENTS=)
 		settings=(PGHOST="$w" PGPORT=5432 MAINTENANCE_WORK_MEM=1GB)
-		for v in TIME CLIENTS MIXES NQ STATEMENTS SHAPES LAYOUTS ONE ONE_NQ TIMEOUT WARMUP_TIMEOUT \
+		for v in TIME CLIENTS MIXES NQ STATEMENTS SHAPES LAYOUTS ONE ONE_NQ TIMEOUT ONE_TIMEOUT WARMUP_TIMEOUT \
 			CHECK_TIMEOUT CHECK_JOBS CELLS CPU_COLUMN GPX_WITH PARALLEL_BUILDS; do
 			own=${v}_$c
 			if [ -n "${!own+set}" ]; then settings+=("$v=${!own}")

@@ -1,6 +1,6 @@
 -- bench/tsquery/run.sh: the report (Markdown, run with psql -At) from
 -- tsq_meta, tsq_mixes, tsq_queries, tsq_runs, tsq_plans and tsq_cells;
--- run.sh passes :layouts, :stmts, :rows, :mwm, :timeout, :secs, :one_nq
+-- run.sh passes :layouts, :stmts, :rows, :mwm, :timeout, :one_timeout, :secs, :one_nq
 -- and :gpx_with.  Ratios in the summary and the one-at-a-time
 -- table are gpuidx's time over GIN's (below 1: gpuidx faster); the pgbench
 -- table keeps its own (above 1: gpuidx better).
@@ -213,7 +213,7 @@ ORDER BY array_position(string_to_array(:'layouts', ' '), p.layout), m.ord, arra
 SELECT 'Each of the first ' || :'one_nq' || ' queries of each mix, one at a time in one session per layout and statement, '
        || 'through gpuidx and then through GIN, PostgreSQL''s default planner settings; timed in the server around '
        || '`EXECUTE ... USING` (planned with the query''s value, a custom plan), after a warm-up pass of the same queries.  '
-       || 'A query has ' || :'timeout' || ' (statement_timeout); one timed out counts at that time, a lower bound.  '
+       || 'A query has ' || :'one_timeout' || ' (statement_timeout); one timed out counts at that time, a lower bound.  '
        || 'ms; ratios gpuidx / GIN (below 1: gpuidx faster); slower: the queries that took gpuidx over '
        || :'slow' || 'x GIN''s time where GIN took over ' || :'slow_ms' || ' ms.';
 \echo

@@ -29,7 +29,7 @@
 # 2. ONE=1: one query at a time, in one session per layout and statement: a
 #    warm-up pass (WARMUP_TIMEOUT a query), then each of the first ONE_NQ
 #    queries of each mix through gpuidx and then GIN, timed in the server
-#    (runs.sql's tsq_run), TIMEOUT a query;
+#    (runs.sql's tsq_run), ONE_TIMEOUT (TIMEOUT) a query;
 # 3. pgbench -M prepared per layout, mix, statement and client count
 #    (CLIENTS; empty: none), or only the cells CELLS names ("mix:stmt" or
 #    "layout:mix:stmt"), TIME seconds, a random query of the mix per
@@ -66,6 +66,7 @@ timeout=${TIMEOUT:-10s}
 # the same in milliseconds (a number with ms, s or min, as statement_timeout takes it)
 timeout_ms=$(awk -v t="$timeout" 'BEGIN { n = t + 0; u = t; sub(/^[0-9.]+ */, "", u)
 	print int(n * (u == "min" ? 60000 : u == "s" ? 1000 : 1)) }')
+one_timeout=${ONE_TIMEOUT:-$timeout}
 warm_timeout=${WARMUP_TIMEOUT:-1s}
 check_timeout=${CHECK_TIMEOUT:-0}
 check_jobs=${CHECK_JOBS:-$(( $(nproc) < 8 ? $(nproc) : 8 ))}
@@ -80,7 +81,7 @@ log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
 sql() { "${P[@]}" -Atc "$1"; }
 
 cmd="TIME=$secs CLIENTS=\"$clients\" MIXES=\"$mixes\" STATEMENTS=\"$stmts\" NQ=$nq LAYOUTS=\"$layouts\""
-cmd+=" ONE=$one ONE_NQ=$one_nq TIMEOUT=$timeout WARMUP_TIMEOUT=$warm_timeout CHECK_TIMEOUT=$check_timeout"
+cmd+=" ONE=$one ONE_NQ=$one_nq TIMEOUT=$timeout${ONE_TIMEOUT:+ ONE_TIMEOUT=$one_timeout} WARMUP_TIMEOUT=$warm_timeout CHECK_TIMEOUT=$check_timeout"
 cmd+=" MAINTENANCE_WORK_MEM=$mwm${gpx_with:+ GPX_WITH=\"$gpx_with\"}${CELLS:+ CELLS=\"$CELLS\"}"
 cmd+="${CPU_COLUMN:+ CPU_COLUMN=$CPU_COLUMN}${PARALLEL_BUILDS:+ PARALLEL_BUILDS=$PARALLEL_BUILDS}"
 cmd+=" bench/tsquery/run.sh -h $host -p $port -d $db $data $rows"
@@ -105,7 +106,7 @@ gpu=$(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2> /dev/nul
 report() {
 	cat "$work/header.md"
 	"${P[@]}" -At -v layouts="$layouts" -v stmts="$stmts" -v rows="$rows" -v mwm="$mwm" -v timeout="$timeout" \
-		-v secs="$secs" -v one_nq="$one_nq" -v gpx_with="$gpx_with" -f "$here/report.sql"
+		-v one_timeout="$one_timeout" -v secs="$secs" -v one_nq="$one_nq" -v gpx_with="$gpx_with" -f "$here/report.sql"
 }
 partial() {
 	[ -z "${PARTIAL_REPORT:-}" ] || { report > "$PARTIAL_REPORT.tmp" && mv "$PARTIAL_REPORT.tmp" "$PARTIAL_REPORT"; }
@@ -184,7 +185,7 @@ if [ "$one" = 1 ]; then
 			log "one at a time: $layout $stmt, $one_nq queries a mix"
 			{ echo "SET statement_timeout = '$warm_timeout';"
 			  run_lines warm "$stmt" "q.n <= $one_nq" "$layout"
-			  echo "SET statement_timeout = '$timeout';"
+			  echo "SET statement_timeout = '$one_timeout';"
 			  run_lines time "$stmt" "q.n <= $one_nq" "$layout"; } > "$work/one.sql"
 			"${R[@]}" -f "$work/one.sql" > /dev/null 2>> "$work/one.err"
 			partial
