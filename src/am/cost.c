@@ -612,6 +612,19 @@ other_index_answers(IndexOptInfo *info, Oid cfg)
 	return false;
 }
 
+/*
+ * The share of the relation's tuples that a selectivity over the index's
+ * docs is: a row without a document (a NULL) is not in the index and
+ * matches nothing, so a table of many of them matches fewer of its rows
+ */
+static double
+share_of_rows(const GpxEstimate *est, double tuples)
+{
+	if (tuples <= est->docs || est->docs <= 0)
+		return est->selectivity;
+	return est->selectivity * est->docs / tuples;
+}
+
 /* the query text of "indexed @@& query", if the planner knows it */
 static text *
 known_query(PlannerInfo *root, Node *clause)
@@ -712,7 +725,8 @@ gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	if (terms.n == 0 && !unknown && tree == NULL)
 		est.selectivity = path->indexorderbys != NIL ? 1.0 : 0;
 	get_tablespace_page_costs(info->reltablespace, &spc_random_page_cost, NULL);
-	*selectivity = est.selectivity;
+	/* a ranking without a key returns every row, those without a document last */
+	*selectivity = path->indexclauses == NIL ? est.selectivity : share_of_rows(&est, info->rel->tuples);
 	*pages = est.pages;
 	*startup = est.pages * spc_random_page_cost +
 		est.postings * POSTING_COST * cpu_operator_cost +
@@ -791,7 +805,7 @@ index_selectivity(Oid operator, VariableStatData *vardata, text *query, double *
 			GpxEstimate est;
 
 			estimate_query(index, cfg, query, &est);
-			*sel = est.selectivity;
+			*sel = share_of_rows(&est, vardata->rel->tuples);
 			found = true;
 		}
 		index_close(index, AccessShareLock);
@@ -906,7 +920,7 @@ clause_tree(Const *value, bool tsquery)
 }
 
 double
-gpx_clause_selectivity(Relation index, Const *value, bool tsquery)
+gpx_clause_selectivity(Relation index, Const *value, bool tsquery, double tuples)
 {
 	GpxEstimate est;
 
@@ -918,7 +932,7 @@ gpx_clause_selectivity(Relation index, Const *value, bool tsquery)
 		estimate_query(index, gpx_current_config(),
 					   value == NULL ? NULL : value->constisnull ? cstring_to_text("") :
 					   DatumGetTextPP(value->constvalue), &est);
-	return est.selectivity;
+	return share_of_rows(&est, tuples);
 }
 
 /*

@@ -235,7 +235,7 @@ extern void gpx_costestimate(PlannerInfo *root, IndexPath *path, double loop_cou
  * there are fewer: only as far as the caller must know is read.  For an
  * unknown query, where a typical query's k-th match lies on average.
  */
-extern double gpx_clause_selectivity(Relation index, Const *value, bool tsquery);
+extern double gpx_clause_selectivity(Relation index, Const *value, bool tsquery, double tuples);
 extern double gpx_scan_fraction(Relation index, Const *value, bool tsquery, double k, BlockNumber heap_pages,
 								double tuples, double max_fraction);
 

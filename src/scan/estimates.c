@@ -16,6 +16,9 @@
 #include <math.h>
 
 #include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/sysattr.h"
+#include "catalog/pg_statistic.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -25,6 +28,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
+#include "utils/syscache.h"
 
 #include "am/gpuidx_am.h"
 #include "scan/clauses.h"
@@ -100,11 +104,116 @@ skip_index_stats(PlannerInfo *root, Oid indexOid, AttrNumber indexattnum, Variab
 		prev_get_index_stats_hook(root, indexOid, indexattnum, vardata);
 }
 
+static get_relation_stats_hook_type prev_get_relation_stats_hook = NULL;
+
+/*
+ * Column attnum of relation relid (rel: its RelOptInfo, or, for a column
+ * of a subquery's relation, the subquery's) is the key of a gpuidx index of
+ * tsvectors, whole (not partial)
+ */
+static bool
+column_indexed(RelOptInfo *rel, Oid relid, AttrNumber attnum)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *ix = lfirst(lc);
+		Relation	index;
+		bool		ours;
+
+		if (ix->amcostestimate != gpx_costestimate || ix->nkeycolumns != 1 || ix->indexkeys[0] != attnum ||
+			ix->indpred != NIL)
+			continue;
+		index = index_open(ix->indexoid, NoLock);
+		ours = index->rd_index->indrelid == relid && gpx_index_info(index)->kind == GPX_KIND_TSVECTOR;
+		index_close(index, NoLock);
+		if (ours)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Every restriction of rel that names its column attnum is one a gpuidx
+ * index answers (whose selectivity gpx_estimate_rel_rows replaces)
+ */
+static bool
+only_answered_uses(PlannerInfo *root, RelOptInfo *rel, AttrNumber attnum)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Bitmapset  *attrs = NULL;
+		Const	   *value;
+		bool		tsquery;
+		Relation	index;
+
+		pull_varattnos((Node *) rinfo->clause, rel->relid, &attrs);
+		if (!bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, attrs))
+			continue;
+		index = clause_index(root, rel, rinfo, &value, &tsquery, NULL);
+		if (index == NULL)
+			return false;
+		index_close(index, NoLock);
+	}
+	return true;
+}
+
+/*
+ * The same for a stored tsvector column that a gpuidx index answers, where
+ * every restriction on it is one the index estimates: the column's
+ * statistics hold nothing but its most common lexemes (ts_typanalyze's)
+ * and what any column has, and only tsmatchsel reads the lexemes, at the
+ * same cost each plan.  So the planner gets a copy of the statistics
+ * without them: the null fraction and the width stay.  (A restriction the
+ * index does not estimate, "@@" inside an OR say, keeps them all.)  acl_ok
+ * stays false: no value of the column is left in the copy for a leaky
+ * function to see.
+ */
+static bool
+skip_column_lexemes(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum, VariableStatData *vardata)
+{
+	HeapTuple	stats;
+	HeapTuple	copy;
+	Form_pg_statistic form;
+
+	if (rte->rtekind != RTE_RELATION || vardata->rel == NULL || attnum <= 0 || vardata->atttype != TSVECTOROID ||
+		!column_indexed(vardata->rel, rte->relid, attnum) || !only_answered_uses(root, vardata->rel, attnum))
+		return prev_get_relation_stats_hook != NULL &&
+			prev_get_relation_stats_hook(root, rte, attnum, vardata);
+	stats = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid), Int16GetDatum(attnum),
+							BoolGetDatum(rte->inh));
+	if (!HeapTupleIsValid(stats))
+		return true;
+	copy = heap_copytuple(stats);
+	ReleaseSysCache(stats);
+	form = (Form_pg_statistic) GETSTRUCT(copy);
+	if (form->stakind1 == STATISTIC_KIND_MCELEM)
+		form->stakind1 = 0;
+	if (form->stakind2 == STATISTIC_KIND_MCELEM)
+		form->stakind2 = 0;
+	if (form->stakind3 == STATISTIC_KIND_MCELEM)
+		form->stakind3 = 0;
+	if (form->stakind4 == STATISTIC_KIND_MCELEM)
+		form->stakind4 = 0;
+	if (form->stakind5 == STATISTIC_KIND_MCELEM)
+		form->stakind5 = 0;
+	vardata->statsTuple = copy;
+	vardata->freefunc = heap_freetuple;
+	vardata->acl_ok = false;
+	return true;
+}
+
 void
 gpx_estimates_init(void)
 {
 	prev_get_index_stats_hook = get_index_stats_hook;
 	get_index_stats_hook = skip_index_stats;
+	prev_get_relation_stats_hook = get_relation_stats_hook;
+	get_relation_stats_hook = skip_column_lexemes;
 }
 
 /* every path's rows times factor (they all include the relation's restrictions) */
@@ -145,7 +254,7 @@ gpx_estimate_rel_rows(PlannerInfo *root, RelOptInfo *rel)
 			continue;
 		if (tsquery)
 		{
-			rinfo->norm_selec = gpx_clause_selectivity(index, value, true);
+			rinfo->norm_selec = gpx_clause_selectivity(index, value, true, rel->tuples);
 			changed = true;
 		}
 		index_close(index, NoLock);
