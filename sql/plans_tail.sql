@@ -114,6 +114,11 @@ SELECT pt_plan($$SELECT 1 FROM pn WHERE tsv @@ to_tsquery('common')$$, 'Plan Row
 	pt_plan($$SELECT 1 FROM pn WHERE tsv IS NULL$$, 'Plan Rows') AS null_rows;
 SELECT count(*) FROM pn WHERE tsv @@ to_tsquery('common');
 DROP TABLE pn;
+-- the same for an expression index: "@@" inside an OR from the statistics
+-- ANALYZE keeps of the index's expression ('common' is in every row)
+SELECT pt_plan($$SELECT 1 FROM pt WHERE to_tsvector('english', body) @@ to_tsquery('common')
+	OR to_tsvector('english', body) @@ to_tsquery('tenth')$$, 'Plan Rows')::float8 BETWEEN 80000 AND 100000
+	AS expression_or_from_statistics;
 
 DROP TABLE pt;
 DROP FUNCTION pt_plan(text, text);

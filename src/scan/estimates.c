@@ -73,19 +73,83 @@ clause_index(PlannerInfo *root, RelOptInfo *rel, RestrictInfo *rinfo, Const **va
 	return NULL;
 }
 
+/* does node hold an expression equal to key? */
+static bool
+holds_expression(Node *node, Node *key)
+{
+	if (node == NULL)
+		return false;
+	if (equal(node, key))
+		return true;
+	return expression_tree_walker(node, holds_expression, key);
+}
+
+/*
+ * Every restriction of rel that names its column attnum (or, attnum 0, an
+ * expression equal to key) is one a gpuidx index answers, whose selectivity
+ * gpx_estimate_rel_rows replaces: the statistics of that column or
+ * expression are then read for nothing but that.
+ */
+static bool
+only_answered_uses(PlannerInfo *root, RelOptInfo *rel, AttrNumber attnum, Node *key)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Const	   *value;
+		bool		tsquery;
+		Relation	index;
+
+		if (attnum != 0)
+		{
+			Bitmapset  *attrs = NULL;
+
+			pull_varattnos((Node *) rinfo->clause, rel->relid, &attrs);
+			if (!bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, attrs))
+				continue;
+		}
+		else if (!holds_expression((Node *) rinfo->clause, key))
+			continue;
+		index = clause_index(root, rel, rinfo, &value, &tsquery, NULL);
+		if (index == NULL)
+			return false;
+		index_close(index, NoLock);
+	}
+	return true;
+}
+
+/* the expression of rel's single-key index indexOid; NULL if it has none */
+static Node *
+index_expression(RelOptInfo *rel, Oid indexOid)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *ix = lfirst(lc);
+
+		if (ix->indexoid == indexOid && ix->nkeycolumns == 1 && ix->indexprs != NIL)
+			return linitial(ix->indexprs);
+	}
+	return NULL;
+}
+
 static get_index_stats_hook_type prev_get_index_stats_hook = NULL;
 
 /*
  * The statistics ANALYZE keeps of a gpuidx index's expression are left
- * unread: "doc @@ q" on it has the rows the index counts (the clause's
+ * unread where every restriction on the expression is one the index
+ * estimates: "doc @@ q" on it has the rows the index counts (the clause's
  * selectivity is replaced, gpx_estimate_rel_rows), and reading them cost
  * each custom plan more than the rest of its planning: tsmatchsel detoasts
  * the 1,000 most common lexemes and sorts them every time (a quarter of a
- * short GCIDE query's instructions, planning and running it).  Without
- * them an expression's other uses (inside an OR, under NOT) take
- * PostgreSQL's default estimates.  Another index of the same expression
- * (GIN) still gives its own; an index made under another configuration,
- * which the planner does not use for the clause, is left alone.
+ * short GCIDE query's instructions, planning and running it).  An
+ * expression with another use (inside an OR, under NOT) keeps them.
+ * Another index of the same expression (GIN) still gives its own; an index
+ * made under another configuration, which the planner does not use for
+ * the clause, is left alone.
  */
 static bool
 skip_index_stats(PlannerInfo *root, Oid indexOid, AttrNumber indexattnum, VariableStatData *vardata)
@@ -93,8 +157,12 @@ skip_index_stats(PlannerInfo *root, Oid indexOid, AttrNumber indexattnum, Variab
 	Relation	index = index_open(indexOid, NoLock);
 	bool		ours = index->rd_indam->amcostestimate == gpx_costestimate &&
 		gpx_index_answers(index, gpx_current_config());
+	Node	   *key;
 
 	index_close(index, NoLock);
+	if (ours && vardata->rel != NULL && (key = index_expression(vardata->rel, indexOid)) != NULL &&
+		!only_answered_uses(root, vardata->rel, 0, key))
+		ours = false;
 	if (ours)
 	{
 		vardata->statsTuple = NULL;
@@ -135,34 +203,6 @@ column_indexed(RelOptInfo *rel, Oid relid, AttrNumber attnum)
 }
 
 /*
- * Every restriction of rel that names its column attnum is one a gpuidx
- * index answers (whose selectivity gpx_estimate_rel_rows replaces)
- */
-static bool
-only_answered_uses(PlannerInfo *root, RelOptInfo *rel, AttrNumber attnum)
-{
-	ListCell   *lc;
-
-	foreach(lc, rel->baserestrictinfo)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Bitmapset  *attrs = NULL;
-		Const	   *value;
-		bool		tsquery;
-		Relation	index;
-
-		pull_varattnos((Node *) rinfo->clause, rel->relid, &attrs);
-		if (!bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, attrs))
-			continue;
-		index = clause_index(root, rel, rinfo, &value, &tsquery, NULL);
-		if (index == NULL)
-			return false;
-		index_close(index, NoLock);
-	}
-	return true;
-}
-
-/*
  * The same for a stored tsvector column that a gpuidx index answers, where
  * every restriction on it is one the index estimates: the column's
  * statistics hold nothing but its most common lexemes (ts_typanalyze's)
@@ -181,7 +221,7 @@ skip_column_lexemes(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum, Va
 	Form_pg_statistic form;
 
 	if (rte->rtekind != RTE_RELATION || vardata->rel == NULL || attnum <= 0 || vardata->atttype != TSVECTOROID ||
-		!column_indexed(vardata->rel, rte->relid, attnum) || !only_answered_uses(root, vardata->rel, attnum))
+		!column_indexed(vardata->rel, rte->relid, attnum) || !only_answered_uses(root, vardata->rel, attnum, NULL))
 		return prev_get_relation_stats_hook != NULL &&
 			prev_get_relation_stats_hook(root, rte, attnum, vardata);
 	stats = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(rte->relid), Int16GetDatum(attnum),
