@@ -339,6 +339,8 @@ extern void gpx_positions_free(GpxPositions *p);
 /* doc lengths: of one chunk (returns its docs), or of one doc */
 extern uint32 gpx_seg_chunk_lengths(GpxSegment *seg, uint32 chunk, uint32 *dls);
 extern uint32 gpx_seg_doclen(GpxSegment *seg, uint32 doc);
+/* the doc length codes (gpx_dl_code) of n docs, kept by the backend for chunks read again */
+extern void gpx_seg_dl_codes(GpxSegment *seg, const uint32 *docs, uint32 n, uint8 *codes);
 
 /* decoded leaf entries and inner nodes, shared by lookup and iteration */
 pg_noreturn extern void gpx_seg_corrupt(GpxSegment *seg, int stream, uint32 pageno, const char *what);

@@ -327,8 +327,7 @@ block_dlc(void *arg, uint8_t *dlc)
 
 	if (bd->p->lr == NULL)
 		block_docs(bd);
-	for (uint32 i = 0; i < bd->n; i++)
-		dlc[i] = (uint8_t) gpx_dl_code(gpx_seg_doclen(bd->p->seg, bd->docs[i]));
+	gpx_seg_dl_codes(bd->p->seg, bd->docs, bd->n, dlc);
 }
 
 /* block b decoded into p->blk (kept: the block asked last) */
