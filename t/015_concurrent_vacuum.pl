@@ -174,11 +174,12 @@ for my $node ($primary, $standby)
 {
 	my $log = slurp_file($node->logfile);
 	unlike($log, qr/XX002|is corrupted/, $node->name . ': no "index is corrupted" in the server log');
-	# On the standby, VACUUM's AccessExclusiveLocks on the table's gpuidx
-	# indexes are replayed and held to the end of its transaction (the
-	# primary takes and releases them one index at a time): a standby query
-	# holding one index while it waits for another can deadlock with the
-	# replay (40P01), a recovery conflict like 40001, retried as it is.
+	# On the standby, VACUUM's AccessExclusiveLock on the index is replayed
+	# and held to the end of its transaction (the primary releases it when
+	# done with the index), and then the table's, when VACUUM truncates the
+	# heap: a standby query that holds the table while it waits for the
+	# index deadlocks with the replay (40P01), a recovery conflict like
+	# 40001, retried as it is.
 	my $conflicts = $node->name eq 'standby' ? qr/ (40001|40P01) ERROR:/ : qr/ 40001 ERROR:/;
 	my @other = grep { !/$conflicts/ } ($log =~ /^.* [0-9A-Z]{5} ERROR: .*$/mg);
 	is(scalar(@other), 0, $node->name . ': no error but scans cancelled for recycled pages (40001) or by the replay\'s locks (40P01)')
