@@ -231,16 +231,10 @@ skip_column_lexemes(PlannerInfo *root, RangeTblEntry *rte, AttrNumber attnum, Va
 	copy = heap_copytuple(stats);
 	ReleaseSysCache(stats);
 	form = (Form_pg_statistic) GETSTRUCT(copy);
-	if (form->stakind1 == STATISTIC_KIND_MCELEM)
-		form->stakind1 = 0;
-	if (form->stakind2 == STATISTIC_KIND_MCELEM)
-		form->stakind2 = 0;
-	if (form->stakind3 == STATISTIC_KIND_MCELEM)
-		form->stakind3 = 0;
-	if (form->stakind4 == STATISTIC_KIND_MCELEM)
-		form->stakind4 = 0;
-	if (form->stakind5 == STATISTIC_KIND_MCELEM)
-		form->stakind5 = 0;
+	/* the slots' kinds are consecutive, as get_attstatsslot reads them */
+	for (int i = 0; i < STATISTIC_NUM_SLOTS; i++)
+		if ((&form->stakind1)[i] == STATISTIC_KIND_MCELEM)
+			(&form->stakind1)[i] = 0;
 	vardata->statsTuple = copy;
 	vardata->freefunc = heap_freetuple;
 	vardata->acl_ok = false;
